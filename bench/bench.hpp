@@ -1,0 +1,156 @@
+// aclnn-cpu-bench: what an operator's benchmark file sees.
+//
+// Each operator adds one file under bench/ops/ that registers its cases with BENCH_OP; nothing else
+// changes (the CMake glob picks the file up, the driver finds the cases through the registry).
+//
+//   BENCH_OP(MyOpBackward) {
+//       bench::Case c;
+//       c.op = "MyOpBackward"; c.shape = "mb8ic64ih56"; c.dtype = ACL_FLOAT;
+//       c.work = bench::Work::bytes(...);           // or bench::Work::flops(...)
+//       c.prepare = [=](bench::Prepared &p) {        // allocate + warm + phase 1, never timed
+//           aclTensor *x = p.tensor({8, 64, 56, 56}, ACL_FLOAT);
+//           ...
+//           BENCH_PLAN(p, aclnnMyOpBackward, x, ..., out);   // GetWorkspaceSize + repeatable
+//       };
+//       c.torch = "x = randn([8, 64, 56, 56])\nfn = lambda: ...";   // optional PyTorch peer
+//       cases.push_back(std::move(c));
+//   }
+#ifndef ACLNN_CPU_BENCH_BENCH_HPP_
+#define ACLNN_CPU_BENCH_BENCH_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+
+namespace bench {
+
+// What a case moves or computes, so the driver can report GB/s against the measured copy bandwidth
+// or GFLOP/s against the measured FMA peak.
+enum class Metric { Bytes, Flops };
+
+struct Work {
+    Metric metric = Metric::Bytes;
+    double amount = 0;  // bytes (inputs read + outputs written, in their dtype) or floating-point ops
+
+    static Work bytes(double b) { return Work{Metric::Bytes, b}; }
+    static Work flops(double f) { return Work{Metric::Flops, f}; }
+};
+
+// A failed acl/aclnn call. The case is reported as FAIL and the run exits non-zero.
+class CallError : public std::runtime_error {
+public:
+    CallError(const std::string &call, int64_t status, const std::string &detail);
+    int64_t status() const { return status_; }
+
+private:
+    int64_t status_;
+};
+
+enum class Fill { Random, Zero };
+
+using Phase2Fn = aclnnStatus (*)(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                 aclrtStream stream);
+
+// Everything one case owns: buffers (aclrtMalloc'ed and first-touched), tensors, attribute arrays,
+// the repeatable executor and its workspace. Released in reverse order of creation.
+class Prepared {
+public:
+    explicit Prepared(aclrtStream stream);
+    ~Prepared();
+    Prepared(const Prepared &) = delete;
+    Prepared &operator=(const Prepared &) = delete;
+
+    // A device (= host) buffer, written once so that its pages exist before timing.
+    void *alloc(size_t bytes, Fill fill = Fill::Zero, aclDataType dtype = ACL_FLOAT);
+    // A contiguous tensor on a fresh buffer; Random = uniform in [-1, 1) rounded to the dtype.
+    aclTensor *tensor(const std::vector<int64_t> &shape, aclDataType dtype, Fill fill = Fill::Random,
+                      aclFormat format = ACL_FORMAT_NCHW);
+    aclIntArray *ints(const std::vector<int64_t> &values);
+
+    // Phase 1 result: throws CallError on a failed status, makes the executor repeatable,
+    // allocates and warms the workspace. Use BENCH_PLAN rather than calling this directly.
+    void plan(const char *op, aclnnStatus status, aclOpExecutor *executor, uint64_t workspaceSize,
+              Phase2Fn phase2);
+
+    // One phase-2 call plus stream synchronisation; throws CallError on failure.
+    void run();
+
+    uint64_t workspace_bytes() const { return workspaceSize_; }
+    bool planned() const { return executor_ != nullptr; }
+    aclrtStream stream() const { return stream_; }
+
+private:
+    aclrtStream stream_;
+    std::vector<void *> buffers_;
+    std::vector<aclTensor *> tensors_;
+    std::vector<aclIntArray *> intArrays_;
+    aclOpExecutor *executor_ = nullptr;
+    Phase2Fn phase2_ = nullptr;
+    std::string op_;
+    void *workspace_ = nullptr;
+    uint64_t workspaceSize_ = 0;
+};
+
+// Phase 1 of aclnn<OP>: calls OP##GetWorkspaceSize(args..., &size, &executor) and hands the result,
+// together with OP as the phase-2 function, to Prepared::plan.
+#define BENCH_PLAN(prepared, OP, ...)                                                        \
+    do {                                                                                     \
+        uint64_t bench_ws_ = 0;                                                              \
+        aclOpExecutor *bench_exec_ = nullptr;                                                \
+        aclnnStatus bench_st_ = OP##GetWorkspaceSize(__VA_ARGS__, &bench_ws_, &bench_exec_); \
+        (prepared).plan(#OP, bench_st_, bench_exec_, bench_ws_, &OP);                        \
+    } while (0)
+
+struct Case {
+    std::string op;                  // operator name without the aclnn prefix, e.g. "AvgPool2dBackward"
+    std::string shape;               // problem descriptor, benchdnn style, e.g. "mb32ic64ih112oh56kh3sh2ph1"
+    aclDataType dtype = ACL_FLOAT;   // the case's main dtype (shown in the table, passed to the peer)
+    std::string product = "atlas-a2";  // product profile the case runs under (aclInit config)
+    std::string variant;             // optional extra tag, e.g. "cube1"
+    bool quick = false;              // part of the --quick smoke set (keep these tiny)
+    Work work;
+    std::function<void(Prepared &)> prepare;  // allocate, warm, BENCH_PLAN; never timed
+    // PyTorch peer: Python statements that define `fn`, a no-argument callable doing the same work on
+    // preallocated tensors. Available names: torch, dtype (the case's torch dtype), randn(shape),
+    // zeros(shape). Empty = no peer for this case.
+    std::string torch;
+
+    std::string id() const;  // op/shape[/variant]/dtype/product, unique
+};
+
+using CaseList = std::vector<Case>;
+using RegisterFn = void (*)(CaseList &);
+
+bool register_op(const char *name, RegisterFn fn);
+// Cases of every registered operator, operators in name order, each operator's cases in its order.
+CaseList all_cases();
+
+// Helpers.
+size_t dtype_size(aclDataType dtype);
+const char *dtype_name(aclDataType dtype);  // PyTorch spelling: float32, float16, bfloat16, ...
+double numel(const std::vector<int64_t> &shape);
+
+// Pooled size along one axis (ops.md, PyTorch pooling_output_shape).
+int64_t pool_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceil, int64_t dilation = 1);
+
+// Python literal of an int list: {3, 3} -> "[3, 3]".
+std::string py_list(const std::vector<int64_t> &v);
+
+}  // namespace bench
+
+#define BENCH_OP_CAT2_(a, b) a##b
+#define BENCH_OP_CAT_(a, b) BENCH_OP_CAT2_(a, b)
+// Registers a function that appends one operator's cases. Use once per operator file.
+#define BENCH_OP(name)                                                                              \
+    static void BENCH_OP_CAT_(bench_op_cases_, name)(::bench::CaseList &);                          \
+    [[maybe_unused]] static const bool BENCH_OP_CAT_(bench_op_registered_, name) =                  \
+        ::bench::register_op(#name, &BENCH_OP_CAT_(bench_op_cases_, name));                         \
+    static void BENCH_OP_CAT_(bench_op_cases_, name)([[maybe_unused]] ::bench::CaseList & cases)
+
+#endif  // ACLNN_CPU_BENCH_BENCH_HPP_

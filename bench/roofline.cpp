@@ -1,0 +1,201 @@
+// aclnn-cpu-bench: copy bandwidth and FP32 FMA peak, measured with the run's thread count.
+#include "roofline.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs body(threadIndex) on `threads` threads (the caller is thread 0) and returns the wall time from
+// the common start to the moment the last thread finished.
+class Team {
+public:
+    explicit Team(int threads) : n_(std::max(1, threads)), start_(n_), end_(n_) {
+        for (int t = 1; t < n_; ++t)
+            workers_.emplace_back([this, t] {
+                for (;;) {
+                    start_.arrive_and_wait();
+                    if (quit_) return;
+                    body_(t);
+                    end_.arrive_and_wait();
+                }
+            });
+    }
+    ~Team() {
+        quit_ = true;
+        start_.arrive_and_wait();
+        for (auto &w : workers_) w.join();
+    }
+    double run(const std::function<void(int)> &body) {
+        body_ = body;
+        start_.arrive_and_wait();
+        const auto t0 = Clock::now();
+        body_(0);
+        end_.arrive_and_wait();
+        return std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    int size() const { return n_; }
+
+private:
+    int n_;
+    std::barrier<> start_, end_;
+    std::function<void(int)> body_;
+    bool quit_ = false;
+    std::vector<std::thread> workers_;
+};
+
+#define BENCH_FMA_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(long iters) {
+    const __m512 m = _mm512_set1_ps(0.99999994f), a = _mm512_set1_ps(1e-7f);
+#define BENCH_DECL(i) __m512 c##i = _mm512_set1_ps(1.0f + 0.001f * (i));
+    BENCH_FMA_CHAINS(BENCH_DECL)
+#undef BENCH_DECL
+    for (long it = 0; it < iters; ++it) {
+#define BENCH_STEP(i) c##i = _mm512_fmadd_ps(c##i, m, a);
+        BENCH_FMA_CHAINS(BENCH_STEP)
+#undef BENCH_STEP
+    }
+    __m512 s = _mm512_setzero_ps();
+#define BENCH_SUM(i) s = _mm512_add_ps(s, c##i);
+    BENCH_FMA_CHAINS(BENCH_SUM)
+#undef BENCH_SUM
+    float lanes[16];
+    _mm512_storeu_ps(lanes, s);
+    float r = 0;
+    for (float v : lanes) r += v;
+    return r;
+}
+
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(long iters) {
+    const __m256 m = _mm256_set1_ps(0.99999994f), a = _mm256_set1_ps(1e-7f);
+#define BENCH_DECL(i) __m256 c##i = _mm256_set1_ps(1.0f + 0.001f * (i));
+    BENCH_FMA_CHAINS(BENCH_DECL)
+#undef BENCH_DECL
+    for (long it = 0; it < iters; ++it) {
+#define BENCH_STEP(i) c##i = _mm256_fmadd_ps(c##i, m, a);
+        BENCH_FMA_CHAINS(BENCH_STEP)
+#undef BENCH_STEP
+    }
+    __m256 s = _mm256_setzero_ps();
+#define BENCH_SUM(i) s = _mm256_add_ps(s, c##i);
+    BENCH_FMA_CHAINS(BENCH_SUM)
+#undef BENCH_SUM
+    float lanes[8];
+    _mm256_storeu_ps(lanes, s);
+    float r = 0;
+    for (float v : lanes) r += v;
+    return r;
+}
+
+volatile float g_sink;
+
+}  // namespace
+
+Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSecondsPerRep) {
+    Roofline r;
+    Team team(threads);
+    r.threads = team.size();
+    r.copyReps = std::max(1, reps);
+    const int n = team.size();
+
+    // ---- copy bandwidth: two warm buffers, each thread memcpy's its slice
+    copyBytes = (copyBytes + 4095) / 4096 * 4096;
+    r.copyBytes = copyBytes;
+    char *src = static_cast<char *>(std::aligned_alloc(4096, copyBytes));
+    char *dst = static_cast<char *>(std::aligned_alloc(4096, copyBytes));
+    if (src && dst) {
+        auto slice = [&](int t, size_t &off, size_t &len) {
+            const size_t per = (copyBytes / n + 63) / 64 * 64;
+            off = std::min(copyBytes, per * static_cast<size_t>(t));
+            len = std::min(copyBytes - off, per);
+        };
+        team.run([&](int t) {  // first touch by the thread that will copy the slice
+            size_t off, len;
+            slice(t, off, len);
+            std::memset(src + off, t + 1, len);
+            std::memset(dst + off, 0, len);
+        });
+        team.run([&](int t) {  // one untimed copy
+            size_t off, len;
+            slice(t, off, len);
+            std::memcpy(dst + off, src + off, len);
+        });
+        std::vector<double> gbps;
+        for (int i = 0; i < r.copyReps; ++i) {
+            const double s = team.run([&](int t) {
+                size_t off, len;
+                slice(t, off, len);
+                std::memcpy(dst + off, src + off, len);
+            });
+            gbps.push_back(2.0 * static_cast<double>(copyBytes) / s * 1e-9);
+        }
+        g_sink = static_cast<float>(dst[copyBytes / 2]);
+        r.copyGBps = *std::max_element(gbps.begin(), gbps.end());
+        r.copyGBpsMedian = median_of(gbps);
+    }
+    std::free(src);
+    std::free(dst);
+
+    // ---- FMA peak
+    __builtin_cpu_init();
+    float (*kernel)(long) = nullptr;
+    double lanes = 0;
+    if (__builtin_cpu_supports("avx512f")) {
+        kernel = fma_chains_avx512;
+        lanes = 16;
+        r.fmaIsa = "avx512f";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        kernel = fma_chains_avx2;
+        lanes = 8;
+        r.fmaIsa = "avx2+fma";
+    } else {
+        r.fmaIsa = "none";
+    }
+    if (kernel) {
+        // calibrate the iteration count on one thread so that a repetition lasts fmaSecondsPerRep
+        long iters = 1 << 16;
+        for (;;) {
+            const auto t0 = Clock::now();
+            g_sink = kernel(iters);
+            const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (s > 0.01 || iters > (1L << 34)) {
+                iters = std::max(1L << 16, static_cast<long>(static_cast<double>(iters) * fmaSecondsPerRep / s));
+                break;
+            }
+            iters *= 4;
+        }
+        std::vector<float> sinks(static_cast<size_t>(n));
+        std::vector<double> gflops;
+        for (int i = 0; i < r.copyReps; ++i) {
+            const double s = team.run([&](int t) { sinks[static_cast<size_t>(t)] = kernel(iters); });
+            gflops.push_back(12.0 * lanes * 2.0 * static_cast<double>(iters) * n / s * 1e-9);
+        }
+        for (float v : sinks) g_sink = v;
+        r.fmaGFlops = *std::max_element(gflops.begin(), gflops.end());
+        r.fmaGFlopsMedian = median_of(gflops);
+    }
+    r.measured = true;
+    return r;
+}
+
+}  // namespace bench

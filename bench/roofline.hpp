@@ -1,0 +1,28 @@
+// aclnn-cpu-bench: the machine limits measured in this run (performance.md, "roofline" line).
+#ifndef ACLNN_CPU_BENCH_ROOFLINE_HPP_
+#define ACLNN_CPU_BENCH_ROOFLINE_HPP_
+
+#include <cstddef>
+#include <string>
+
+namespace bench {
+
+struct Roofline {
+    bool measured = false;
+    int threads = 0;
+    // memcpy of `copyBytes` split between the threads, buffers warm; bytes counted read + write.
+    size_t copyBytes = 0;
+    int copyReps = 0;
+    double copyGBps = 0;        // best repetition
+    double copyGBpsMedian = 0;
+    // 12 independent FMA chains per thread (512-bit with AVX-512, else 256-bit AVX2).
+    std::string fmaIsa;         // "avx512f", "avx2+fma" or "none"
+    double fmaGFlops = 0;       // best repetition, all threads
+    double fmaGFlopsMedian = 0;
+};
+
+Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSecondsPerRep);
+
+}  // namespace bench
+
+#endif  // ACLNN_CPU_BENCH_ROOFLINE_HPP_

@@ -1,0 +1,156 @@
+// The manifest's generic rules, enforced for every operator before its plugin plans, in CANN's
+// order: NULL pointers (161001), then support on the product, dtypes, formats, ranks, attributes,
+// cubeMathType (161002). Each failure names the parameter, the expected and the given value.
+#include <algorithm>
+#include <string>
+
+#include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/plugin.hpp"
+#include "aclnn_cpu/opapi_abi.h"
+#include "executor.hpp"
+
+namespace aclcpu {
+namespace {
+
+template <class T, class Name>
+std::string join(const std::vector<T> &v, Name name) {
+    std::string s;
+    for (const auto &x : v) s += (s.empty() ? "" : ", ") + std::string(name(x));
+    return s;
+}
+std::string num(int64_t v) { return std::to_string(v); }
+
+const acp_arg &arg_named(const OpManifest &op, const std::vector<acp_arg> &args, const std::string &name) {
+    return args[static_cast<size_t>(op.index_of(name))];
+}
+
+std::string product_label(const RuntimeState &s) { return s.product.name; }
+
+void check_attr(const std::string &name, const acp_arg &a, const AttrRule &r, const RuntimeState &s, bool per_product) {
+    if (!a.present) return;
+    const std::string on = per_product ? " on " + product_label(s) : "";
+    const bool is_array = a.kind == ACP_ARG_INT_ARRAY || a.kind == ACP_ARG_BOOL_ARRAY || a.kind == ACP_ARG_FLOAT_ARRAY;
+    if (is_array && !r.lengths.empty() &&
+        std::find(r.lengths.begin(), r.lengths.end(), static_cast<int64_t>(a.count)) == r.lengths.end())
+        fail(ACLNN_ERR_PARAM_INVALID, name + " must have " + join(r.lengths, num) + " element(s), got " + num(static_cast<int64_t>(a.count)));
+    std::vector<int64_t> values;
+    if (a.kind == ACP_ARG_INT_ARRAY) values.assign(a.ints, a.ints + a.count);
+    else if (a.kind == ACP_ARG_INT || a.kind == ACP_ARG_BOOL) values.push_back(a.i);
+    for (size_t k = 0; k < values.size(); ++k) {
+        const std::string what = a.kind == ACP_ARG_INT_ARRAY ? name + "[" + num(static_cast<int64_t>(k)) + "]" : name;
+        if (r.range && (values[k] < r.range->first || values[k] > r.range->second))
+            fail(ACLNN_ERR_PARAM_INVALID, what + " must be in [" + num(r.range->first) + ", " + num(r.range->second) + "]" +
+                                              on + ", got " + num(values[k]));
+        if (!r.values.empty() && std::find(r.values.begin(), r.values.end(), values[k]) == r.values.end())
+            fail(ACLNN_ERR_PARAM_INVALID, what + " must be one of " + join(r.values, num) + on + ", got " + num(values[k]));
+    }
+}
+
+const char *cube_mode_name(int64_t m) {
+    switch (m) {
+        case 0: return "KEEP_DTYPE";
+        case 1: return "ALLOW_FP32_DOWN_PRECISION";
+        case 2: return "USE_FP16";
+        case 3: return "USE_HF32";
+        default: return "unknown";
+    }
+}
+
+}  // namespace
+
+void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
+    auto check = [&](const Param &p) {
+        const auto i = static_cast<size_t>(op.index_of(p.name));
+        if (p.is_pointer() && !p.optional && !args[i].ptr) fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL");
+    };
+    for (const auto &name : op.null_order) check(op.params[static_cast<size_t>(op.index_of(name))]);
+    for (const auto &p : op.params) check(p);
+}
+
+int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std::vector<acp_arg> &args) {
+    if (!op_enabled(s, op.name))
+        fail(ACLNN_ERR_PARAM_INVALID, "aclnn" + op.name + " is disabled on " + product_label(s) + " (" + s.product.id +
+                                          ") by the product profile or the aclInit config");
+    const auto rules = op.rules_for(s.product.id);
+    if (!rules) {
+        std::vector<std::string> ids;
+        for (const auto &kv : op.products) ids.push_back(kv.first);
+        fail(ACLNN_ERR_PARAM_INVALID, "aclnn" + op.name + " is not supported on " + product_label(s) + " (" + s.product.id +
+                                          "); supported products: " + join(ids, [](const std::string &x) { return x; }));
+    }
+    auto dname = [](int32_t d) { return acp::dtype_name(d); };
+    auto fname = [](int32_t f) { return acp::format_name(f); };
+    // dtypes, per product
+    for (const auto &p : op.params) {
+        const acp_arg &a = arg_named(op, args, p.name);
+        if (p.type != ParamType::Tensor || !a.present) continue;
+        const auto it = rules->dtypes.find(p.name);
+        if (it == rules->dtypes.end()) continue;
+        if (std::find(it->second.begin(), it->second.end(), a.tensor->dtype) == it->second.end())
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " dtype " + std::string(dname(a.tensor->dtype)) + " is not supported on " +
+                                              product_label(s) + " (supported: " + join(it->second, dname) + ")");
+    }
+    for (const auto &group : op.same_dtype) {
+        const acp_arg *first = nullptr;
+        std::string first_name;
+        for (const auto &name : group) {
+            const acp_arg &a = arg_named(op, args, name);
+            if (!a.present) continue;
+            if (!first) {
+                first = &a;
+                first_name = name;
+            } else if (a.tensor->dtype != first->tensor->dtype) {
+                fail(ACLNN_ERR_PARAM_INVALID, name + " dtype " + std::string(dname(a.tensor->dtype)) + " must equal " + first_name +
+                                                  " dtype " + std::string(dname(first->tensor->dtype)));
+            }
+        }
+    }
+    for (const auto &kv : rules->formats) {
+        const acp_arg &a = arg_named(op, args, kv.first);
+        if (a.present && std::find(kv.second.begin(), kv.second.end(), a.tensor->format) == kv.second.end())
+            fail(ACLNN_ERR_PARAM_INVALID, kv.first + " format " + std::string(fname(a.tensor->format)) +
+                                              " is not supported (supported: " + join(kv.second, fname) + ")");
+    }
+    for (const auto &kv : rules->ranks) {
+        const acp_arg &a = arg_named(op, args, kv.first);
+        if (a.present && std::find(kv.second.begin(), kv.second.end(), static_cast<int64_t>(a.tensor->rank)) == kv.second.end())
+            fail(ACLNN_ERR_PARAM_INVALID, kv.first + " must have rank " + join(kv.second, num) + ", got rank " +
+                                              num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank));
+    }
+    // An output that overlaps itself would make results depend on scheduling.
+    for (const auto &p : op.params) {
+        const acp_arg &a = arg_named(op, args, p.name);
+        if (!p.output || !a.present) continue;
+        for (uint32_t d = 0; d < a.tensor->rank; ++d)
+            if (a.tensor->strides[d] == 0 && a.tensor->dims[d] > 1)
+                fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got stride 0 on dim " +
+                                                  num(d) + " of size " + num(a.tensor->dims[d]));
+    }
+    for (const auto &kv : rules->attrs) {
+        const bool per_product = op.products.at(s.product.id).attrs.count(kv.first) != 0;
+        check_attr(kv.first, arg_named(op, args, kv.first), kv.second, s, per_product);
+    }
+    if (!op.cube_math) return ACP_PREC_NATIVE;
+    const acp_arg &mode = arg_named(op, args, op.cube_math->param);
+    const acp_arg &input = arg_named(op, args, op.cube_math->input);
+    const auto row = s.product.cube_math.find(static_cast<int>(mode.i));
+    if (row == s.product.cube_math.end()) {
+        std::vector<int64_t> known;
+        for (const auto &kv : s.product.cube_math) known.push_back(kv.first);
+        fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " must be one of " + join(known, num) + ", got " + num(mode.i));
+    }
+    if (!input.present) return ACP_PREC_NATIVE;
+    const auto act = row->second.find(input.tensor->dtype);
+    const CubeAction action = act == row->second.end() ? CubeAction::Keep : act->second;
+    switch (action) {
+        case CubeAction::Reject:
+            fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " " + num(mode.i) + " (" + cube_mode_name(mode.i) + ") with " +
+                                              op.cube_math->input + " dtype " + std::string(dname(input.tensor->dtype)) +
+                                              " is not supported on " + product_label(s));
+        case CubeAction::Fp16: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_FP16 : ACP_PREC_NATIVE;
+        case CubeAction::Hf32: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_HF32 : ACP_PREC_NATIVE;
+        default: return ACP_PREC_NATIVE;
+    }
+}
+
+}  // namespace aclcpu

@@ -1,0 +1,130 @@
+// The two phases as generated entry points call them, and the executor C API. This file is the one
+// place that turns failures (CallError, exceptions) into a status code plus the one-line message that
+// aclGetRecentErrMsg() returns.
+#include <new>
+
+#include "../runtime/log.hpp"
+#include "aclnn_cpu/opapi_abi.h"
+#include "executor.hpp"
+
+namespace aclcpu {
+namespace {
+
+template <class Body>
+aclnnStatus reported(const std::string &fn, Body &&body) noexcept {
+    try {
+        return body();
+    } catch (const CallError &e) {
+        return set_error(e.code, fn + ": " + e.message);
+    } catch (const std::bad_alloc &) {
+        return set_error(ACLNN_ERR_INNER, fn + ": out of host memory");
+    } catch (const std::exception &e) {
+        return set_error(ACLNN_ERR_INNER, fn + ": internal error: " + e.what());
+    } catch (...) {
+        return set_error(ACLNN_ERR_INNER, fn + ": internal error");
+    }
+}
+
+aclOpExecutor *live_executor(aclOpExecutor *exec, int32_t null_code) {
+    if (!exec) fail(null_code, "executor must not be NULL");
+    if (!executor_alive(exec))
+        fail(ACLNN_ERR_RUNTIME_ERROR, "executor was already consumed by a previous run or destroyed "
+                                      "(call aclSetAclOpExecutorRepeatable after phase 1 to run it again)");
+    return exec;
+}
+
+aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *exec, size_t index, aclTensor *tensor, void *addr,
+                            bool output) {
+    return reported(fn, [&] {
+        live_executor(exec, ACLNN_ERR_PARAM_NULLPTR);
+        const auto &list = output ? exec->outputs : exec->inputs;
+        const char *kind = output ? "output" : "input";
+        if (index >= list.size())
+            fail(ACLNN_ERR_PARAM_INVALID, std::string("index ") + std::to_string(index) + " is out of range: aclnn" +
+                                              exec->op_name + " has " + std::to_string(list.size()) + " " + kind + " tensor(s)");
+        aclTensor *bound = exec->tensors[static_cast<size_t>(list[index])];
+        if (tensor && tensor != bound)
+            fail(ACLNN_ERR_PARAM_INVALID, std::string("tensor is not ") + kind + " " + std::to_string(index) + " (" +
+                                              exec->args[static_cast<size_t>(list[index])].name + ") of this executor");
+        bound->data = addr;
+        return ACLNN_SUCCESS;
+    });
+}
+
+}  // namespace
+}  // namespace aclcpu
+
+using namespace aclcpu;
+
+extern "C" {
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuCallArg *args, uint32_t nArgs,
+                                             uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const std::string fn = std::string("aclnn") + (opName ? opName : "?") + "GetWorkspaceSize";
+    return reported(fn, [&]() -> aclnnStatus {
+        if (!opName || (nArgs && !args)) fail(ACLNN_ERR_INNER_NULLPTR, "bad call from a generated entry point");
+        auto state = runtime_state();
+        const auto registry = registry_for(state->plugin_paths, state->implementations);
+        const OpEntry *entry = registry->find(opName);
+        if (!entry)
+            fail(ACLNN_ERR_INNER_FIND_KERNEL_ERROR, std::string("no loaded plugin provides operator ") + opName +
+                                                         " (check the plugin path and `aclnn-cpu list`)");
+        if (nArgs != entry->manifest->params.size())
+            fail(ACLNN_ERR_INNER, "entry point passes " + std::to_string(nArgs) + " arguments but the manifest declares " +
+                                      std::to_string(entry->manifest->params.size()));
+        if (!workspaceSize) fail(ACLNN_ERR_PARAM_NULLPTR, "workspaceSize must not be NULL");
+        if (!executor) fail(ACLNN_ERR_PARAM_NULLPTR, "executor must not be NULL");
+        check_nulls(*entry->manifest, args);
+        auto exec = snapshot_call(state, *entry, args);
+        exec->precision = enforce_manifest(*entry->manifest, *state, exec->args);
+        plan_with_plugin(*exec, *entry);
+        build_graph(*exec);
+        *workspaceSize = exec->workspace_size;
+        *executor = register_executor(std::move(exec));
+        return ACLNN_SUCCESS;
+    });
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace, uint64_t workspaceSize,
+                                            aclOpExecutor *executor, aclrtStream /*stream: runs synchronously*/) {
+    const std::string fn = std::string("aclnn") + (opName ? opName : "?");
+    return reported(fn, [&]() -> aclnnStatus {
+        aclOpExecutor *exec = live_executor(executor, ACLNN_ERR_PARAM_NULLPTR);
+        if (opName && exec->op_name != opName)
+            fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + exec->op_name + "GetWorkspaceSize");
+        // A single-use executor is consumed by this call whatever its outcome.
+        struct Consume {
+            aclOpExecutor *e;
+            ~Consume() {
+                if (e && !e->repeatable) destroy_executor(e);
+            }
+        } consume{exec};
+        return run_executor(*exec, workspace, workspaceSize);
+    });
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
+    return reported("aclSetAclOpExecutorRepeatable", [&] {
+        live_executor(executor, ACLNN_ERR_INNER_NULLPTR)->repeatable = true;
+        return ACLNN_SUCCESS;
+    });
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
+    return reported("aclDestroyAclOpExecutor", [&] {
+        destroy_executor(live_executor(executor, ACLNN_ERR_INNER_NULLPTR));
+        return ACLNN_SUCCESS;
+    });
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                                      void *addr) {
+    return set_tensor_addr("aclSetInputTensorAddr", executor, index, tensor, addr, false);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index,
+                                                       aclTensor *tensor, void *addr) {
+    return set_tensor_addr("aclSetOutputTensorAddr", executor, index, tensor, addr, true);
+}
+
+}  // extern "C"

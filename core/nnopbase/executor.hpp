@@ -1,0 +1,120 @@
+// aclOpExecutor: a planned call. Phase 1 snapshots the arguments, lets the plugin add workspace
+// buffers and kernel nodes, and wires the nodes into a TBB flow graph; phase 2 binds the workspace
+// and current tensor addresses and fires the graph inside the runtime's task arena.
+#pragma once
+
+#include <tbb/flow_graph.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../runtime/context.hpp"
+#include "aclnn_cpu/opapi_abi.h"
+#include "aclnn_cpu/plugin_abi.h"
+#include "objects.hpp"
+#include "registry/registry.hpp"
+
+namespace aclcpu {
+
+// A check failed: status plus the one-line reason (without the operator prefix).
+struct CallError {
+    int32_t code;
+    std::string message;
+};
+[[noreturn]] void fail(int32_t code, std::string message);
+
+// The stable storage behind one acp_arg.
+struct ArgSnapshot {
+    acp_tensor_desc desc{};
+    std::vector<int64_t> dims, strides, storage_dims;  // tensors; int arrays use dims
+    std::vector<uint8_t> bools;
+    std::vector<float> floats;
+};
+
+struct NodeSpec {
+    std::string name;
+    acp_node_fn fn = nullptr;
+    void *data = nullptr;
+    std::vector<int32_t> deps;
+};
+
+// Node data of the core's own nodes (conversion and store), owned by the executor.
+struct CoreNodeData {
+    virtual ~CoreNodeData() = default;
+};
+
+}  // namespace aclcpu
+
+struct aclOpExecutor {
+    std::string op_name;
+    std::shared_ptr<const aclcpu::RuntimeState> state;
+    std::shared_ptr<const aclcpu::LoadedPlugin> plugin;  // keeps the library loaded while we live
+    const aclcpu::OpManifest *manifest = nullptr;
+
+    std::vector<std::unique_ptr<aclcpu::ArgSnapshot>> snapshots;
+    std::vector<acp_arg> args;
+    std::vector<aclTensor *> tensors;  // per argument: the caller's tensor (addresses are read at run time)
+    std::vector<int> inputs, outputs;  // argument indices of input / output tensors, signature order
+    int32_t precision = ACP_PREC_NATIVE;
+
+    std::vector<uint64_t> buffer_offsets;
+    uint64_t workspace_size = 0;
+    std::vector<aclcpu::NodeSpec> nodes;
+    std::vector<std::unique_ptr<aclcpu::CoreNodeData>> core_node_data;
+    void *plan_state = nullptr;
+    void (*destroy_plan_state)(void *) = nullptr;
+
+    int32_t reject_code = 0;  // what the plugin's plan() rejected with
+    std::string reject_message;
+
+    bool repeatable = false;
+    std::unique_ptr<tbb::flow::graph> graph;
+    std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
+    std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> graph_nodes;
+    std::mutex run_mutex;  // one run at a time per executor
+    struct acp_run_ctx *current_run = nullptr;
+
+    ~aclOpExecutor();
+};
+
+// One phase-2 run: the bound workspace and addresses, and the first failure.
+struct acp_run_ctx {
+    aclOpExecutor *exec = nullptr;
+    uint8_t *workspace = nullptr;
+    std::vector<uint8_t *> arg_data;  // element 0 of each tensor argument's view
+    std::mutex failure_mutex;
+    int32_t failed_node = -1;
+    int32_t failure_code = 0;
+    std::string failure_message;
+};
+
+namespace aclcpu {
+
+// Phase 1 pieces, used by dispatch.
+std::unique_ptr<aclOpExecutor> snapshot_call(const std::shared_ptr<const RuntimeState> &state, const OpEntry &entry,
+                                             const aclnnCpuCallArg *args);
+void plan_with_plugin(aclOpExecutor &exec, const OpEntry &entry);
+void build_graph(aclOpExecutor &exec);
+
+// Phase 2.
+int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size);
+
+// The executor registry: which executors are alive (phase 2 on a consumed one is an error, not a crash).
+aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec);
+bool executor_alive(const aclOpExecutor *exec);
+void destroy_executor(aclOpExecutor *exec);
+
+// Core node builders (convert.cpp).
+int32_t add_convert_node(aclOpExecutor &exec, int32_t src_arg, int32_t dst_buffer, int32_t dst_dtype, int32_t precision,
+                         const int32_t *deps, uint32_t n_deps);
+int32_t add_store_node(aclOpExecutor &exec, int32_t src_buffer, int32_t src_dtype, int32_t dst_arg,
+                       const int32_t *deps, uint32_t n_deps);
+int32_t add_node(aclOpExecutor &exec, const char *name, acp_node_fn fn, void *data, const int32_t *deps, uint32_t n_deps);
+
+// The manifest's generic rules (checks.cpp). Returns the cube precision for the plugin.
+void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args);
+int32_t enforce_manifest(const OpManifest &op, const RuntimeState &state, const std::vector<acp_arg> &args);
+
+}  // namespace aclcpu

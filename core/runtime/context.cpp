@@ -1,0 +1,218 @@
+#include "context.hpp"
+
+#include <dlfcn.h>
+#include <tbb/info.h>
+#include <tbb/task_arena.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "acl/acl.h"
+#include "log.hpp"
+
+namespace aclcpu {
+namespace {
+
+constexpr const char *kDefaultProduct = "atlas-a2";
+
+struct Config {
+    std::string product;
+    int threads = 0;
+    int log_level = -1;
+    std::vector<std::string> plugin_paths;
+    std::map<std::string, std::string> implementations;
+    std::vector<std::string> enabled_ops, disabled_ops;
+};
+
+std::mutex g_mutex;
+std::shared_ptr<const RuntimeState> g_state;  // guarded by g_mutex
+bool g_initialized = false;                   // aclInit called and not finalized
+uint64_t g_generation = 0;
+
+std::vector<std::string> split_paths(const char *s) {
+    std::vector<std::string> out;
+    if (!s) return out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+std::vector<std::string> seq(const YAML::Node &n, const std::string &file, const char *key) {
+    std::vector<std::string> out;
+    if (!n) return out;
+    if (!n.IsSequence())
+        throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": '" + key + "' must be a list");
+    for (const auto &e : n) out.push_back(e.as<std::string>());
+    return out;
+}
+
+Config parse_config(const std::string &path) {
+    Config c;
+    YAML::Node root = YAML::LoadFile(path);  // YAML::Exception on syntax errors
+    if (root.IsNull()) return c;
+    if (!root.IsMap()) throw std::runtime_error(path + ": the aclInit config must be a YAML mapping");
+    for (const auto &kv : root) {
+        const auto key = kv.first.as<std::string>();
+        const auto &v = kv.second;
+        const std::string at = path + ":" + std::to_string(kv.first.Mark().line + 1);
+        if (key == "product") c.product = v.as<std::string>();
+        else if (key == "threads") c.threads = v.as<int>();
+        else if (key == "log_level") c.log_level = v.as<int>();
+        else if (key == "plugin_paths") c.plugin_paths = seq(v, path, "plugin_paths");
+        else if (key == "enabled_ops") c.enabled_ops = seq(v, path, "enabled_ops");
+        else if (key == "disabled_ops") c.disabled_ops = seq(v, path, "disabled_ops");
+        else if (key == "implementations") {
+            for (const auto &e : v) c.implementations[e.first.as<std::string>()] = e.second.as<std::string>();
+        } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, plugin_paths, enabled_ops, disabled_ops, implementations)");
+    }
+    if (c.threads < 0) throw std::runtime_error(path + ": threads must be >= 0, got " + std::to_string(c.threads));
+    return c;
+}
+
+std::shared_ptr<const RuntimeState> build_state(const Config &c) {
+    const auto profiles = installed_profiles();
+    std::string key = c.product;
+    if (key.empty())
+        if (const char *env = std::getenv("ACLNN_CPU_PRODUCT"); env && *env) key = env;
+    if (key.empty()) key = kDefaultProduct;
+    const Profile *p = find_profile(profiles, key);
+    if (!p) {
+        std::string known;
+        for (const auto &q : profiles) known += (known.empty() ? "" : ", ") + q.id;
+        throw std::invalid_argument("unknown product '" + key + "' (known: " + known + ")");
+    }
+    auto s = std::make_shared<RuntimeState>();
+    s->product = *p;
+    int threads = c.threads;
+    if (threads == 0)
+        if (const char *env = std::getenv("ACLNN_CPU_THREADS")) threads = std::atoi(env);
+    if (threads <= 0) threads = tbb::info::default_concurrency();
+    s->threads = threads;
+    s->arena = std::make_shared<tbb::task_arena>(threads);
+    s->plugin_paths = split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"));
+    for (const auto &pp : c.plugin_paths) s->plugin_paths.push_back(pp);
+    s->plugin_paths.push_back(install_layout().plugin_dir);
+    s->implementations = p->implementations;
+    for (const auto &kv : c.implementations) s->implementations[kv.first] = kv.second;
+    s->enabled_ops = c.enabled_ops;
+    s->disabled_ops = c.disabled_ops;
+    s->generation = ++g_generation;
+    return s;
+}
+
+}  // namespace
+
+const InstallLayout &install_layout() {
+    static const InstallLayout layout = [] {
+        Dl_info info{};
+        dladdr(reinterpret_cast<void *>(&install_layout), &info);
+        namespace fs = std::filesystem;
+        const fs::path lib = fs::path(info.dli_fname ? info.dli_fname : ".").parent_path();
+        InstallLayout l;
+        l.lib_dir = lib.string();
+        l.products_dir = (lib / ".." / "share" / "aclnn-cpu" / "products").lexically_normal().string();
+        l.plugin_dir = (lib / "aclnn-cpu" / "plugins").lexically_normal().string();
+        if (const char *env = std::getenv("ACLNN_CPU_PRODUCTS_DIR"); env && *env) l.products_dir = env;
+        return l;
+    }();
+    return layout;
+}
+
+std::vector<Profile> installed_profiles() { return load_profiles(install_layout().products_dir); }
+
+std::shared_ptr<const RuntimeState> runtime_state() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_state) {
+        try {
+            g_state = build_state(Config{});
+        } catch (const std::exception &e) {
+            // No usable profile at all: keep a minimal state so that calls fail cleanly, not crash.
+            log(LogLevel::Error, std::string("default runtime configuration failed: ") + e.what());
+            auto s = std::make_shared<RuntimeState>();
+            s->product.id = "unknown";
+            s->product.name = "unknown product";
+            s->arena = std::make_shared<tbb::task_arena>(1);
+            g_state = s;
+        }
+    }
+    return g_state;
+}
+
+std::shared_ptr<const RuntimeState> make_state_for_product(const std::string &product) {
+    Config c;
+    c.product = product;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return build_state(c);
+}
+
+bool op_enabled(const RuntimeState &state, const std::string &op) {
+    if (!state.product.op_enabled(op)) return false;
+    auto has = [&](const std::vector<std::string> &v) {
+        return std::find(v.begin(), v.end(), op) != v.end() || std::find(v.begin(), v.end(), "*") != v.end();
+    };
+    if (!state.enabled_ops.empty() && !has(state.enabled_ops)) return false;
+    return !has(state.disabled_ops);
+}
+
+}  // namespace aclcpu
+
+using namespace aclcpu;
+
+extern "C" {
+
+ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_initialized) return set_error(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialized; call aclFinalize first");
+    Config c;
+    if (configPath && *configPath) {
+        if (!std::filesystem::is_regular_file(configPath))
+            return set_error(ACL_ERROR_INVALID_FILE, std::string("aclInit: config file '") + configPath + "' does not exist");
+        try {
+            c = parse_config(configPath);
+        } catch (const YAML::Exception &e) {
+            return set_error(ACL_ERROR_PARSE_FILE, std::string("aclInit: ") + configPath + ":" +
+                                                       std::to_string(e.mark.line + 1) + ": " + e.msg);
+        } catch (const std::exception &e) {
+            return set_error(ACL_ERROR_PARSE_FILE, std::string("aclInit: ") + e.what());
+        }
+    }
+    if (c.log_level >= 0) set_config_log_level(c.log_level);
+    try {
+        g_state = build_state(c);
+    } catch (const std::exception &e) {
+        return set_error(ACL_ERROR_INVALID_PARAM, std::string("aclInit: ") + e.what());
+    }
+    g_initialized = true;
+    log(LogLevel::Info, "aclInit: product " + g_state->product.id + " (" + g_state->product.soc + "), " +
+                            std::to_string(g_state->threads) + " threads");
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_initialized) return set_error(ACL_ERROR_UNINITIALIZE, "aclFinalize: aclInit was not called");
+    g_initialized = false;
+    g_state.reset();  // live executors keep their own snapshot
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void) {
+    // The string must outlive the call: keep every SoC name handed out (a handful at most).
+    static std::mutex m;
+    static std::vector<std::unique_ptr<std::string>> names;
+    const std::string soc = runtime_state()->product.soc;
+    std::lock_guard<std::mutex> lock(m);
+    for (const auto &n : names)
+        if (*n == soc) return n->c_str();
+    names.push_back(std::make_unique<std::string>(soc));
+    return names.back()->c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// The runtime context: what aclInit chose (product profile, threads, plugin paths, log level) and
+// where the installed tree is. Readers take an immutable snapshot, so an executor planned under one
+// configuration keeps it even if the application re-initializes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tbb/task_arena.h>
+
+#include "acl/acl_base.h"
+#include "profile.hpp"
+
+namespace aclcpu {
+
+struct RuntimeState {
+    Profile product;
+    int threads = 1;                                 // worker threads of `arena`
+    std::shared_ptr<tbb::task_arena> arena; // executors run inside it
+    std::vector<std::string> plugin_paths;           // search order: env, config, installed
+    std::map<std::string, std::string> implementations;  // operator -> preferred plugin (config over profile)
+    std::vector<std::string> enabled_ops, disabled_ops;  // from the config file, on top of the profile
+    uint64_t generation = 0;                         // bumps on every aclInit
+};
+
+struct InstallLayout {
+    std::string lib_dir;       // directory of libascendcl.so
+    std::string products_dir;  // <prefix>/share/aclnn-cpu/products
+    std::string plugin_dir;    // <lib>/aclnn-cpu/plugins
+};
+
+ACL_FUNC_VISIBILITY const InstallLayout &install_layout();
+// The current state; initializes with defaults (env, then atlas-a2) if aclInit was never called.
+ACL_FUNC_VISIBILITY std::shared_ptr<const RuntimeState> runtime_state();
+// Every product profile installed (for the CLI and tests).
+ACL_FUNC_VISIBILITY std::vector<Profile> installed_profiles();
+// Builds a state for `product` (id or SoC) with the current env and defaults: the CLI's --product.
+ACL_FUNC_VISIBILITY std::shared_ptr<const RuntimeState> make_state_for_product(const std::string &product);
+// True when the op is enabled by both the profile and the runtime config.
+ACL_FUNC_VISIBILITY bool op_enabled(const RuntimeState &state, const std::string &op);
+
+}  // namespace aclcpu

@@ -1,0 +1,72 @@
+#include "log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace aclcpu {
+namespace {
+
+thread_local std::string t_recent;  // unread error of this thread
+thread_local std::string t_handed;  // the string last returned by aclGetRecentErrMsg (stays valid until the next call)
+thread_local bool t_has_recent = false;
+
+std::atomic<int> g_config_level{static_cast<int>(LogLevel::Error)};
+
+int effective_level() {
+    if (const char *env = std::getenv("ASCEND_GLOBAL_LOG_LEVEL")) {
+        char *end = nullptr;
+        const long v = std::strtol(env, &end, 10);
+        if (end != env && v >= 0 && v <= 4) return static_cast<int>(v);
+    }
+    return g_config_level.load(std::memory_order_relaxed);
+}
+
+const char *level_name(LogLevel l) {
+    switch (l) {
+        case LogLevel::Debug: return "DEBUG";
+        case LogLevel::Info: return "INFO";
+        case LogLevel::Warning: return "WARNING";
+        default: return "ERROR";
+    }
+}
+
+}  // namespace
+
+int set_error(int code, const std::string &message) {
+    t_recent = message;
+    t_has_recent = true;
+    log(LogLevel::Error, message + " (status " + std::to_string(code) + ")");
+    return code;
+}
+
+void clear_error() {
+    t_recent.clear();
+    t_has_recent = false;
+}
+
+bool log_enabled(LogLevel level) {
+    return level != LogLevel::None && static_cast<int>(level) >= effective_level();
+}
+
+void log(LogLevel level, const std::string &message) {
+    if (!log_enabled(level)) return;
+    static std::mutex m;
+    std::lock_guard<std::mutex> lock(m);
+    std::fprintf(stderr, "[aclnn-cpu %s] %s\n", level_name(level), message.c_str());
+}
+
+void set_config_log_level(int level) {
+    if (level >= 0 && level <= 4) g_config_level.store(level, std::memory_order_relaxed);
+}
+
+}  // namespace aclcpu
+
+extern "C" ACL_FUNC_VISIBILITY const char *aclGetRecentErrMsg(void) {
+    using namespace aclcpu;
+    if (!t_has_recent) return nullptr;
+    t_handed.swap(t_recent);
+    clear_error();
+    return t_handed.c_str();
+}

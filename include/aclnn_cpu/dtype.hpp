@@ -1,0 +1,67 @@
+// aclnn-cpu: names and sizes of aclDataType / aclFormat values, shared by the core, the CLI,
+// the code generator and plugins (header-only, nothing crosses the plugin ABI).
+#ifndef ACLNN_CPU_DTYPE_HPP_
+#define ACLNN_CPU_DTYPE_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace acp {
+
+struct NamedValue {
+    std::string_view name;
+    int32_t value;
+};
+
+// Names as CANN documents them (BF16 is spelled BFLOAT16 in messages, BF16 accepted when parsing).
+inline constexpr NamedValue kDtypes[] = {
+    {"FLOAT", 0},  {"FLOAT16", 1},    {"INT8", 2},       {"INT32", 3},     {"UINT8", 4},  {"INT16", 6},
+    {"UINT16", 7}, {"UINT32", 8},     {"INT64", 9},      {"UINT64", 10},   {"DOUBLE", 11}, {"BOOL", 12},
+    {"STRING", 13}, {"COMPLEX64", 16}, {"COMPLEX128", 17}, {"BFLOAT16", 27}, {"INT4", 29},  {"UINT1", 30},
+    {"COMPLEX32", 33}};
+
+inline constexpr NamedValue kFormats[] = {
+    {"NCHW", 0},   {"NHWC", 1},   {"ND", 2},          {"NC1HWC0", 3}, {"FRACTAL_Z", 4},
+    {"NC1HWC0_C04", 12}, {"HWCN", 16}, {"NDHWC", 27}, {"FRACTAL_NZ", 29}, {"NCDHW", 30},
+    {"NDC1HWC0", 32}, {"FRACTAL_Z_3D", 33}, {"NC", 35}, {"NCL", 47}};
+
+inline std::string_view dtype_name(int32_t v) {
+    for (const auto &d : kDtypes)
+        if (d.value == v) return d.name;
+    return "UNDEFINED";
+}
+inline std::string_view format_name(int32_t v) {
+    for (const auto &f : kFormats)
+        if (f.value == v) return f.name;
+    return "UNDEFINED";
+}
+inline std::optional<int32_t> parse_dtype(std::string_view s) {
+    if (s == "BF16") return 27;
+    if (s == "FLOAT32") return 0;
+    for (const auto &d : kDtypes)
+        if (d.name == s) return d.value;
+    return std::nullopt;
+}
+inline std::optional<int32_t> parse_format(std::string_view s) {
+    for (const auto &f : kFormats)
+        if (f.name == s) return f.value;
+    return std::nullopt;
+}
+
+// Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1) or unknown values.
+inline size_t dtype_size(int32_t v) {
+    switch (v) {
+        case 2: case 4: case 12: return 1;
+        case 1: case 6: case 7: case 27: return 2;
+        case 0: case 3: case 8: case 33: return 4;
+        case 9: case 10: case 11: case 16: return 8;
+        case 17: return 16;
+        default: return 0;
+    }
+}
+
+}  // namespace acp
+
+#endif  // ACLNN_CPU_DTYPE_HPP_

@@ -1,0 +1,124 @@
+// aclnn-cpu: C++ conveniences for plugin authors, compiled into the plugin (header-only).
+// Exceptions stay inside the plugin: guard() turns them into a status and a message for the core.
+#ifndef ACLNN_CPU_PLUGIN_HPP_
+#define ACLNN_CPU_PLUGIN_HPP_
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/plugin_abi.h"
+
+namespace acp {
+
+inline constexpr acp_status kNullptr = 161001;
+inline constexpr acp_status kInvalid = 161002;
+inline constexpr acp_status kRuntime = 361001;
+inline constexpr acp_status kInner = 561000;
+
+// Thrown by plan code to reject a call; guard() reports it through the host.
+struct Rejection {
+    acp_status code;
+    std::string message;
+};
+
+template <class... Parts>
+std::string cat(Parts &&...parts) {
+    std::ostringstream os;
+    (os << ... << std::forward<Parts>(parts));
+    return os.str();
+}
+
+[[noreturn]] inline void reject(acp_status code, std::string message) { throw Rejection{code, std::move(message)}; }
+inline void require(bool ok, acp_status code, const std::string &message) {
+    if (!ok) reject(code, message);
+}
+
+// Runs plan code; a Rejection or any exception becomes host->reject(). Never throws.
+template <class F>
+acp_status guard(const acp_plan_ctx *ctx, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const Rejection &r) {
+        return ctx->host->reject(ctx->plan, r.code, r.message.c_str());
+    } catch (const std::bad_alloc &) {
+        return ctx->host->reject(ctx->plan, kInner, "out of host memory while planning");
+    } catch (const std::exception &e) {
+        return ctx->host->reject(ctx->plan, kInner, e.what());
+    } catch (...) {
+        return ctx->host->reject(ctx->plan, kInner, "unknown exception while planning");
+    }
+}
+
+// Runs node code; exceptions become host->fail(). Never throws.
+template <class F>
+acp_status guard_run(const acp_run_ctx *run, const acp_host_api *host, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const Rejection &r) {
+        return host->fail(run, r.code, r.message.c_str());
+    } catch (const std::exception &e) {
+        return host->fail(run, kInner, e.what());
+    } catch (...) {
+        return host->fail(run, kInner, "unknown exception while running");
+    }
+}
+
+// Typed access to plan arguments by signature index.
+struct Args {
+    const acp_plan_ctx *ctx;
+    const acp_arg &at(uint32_t i) const {
+        if (i >= ctx->n_args) reject(kInner, cat("argument index ", i, " out of range"));
+        return ctx->args[i];
+    }
+    const acp_tensor_desc *tensor(uint32_t i) const { return at(i).present ? at(i).tensor : nullptr; }
+    std::vector<int64_t> ints(uint32_t i) const {
+        const acp_arg &a = at(i);
+        return a.present ? std::vector<int64_t>(a.ints, a.ints + a.count) : std::vector<int64_t>{};
+    }
+    std::vector<bool> bools(uint32_t i) const {
+        const acp_arg &a = at(i);
+        std::vector<bool> v;
+        if (a.present)
+            for (uint64_t k = 0; k < a.count; ++k) v.push_back(a.bools[k] != 0);
+        return v;
+    }
+    bool present(uint32_t i) const { return at(i).present != 0; }
+    int64_t integer(uint32_t i) const { return at(i).i; }
+    bool boolean(uint32_t i) const { return at(i).i != 0; }
+    double real(uint32_t i) const { return at(i).f; }
+};
+
+inline std::vector<int64_t> dims_of(const acp_tensor_desc &t) { return {t.dims, t.dims + t.rank}; }
+inline std::vector<int64_t> strides_of(const acp_tensor_desc &t) { return {t.strides, t.strides + t.rank}; }
+inline int64_t numel(const acp_tensor_desc &t) {
+    int64_t n = 1;
+    for (uint32_t d = 0; d < t.rank; ++d) n *= t.dims[d];
+    return n;
+}
+inline std::string shape_str(const int64_t *d, uint64_t n) {
+    std::string s = "[";
+    for (uint64_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+}
+inline std::string shape_str(const std::vector<int64_t> &v) { return shape_str(v.data(), v.size()); }
+inline std::string shape_str(const acp_tensor_desc &t) { return shape_str(t.dims, t.rank); }
+
+// True when the view is dense row-major (strides of size-1 dims ignored).
+inline bool is_contiguous(const acp_tensor_desc &t) {
+    int64_t expect = 1;
+    for (int d = static_cast<int>(t.rank) - 1; d >= 0; --d) {
+        if (t.dims[d] != 1 && t.strides[d] != expect) return false;
+        expect *= t.dims[d];
+    }
+    return true;
+}
+
+}  // namespace acp
+
+#endif  // ACLNN_CPU_PLUGIN_HPP_

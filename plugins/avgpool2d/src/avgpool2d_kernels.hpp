@@ -1,0 +1,89 @@
+// avgpool2d compute kernels: AvgPool2d forward and AvgPool2dBackward on the CPU.
+//
+// Planned once (constructor: window tables, divisor scales, vector permutation tables), run many
+// times (run(): no heap allocation, deterministic, bitwise identical at any thread count and on the
+// scalar and AVX-512 paths).
+//
+// Summation order (the one both code paths follow, so their bits agree):
+//   backward  gradInput[h][w] = sum_{ow covering w, ascending} ( sum_{oh covering h, ascending}
+//                                   gradOutput[oh][ow] * scale(oh, ow) )
+//   forward   out[oh][ow]     = ( sum_{w in window, ascending} ( sum_{h in window, ascending} self[h][w] ) )
+//                                   * scale(oh, ow)
+// with every sum starting from +0.0f, products never fused into FMAs, scale = 1.0f / divisor
+// (rounded with acp::round_to_precision when precision != 0), FLOAT16/BF16 accumulated in FLOAT and
+// rounded once on store with the rules of aclnn_cpu/numeric.hpp.
+#ifndef AVGPOOL2D_KERNELS_HPP_
+#define AVGPOOL2D_KERNELS_HPP_
+
+#include <cstdint>
+#include <memory>
+
+namespace avgpool2d {
+
+struct Geometry {                 // all already validated by the caller
+    int64_t N, C, H, W;           // input (self / gradInput) plane count N*C, spatial H x W
+    int64_t Ho, Wo;               // pooled output size
+    int64_t kH, kW, sH, sW, pH, pW;
+    bool ceil_mode, count_include_pad;
+    int64_t divisor_override;     // 0 = not set; may be negative
+};
+struct View4 { int64_t n, c, h, w; };  // element strides of a 4-D NCHW view (rank 3: N=1, n stride 0)
+
+enum class DType { F32, F16, BF16 };   // FLOAT, FLOAT16 (IEEE binary16), BF16; 16-bit ones as uint16_t
+
+// Code path selection, for tests and benchmarks. Auto = AVX-512 when the CPU has F+BW+VL.
+// Every path produces the same bits.
+enum class Isa { Auto, Scalar, Avx512 };
+// Store policy for the large outputs of the backward kernel. Auto = non-temporal (streaming)
+// stores when gradInput is larger than the last-level cache, plain stores otherwise.
+enum class StoreMode { Auto, Plain, Streaming };
+
+struct BackwardPlan;
+struct ForwardPlan;
+
+// Planned once (phase 1), run many times (phase 2). run() does not allocate.
+class BackwardKernel {
+public:
+    // precision: acp_precision (0 native, 1 FP16, 2 HF32, 3 BF16); when != 0 the per-window scale
+    // 1/divisor is rounded with acp::round_to_precision (the caller already rounded gradOutput).
+    BackwardKernel(const Geometry& g, DType dt, int32_t precision);
+    // gradOutput: element 0 of an (N, C, Ho, Wo) view with strides go; gradInput: element 0 of an
+    // (N, C, H, W) view with strides gi. Every gradInput element of the view is written, nothing
+    // outside it; gradOutput is read only inside its view. Any strides (even negative) are allowed;
+    // w stride 1 takes the vectorized path. The two views must not overlap.
+    void run(const void* gradOutput, View4 go, void* gradInput, View4 gi) const;
+
+    void set_isa(Isa isa) { isa_ = isa; }               // testing hook
+    void set_store_mode(StoreMode m) { store_ = m; }    // testing / tuning hook
+    bool uses_avx512() const;                           // the path run() takes with the current Isa
+
+private:
+    std::shared_ptr<const BackwardPlan> plan_;
+    Isa isa_ = Isa::Auto;
+    StoreMode store_ = StoreMode::Auto;
+};
+
+// aclnnAvgPool2d: out (N, C, Ho, Wo) from self (N, C, H, W). A window lying wholly in the padding
+// writes +0 (PyTorch's CPU and CUDA kernels do the same).
+class ForwardKernel {
+public:
+    ForwardKernel(const Geometry& g, DType dt, int32_t precision);
+    void run(const void* self, View4 in, void* out, View4 outv) const;
+
+    void set_isa(Isa isa) { isa_ = isa; }  // testing hook
+    bool uses_avx512() const;
+
+private:
+    std::shared_ptr<const ForwardPlan> plan_;
+    Isa isa_ = Isa::Auto;
+};
+
+namespace detail {
+// Test hook: round n FLOATs to dt (F16 or BF16) exactly as the kernels store them.
+void round_floats(const float* src, uint16_t* dst, int64_t n, DType dt, Isa isa);
+bool cpu_has_avx512();
+}  // namespace detail
+
+}  // namespace avgpool2d
+
+#endif  // AVGPOOL2D_KERNELS_HPP_

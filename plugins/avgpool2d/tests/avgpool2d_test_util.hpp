@@ -1,0 +1,733 @@
+// Shared helpers of the AvgPool2d / AvgPool2dBackward conformance tests: runtime (product / thread)
+// switching, tensors over guarded storage (canary outside the view), calling the two phases, and
+// comparing against the independent reference (avgpool2d_reference.hpp).
+#ifndef AVGPOOL2D_TESTS_AVGPOOL2D_TEST_UTIL_HPP_
+#define AVGPOOL2D_TESTS_AVGPOOL2D_TEST_UTIL_HPP_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_avgpool2d.h"
+#include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "avgpool2d_reference.hpp"
+
+namespace apt {
+
+using avgref::CubeRound;
+using avgref::Pool2d;
+
+// ---------------------------------------------------------------------------------------------
+// Products
+// ---------------------------------------------------------------------------------------------
+inline const std::vector<std::string> &allProducts() {
+    static const std::vector<std::string> v{"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3",
+                                            "atlas-200i-500-a2"};
+    return v;
+}
+// A substring of the product's documented name (products.md), which support errors must contain.
+inline std::string productNameSubstr(const std::string &id) {
+    if (id == "atlas-training") return "Atlas training series";
+    if (id == "atlas-inference") return "Atlas inference series";
+    if (id == "atlas-a2") return "Atlas A2";
+    if (id == "atlas-a3") return "Atlas A3";
+    if (id == "atlas-200i-500-a2") return "Atlas 200I/500 A2";
+    return "?";
+}
+inline std::string socName(const std::string &id) {
+    if (id == "atlas-training") return "Ascend910";
+    if (id == "atlas-inference") return "Ascend310P";
+    if (id == "atlas-a2") return "Ascend910B";
+    if (id == "atlas-a3") return "Ascend910_93";
+    if (id == "atlas-200i-500-a2") return "Ascend310B";
+    return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime: aclInit with a YAML file naming the product and the thread count; switching means
+// aclFinalize + aclInit. One stream per initialisation.
+// ---------------------------------------------------------------------------------------------
+class Runtime {
+public:
+    // Use inside ASSERT_NO_FATAL_FAILURE(...).
+    static void use(const std::string &product, int threads = 2) {
+        State &s = state();
+        if (s.initialized && s.product == product && s.threads == threads) return;
+        shutdown();
+        const std::string path = writeConfig(product, threads);
+        const aclError rc = aclInit(path.c_str());
+        ASSERT_EQ(rc, ACL_SUCCESS) << "aclInit(" << path << ") for product " << product;
+        s.initialized = true;
+        s.product = product;
+        s.threads = threads;
+        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
+        const char *soc = aclrtGetSocName();
+        ASSERT_NE(soc, nullptr);
+        ASSERT_EQ(std::string(soc), socName(product)) << "the product profile did not take effect";
+    }
+    static void shutdown() {
+        State &s = state();
+        if (!s.initialized) return;
+        if (s.stream) aclrtDestroyStream(s.stream);
+        s.stream = nullptr;
+        aclrtResetDevice(0);
+        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+        s.initialized = false;
+        s.product.clear();
+        s.threads = -1;
+    }
+    static aclrtStream stream() { return state().stream; }
+    static const std::string &product() { return state().product; }
+    static std::string writeConfig(const std::string &product, int threads) {
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::temp_directory_path() / ("aclnn_avgpool2d_tests_" + std::to_string(::getpid()));
+        fs::create_directories(dir);
+        const fs::path file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
+        std::ofstream out(file);
+        out << "product: " << product << "\n";
+        out << "threads: " << threads << "\n";
+        out.close();
+        return file.string();
+    }
+
+private:
+    struct State {
+        bool initialized = false;
+        std::string product;
+        int threads = -1;
+        aclrtStream stream = nullptr;
+    };
+    static State &state() {
+        static State s;
+        return s;
+    }
+};
+
+class RuntimeEnvironment : public ::testing::Environment {
+public:
+    void TearDown() override {
+        Runtime::shutdown();
+        std::error_code ec;
+        std::filesystem::remove_all(
+            std::filesystem::temp_directory_path() / ("aclnn_avgpool2d_tests_" + std::to_string(::getpid())), ec);
+    }
+};
+inline ::testing::Environment *const kRuntimeEnvironment =
+    ::testing::AddGlobalTestEnvironment(new RuntimeEnvironment);
+
+// The message of the last failure on this thread (reading clears it in the library).
+inline std::string recentErr() {
+    const char *m = aclGetRecentErrMsg();
+    return m ? std::string(m) : std::string();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data types
+// ---------------------------------------------------------------------------------------------
+inline size_t elemSize(aclDataType dt) {
+    switch (dt) {
+        case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
+        case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
+        case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: case ACL_COMPLEX32: return 4;
+        case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64: return 8;
+        case ACL_COMPLEX128: return 16;
+        default: return 1;
+    }
+}
+inline const char *dtName(aclDataType dt) {
+    switch (dt) {
+        case ACL_FLOAT: return "FLOAT";
+        case ACL_FLOAT16: return "FLOAT16";
+        case ACL_BF16: return "BF16";
+        case ACL_DOUBLE: return "DOUBLE";
+        case ACL_INT32: return "INT32";
+        case ACL_INT8: return "INT8";
+        case ACL_INT64: return "INT64";
+        case ACL_UINT8: return "UINT8";
+        case ACL_INT16: return "INT16";
+        case ACL_BOOL: return "BOOL";
+        default: return "OTHER";
+    }
+}
+inline bool isFloatDt(aclDataType dt) { return dt == ACL_FLOAT || dt == ACL_FLOAT16 || dt == ACL_BF16; }
+
+// Round a double to what a tensor of dtype dt stores.
+inline double roundToDt(double v, aclDataType dt) {
+    switch (dt) {
+        case ACL_FLOAT16: return avgref::roundToF16(v);
+        case ACL_BF16: return avgref::roundToBF16(v);
+        case ACL_FLOAT: return avgref::roundToF32(v);
+        default: return v;
+    }
+}
+inline avgref::BinaryFormat fmtOf(aclDataType dt) {
+    switch (dt) {
+        case ACL_FLOAT16: return avgref::kFloat16;
+        case ACL_BF16: return avgref::kBFloat16;
+        default: return avgref::kFloat32;
+    }
+}
+
+// Deterministic random numbers independent of the standard library's distributions.
+class Rng {
+public:
+    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+    uint64_t next() {  // splitmix64
+        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double uniform(double lo, double hi) { return lo + (hi - lo) * std::ldexp(static_cast<double>(next() >> 11), -53); }
+    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+
+private:
+    uint64_t s_;
+};
+
+// Random values already representable in dt.
+inline std::vector<double> randomValues(size_t n, aclDataType dt, uint64_t seed, double lo = -2.0, double hi = 2.0) {
+    Rng r(seed);
+    std::vector<double> v(n);
+    for (auto &x : v) x = roundToDt(r.uniform(lo, hi), dt);
+    return v;
+}
+inline std::vector<double> randomIntegers(size_t n, uint64_t seed, int64_t lo, int64_t hi) {
+    Rng r(seed);
+    std::vector<double> v(n);
+    for (auto &x : v) x = static_cast<double>(r.integer(lo, hi));
+    return v;
+}
+
+inline int64_t numel(const std::vector<int64_t> &d) {
+    return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+inline std::string dimsStr(const std::vector<int64_t> &d) {
+    std::ostringstream o;
+    o << "[";
+    for (size_t i = 0; i < d.size(); ++i) o << (i ? "," : "") << d[i];
+    o << "]";
+    return o.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensors over guarded storage
+// ---------------------------------------------------------------------------------------------
+
+// How a view lies in its storage. order lists the dims from the outermost to the innermost in
+// memory (empty = row-major); extra adds unused elements per dim (padded rows); offset is the view
+// offset in elements; zeroStrideDims get stride 0 (broadcast, inputs only).
+struct Layout {
+    std::vector<int> order;
+    std::vector<int64_t> extra;
+    int64_t offset = 0;
+    std::vector<int> zeroStrideDims;
+    bool contiguous() const { return order.empty() && extra.empty() && offset == 0 && zeroStrideDims.empty(); }
+};
+
+class Tensor {
+public:
+    static constexpr size_t kGuardBytes = 256;
+    static constexpr unsigned char kCanary = 0xA5;
+
+    Tensor(aclDataType dt, std::vector<int64_t> dims, aclFormat fmt, const Layout &layout = {})
+        : dt_(dt), dims_(std::move(dims)), fmt_(fmt), esize_(elemSize(dt)) {
+        const size_t r = dims_.size();
+        strides_.assign(r, 0);
+        std::vector<int> order = layout.order;
+        if (order.empty()) {
+            order.resize(r);
+            std::iota(order.begin(), order.end(), 0);
+        }
+        int64_t step = 1;
+        for (size_t k = r; k-- > 0;) {
+            const int d = order[k];
+            strides_[d] = step;
+            const int64_t ext = dims_[d] + (layout.extra.empty() ? 0 : layout.extra[d]);
+            step *= std::max<int64_t>(ext, 1);
+        }
+        for (int d : layout.zeroStrideDims) strides_[d] = 0;
+        offset_ = layout.offset;
+        bool empty = false;
+        int64_t maxIdx = offset_;
+        for (size_t d = 0; d < r; ++d) {
+            if (dims_[d] == 0) empty = true;
+            else maxIdx += (dims_[d] - 1) * strides_[d];
+        }
+        storageElems_ = empty ? 0 : maxIdx + 1;
+        if (layout.contiguous()) {
+            storageDims_ = dims_;
+        } else {
+            storageDims_ = {storageElems_};
+        }
+        raw_.assign(2 * kGuardBytes + static_cast<size_t>(storageElems_) * esize_ + 64, kCanary);
+        // Keep the data pointer 64-byte aligned (raw_ is never resized afterwards).
+        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuardBytes;
+        shift_ = (64 - base % 64) % 64;
+        data_ = raw_.data() + kGuardBytes + shift_;
+        t_ = aclCreateTensor(dims_.data(), dims_.size(), dt_, strides_.data(), offset_, fmt_, storageDims_.data(),
+                             storageDims_.size(), data_);
+    }
+    ~Tensor() {
+        if (t_) aclDestroyTensor(t_);
+    }
+    Tensor(const Tensor &) = delete;
+    Tensor &operator=(const Tensor &) = delete;
+
+    aclTensor *get() const { return t_; }
+    void *data() const { return data_; }
+    const std::vector<int64_t> &dims() const { return dims_; }
+    aclDataType dtype() const { return dt_; }
+    int64_t count() const { return numel(dims_); }
+    int64_t storageElems() const { return storageElems_; }
+
+    // Storage element index of the i-th view element in row-major logical order.
+    int64_t storageIndex(int64_t linear) const {
+        int64_t idx = offset_;
+        for (size_t d = dims_.size(); d-- > 0;) {
+            const int64_t i = linear % dims_[d];
+            linear /= dims_[d];
+            idx += i * strides_[d];
+        }
+        return idx;
+    }
+
+    void setValues(const std::vector<double> &v) {
+        const int64_t n = count();
+        for (int64_t i = 0; i < n; ++i) encode(storageIndex(i), v[static_cast<size_t>(i)]);
+    }
+    std::vector<double> values() const {
+        std::vector<double> v(static_cast<size_t>(count()));
+        for (int64_t i = 0; i < count(); ++i) v[static_cast<size_t>(i)] = decode(storageIndex(i));
+        return v;
+    }
+    // Raw element bits in logical order (FLOAT: 32 bits; 16-bit types: 16 bits).
+    std::vector<uint32_t> bits() const {
+        std::vector<uint32_t> b(static_cast<size_t>(count()));
+        for (int64_t i = 0; i < count(); ++i) {
+            uint32_t u = 0;
+            std::memcpy(&u, data_ + storageIndex(i) * static_cast<int64_t>(esize_), std::min<size_t>(esize_, 4));
+            b[static_cast<size_t>(i)] = u;
+        }
+        return b;
+    }
+    // Fill the view elements with a byte pattern (e.g. to detect "no write").
+    void fillViewBytes(unsigned char byte) {
+        for (int64_t i = 0; i < count(); ++i)
+            std::memset(data_ + storageIndex(i) * static_cast<int64_t>(esize_), byte, esize_);
+    }
+    // Every byte outside the view (guards, gaps, padded rows) still holds the canary.
+    bool canaryIntact(std::string *where = nullptr) const {
+        std::vector<char> inView(raw_.size(), 0);
+        const int64_t base = data_ - raw_.data();
+        for (int64_t i = 0; i < count(); ++i) {
+            const int64_t b = base + storageIndex(i) * static_cast<int64_t>(esize_);
+            for (size_t k = 0; k < esize_; ++k) inView[static_cast<size_t>(b) + k] = 1;
+        }
+        for (size_t k = 0; k < raw_.size(); ++k)
+            if (!inView[k] && raw_[k] != kCanary) {
+                if (where) *where = "byte " + std::to_string(static_cast<int64_t>(k) - base) + " relative to data";
+                return false;
+            }
+        return true;
+    }
+    std::vector<unsigned char> snapshot() const { return raw_; }
+    bool sameBytes(const std::vector<unsigned char> &snap) const { return snap == raw_; }
+
+private:
+    void encode(int64_t idx, double v) {
+        unsigned char *p = data_ + idx * static_cast<int64_t>(esize_);
+        switch (dt_) {
+            case ACL_FLOAT: {
+                const float f = static_cast<float>(v);
+                std::memcpy(p, &f, 4);
+                break;
+            }
+            case ACL_FLOAT16: {
+                const uint16_t h = avgref::f16Bits(v);
+                std::memcpy(p, &h, 2);
+                break;
+            }
+            case ACL_BF16: {
+                const uint16_t h = avgref::bf16Bits(v);
+                std::memcpy(p, &h, 2);
+                break;
+            }
+            case ACL_DOUBLE: std::memcpy(p, &v, 8); break;
+            default: std::memset(p, 0, esize_); break;
+        }
+    }
+    double decode(int64_t idx) const {
+        const unsigned char *p = data_ + idx * static_cast<int64_t>(esize_);
+        switch (dt_) {
+            case ACL_FLOAT: {
+                float f;
+                std::memcpy(&f, p, 4);
+                return f;
+            }
+            case ACL_FLOAT16: {
+                uint16_t h;
+                std::memcpy(&h, p, 2);
+                return avgref::f16Value(h);
+            }
+            case ACL_BF16: {
+                uint16_t h;
+                std::memcpy(&h, p, 2);
+                return avgref::bf16Value(h);
+            }
+            case ACL_DOUBLE: {
+                double d;
+                std::memcpy(&d, p, 8);
+                return d;
+            }
+            default: return 0.0;
+        }
+    }
+
+    aclDataType dt_;
+    std::vector<int64_t> dims_;
+    aclFormat fmt_;
+    size_t esize_;
+    std::vector<int64_t> strides_;
+    int64_t offset_ = 0;
+    int64_t storageElems_ = 0;
+    std::vector<int64_t> storageDims_;
+    std::vector<unsigned char> raw_;
+    size_t shift_ = 0;
+    unsigned char *data_ = nullptr;
+    aclTensor *t_ = nullptr;
+};
+
+inline aclFormat formatForRank(size_t rank) { return rank == 3 ? ACL_FORMAT_NCL : ACL_FORMAT_NCHW; }
+
+struct IntArray {
+    aclIntArray *a = nullptr;
+    IntArray() = default;
+    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
+        if (!v) return;
+        static const int64_t dummy = 0;
+        a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
+    }
+    ~IntArray() {
+        if (a) aclDestroyIntArray(a);
+    }
+    IntArray(const IntArray &) = delete;
+    IntArray &operator=(const IntArray &) = delete;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Attributes as a client passes them, and their resolution (ops.md broadcasting rules).
+// ---------------------------------------------------------------------------------------------
+struct Attrs {
+    std::vector<int64_t> kernel{2};
+    std::optional<std::vector<int64_t>> stride;  // nullopt = NULL pointer
+    std::vector<int64_t> padding{0};
+    bool ceilMode = false;
+    bool countIncludePad = true;
+    int64_t divisorOverride = 0;
+    int8_t cubeMathType = 0;
+};
+
+inline Pool2d resolve(const Attrs &a) {
+    Pool2d p;
+    p.kH = a.kernel[0];
+    p.kW = a.kernel.size() > 1 ? a.kernel[1] : a.kernel[0];
+    if (!a.stride || a.stride->empty()) {
+        p.sH = p.kH;
+        p.sW = p.kW;
+    } else {
+        p.sH = (*a.stride)[0];
+        p.sW = a.stride->size() > 1 ? (*a.stride)[1] : (*a.stride)[0];
+    }
+    p.pH = a.padding[0];
+    p.pW = a.padding.size() > 1 ? a.padding[1] : a.padding[0];
+    p.ceilMode = a.ceilMode;
+    p.countIncludePad = a.countIncludePad;
+    p.divisorOverride = a.divisorOverride;
+    return p;
+}
+
+// Pooled dims of self (rank 3 or 4).
+inline std::vector<int64_t> pooledDims(const std::vector<int64_t> &selfDims, const Pool2d &p) {
+    std::vector<int64_t> d = selfDims;
+    const size_t r = d.size();
+    d[r - 2] = avgref::pooledSize(selfDims[r - 2], p.kH, p.sH, p.pH, p.ceilMode);
+    d[r - 1] = avgref::pooledSize(selfDims[r - 1], p.kW, p.sW, p.pW, p.ceilMode);
+    return d;
+}
+
+// N, C, H, W of a rank-3 (C, H, W) or rank-4 dims vector.
+struct NCHW {
+    int64_t n, c, h, w;
+};
+inline NCHW nchw(const std::vector<int64_t> &d) {
+    if (d.size() == 3) return {1, d[0], d[1], d[2]};
+    return {d[0], d[1], d[2], d[3]};
+}
+
+// Reference backward for (selfDims, attrs) with the given rounding of what the cube unit sees.
+inline void referenceBackward(const std::vector<int64_t> &selfDims, const Attrs &a, const std::vector<double> &go,
+                              CubeRound rnd, std::vector<double> &gi, std::vector<double> *absSum = nullptr) {
+    const Pool2d p = resolve(a);
+    const NCHW s = nchw(selfDims);
+    const NCHW o = nchw(pooledDims(selfDims, p));
+    avgref::avgPool2dBackward(go, s.n, s.c, s.h, s.w, o.h, o.w, p, rnd, gi, absSum);
+}
+inline void referenceForward(const std::vector<int64_t> &selfDims, const Attrs &a, const std::vector<double> &x,
+                             CubeRound rnd, std::vector<double> &y, std::vector<double> *absSum = nullptr) {
+    const Pool2d p = resolve(a);
+    const NCHW s = nchw(selfDims);
+    const NCHW o = nchw(pooledDims(selfDims, p));
+    avgref::avgPool2dForward(x, s.n, s.c, s.h, s.w, o.h, o.w, p, rnd, y, absSum);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the operators
+// ---------------------------------------------------------------------------------------------
+struct RunResult {
+    aclnnStatus phase1 = -1;
+    aclnnStatus phase2 = -1;
+    uint64_t workspace = 0;
+    std::string message;  // aclGetRecentErrMsg() after a failing phase
+    std::vector<double> out;
+    std::vector<uint32_t> outBits;
+    bool outCanaryIntact = false;
+    std::string canaryWhere;
+    bool inputsUnchanged = false;
+};
+
+struct Workspace {
+    std::vector<unsigned char> buf;
+    void *ptr(uint64_t size) {
+        if (size == 0) return nullptr;
+        buf.assign(static_cast<size_t>(size) + 64, 0);
+        auto p = reinterpret_cast<uintptr_t>(buf.data());
+        return buf.data() + (64 - p % 64) % 64;
+    }
+};
+
+// Full backward call with the given views. gradOutput values in logical order (already in dt).
+inline RunResult runBackward(aclDataType dt, const std::vector<int64_t> &selfDims, const Attrs &a,
+                             const std::vector<double> &goVals, const Layout &goL = {}, const Layout &selfL = {},
+                             const Layout &giL = {}, aclrtStream stream = nullptr) {
+    if (!stream) stream = Runtime::stream();
+    RunResult r;
+    const Pool2d p = resolve(a);
+    const auto goDims = pooledDims(selfDims, p);
+    const aclFormat fmt = formatForRank(selfDims.size());
+    Tensor go(dt, goDims, fmt, goL), self(dt, selfDims, fmt, selfL), gi(dt, selfDims, fmt, giL);
+    if (!go.get() || !self.get() || !gi.get()) {
+        r.message = "aclCreateTensor failed: " + recentErr();
+        return r;
+    }
+    go.setValues(goVals);
+    self.setValues(randomValues(static_cast<size_t>(self.count()), dt, 99));
+    gi.setValues(std::vector<double>(static_cast<size_t>(gi.count()), 1234.0));
+    const auto goSnap = go.snapshot(), selfSnap = self.snapshot();
+    IntArray k(a.kernel), s(a.stride), pd(a.padding);
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnAvgPool2dBackwardGetWorkspaceSize(go.get(), self.get(), k.a, s.a, pd.a, a.ceilMode,
+                                                      a.countIncludePad, a.divisorOverride, a.cubeMathType,
+                                                      gi.get(), &ws, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = recentErr();
+        return r;
+    }
+    r.workspace = ws;
+    Workspace w;
+    r.phase2 = aclnnAvgPool2dBackward(w.ptr(ws), ws, exec, stream);
+    if (r.phase2 != ACLNN_SUCCESS) r.message = recentErr();
+    aclrtSynchronizeStream(stream);
+    r.out = gi.values();
+    r.outBits = gi.bits();
+    r.outCanaryIntact = gi.canaryIntact(&r.canaryWhere);
+    r.inputsUnchanged = go.sameBytes(goSnap) && self.sameBytes(selfSnap);
+    return r;
+}
+
+inline RunResult runForward(aclDataType dt, const std::vector<int64_t> &selfDims, const Attrs &a,
+                            const std::vector<double> &xVals, const Layout &xL = {}, const Layout &outL = {}) {
+    RunResult r;
+    const Pool2d p = resolve(a);
+    const auto outDims = pooledDims(selfDims, p);
+    const aclFormat fmt = formatForRank(selfDims.size());
+    Tensor x(dt, selfDims, fmt, xL), out(dt, outDims, fmt, outL);
+    if (!x.get() || !out.get()) {
+        r.message = "aclCreateTensor failed: " + recentErr();
+        return r;
+    }
+    x.setValues(xVals);
+    out.setValues(std::vector<double>(static_cast<size_t>(out.count()), 1234.0));
+    const auto xSnap = x.snapshot();
+    IntArray k(a.kernel), s(a.stride), pd(a.padding);
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnAvgPool2dGetWorkspaceSize(x.get(), k.a, s.a, pd.a, a.ceilMode, a.countIncludePad,
+                                              a.divisorOverride, a.cubeMathType, out.get(), &ws, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = recentErr();
+        return r;
+    }
+    r.workspace = ws;
+    Workspace w;
+    r.phase2 = aclnnAvgPool2d(w.ptr(ws), ws, exec, Runtime::stream());
+    if (r.phase2 != ACLNN_SUCCESS) r.message = recentErr();
+    aclrtSynchronizeStream(Runtime::stream());
+    r.out = out.values();
+    r.outBits = out.bits();
+    r.outCanaryIntact = out.canaryIntact(&r.canaryWhere);
+    r.inputsUnchanged = x.sameBytes(xSnap);
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison (testing.md tolerances)
+// ---------------------------------------------------------------------------------------------
+
+// FLOAT: |d| <= 1.2e-6 * |ref|; where the contributions cancel (absSum > |ref|), a floor of
+// 2 * FLT_EPSILON * absSum covers the FLOAT accumulation. FLOAT16 / BF16: <= 1 ULP of the reference
+// rounded to the dtype, with the same cancellation floor. NaN must be NaN, inf must be the same inf.
+inline ::testing::AssertionResult closeToReference(aclDataType dt, const std::vector<double> &out,
+                                                   const std::vector<double> &ref, const std::vector<double> &absSum,
+                                                   size_t maxReport = 5) {
+    if (out.size() != ref.size())
+        return ::testing::AssertionFailure() << "size " << out.size() << " != reference " << ref.size();
+    size_t bad = 0;
+    std::ostringstream msg;
+    double worst = 0.0;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const double r = ref[i];
+        const double o = out[i];
+        const double as = absSum.empty() ? std::fabs(r) : absSum[i];
+        bool ok;
+        double tol = 0.0, target = r;
+        if (std::isnan(r)) {
+            ok = std::isnan(o);
+        } else if (dt == ACL_FLOAT) {
+            target = avgref::roundToF32(r);
+            if (std::isinf(target)) {
+                ok = (o == target);
+            } else {
+                tol = 1.2e-6 * std::fabs(r);
+                if (as > std::fabs(r) * (1.0 + 1e-12)) tol += 2.0 * FLT_EPSILON * as;
+                ok = std::fabs(o - r) <= tol;
+            }
+        } else {
+            target = roundToDt(r, dt);
+            if (std::isinf(target)) {
+                ok = (o == target);
+            } else {
+                tol = avgref::ulpOf(target, fmtOf(dt));
+                if (as > std::fabs(r) * (1.0 + 1e-12)) tol += 2.0 * FLT_EPSILON * as;
+                ok = std::fabs(o - target) <= tol;
+            }
+        }
+        if (!ok) {
+            if (bad < maxReport)
+                msg << "\n  [" << i << "] got " << o << " ref " << r << " (rounded " << target << ", tol " << tol
+                    << ")";
+            ++bad;
+        }
+        if (!std::isnan(r) && !std::isinf(r)) worst = std::max(worst, std::fabs(o - r));
+    }
+    if (bad) return ::testing::AssertionFailure() << bad << " of " << out.size() << " elements differ" << msg.str();
+    return ::testing::AssertionSuccess();
+}
+
+// Bit-exact comparison against the reference rounded to dt.
+inline ::testing::AssertionResult bitExact(aclDataType dt, const std::vector<uint32_t> &outBits,
+                                           const std::vector<double> &ref, size_t maxReport = 5) {
+    if (outBits.size() != ref.size())
+        return ::testing::AssertionFailure() << "size " << outBits.size() << " != reference " << ref.size();
+    size_t bad = 0;
+    std::ostringstream msg;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        uint32_t want;
+        if (dt == ACL_FLOAT) {
+            const float f = static_cast<float>(ref[i]);
+            std::memcpy(&want, &f, 4);
+        } else if (dt == ACL_FLOAT16) {
+            want = avgref::f16Bits(ref[i]);
+        } else {
+            want = avgref::bf16Bits(ref[i]);
+        }
+        if (want != outBits[i]) {
+            if (bad < maxReport)
+                msg << "\n  [" << i << "] got 0x" << std::hex << outBits[i] << " want 0x" << want << std::dec
+                    << " (ref " << ref[i] << ")";
+            ++bad;
+        }
+    }
+    if (bad) return ::testing::AssertionFailure() << bad << " of " << ref.size() << " elements differ" << msg.str();
+    return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult messageContains(const std::string &msg, const std::vector<std::string> &anyOf) {
+    if (anyOf.empty()) return ::testing::AssertionSuccess();
+    for (const auto &s : anyOf)
+        if (msg.find(s) != std::string::npos) return ::testing::AssertionSuccess();
+    std::ostringstream o;
+    o << "message \"" << msg << "\" contains none of:";
+    for (const auto &s : anyOf) o << " \"" << s << "\"";
+    return ::testing::AssertionFailure() << o.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// cubeMathType table of products.md (written independently of the product YAML files)
+// ---------------------------------------------------------------------------------------------
+enum class CubeExpect { Reject, Keep, F16, HF32 };
+inline CubeExpect cubeExpect(const std::string &product, aclDataType dt, int cube) {
+    const bool old = product == "atlas-training" || product == "atlas-inference";
+    if (cube < 0 || cube > 3) return CubeExpect::Reject;
+    if (old) {
+        if (dt == ACL_BF16) return CubeExpect::Reject;  // (not a supported dtype there at all)
+        switch (cube) {
+            case 0: return dt == ACL_FLOAT ? CubeExpect::Reject : CubeExpect::Keep;
+            case 1: return dt == ACL_FLOAT ? CubeExpect::F16 : CubeExpect::Keep;
+            case 2: return dt == ACL_FLOAT ? CubeExpect::F16 : CubeExpect::Keep;
+            default: return CubeExpect::Reject;
+        }
+    }
+    switch (cube) {
+        case 0: return CubeExpect::Keep;
+        case 1: return dt == ACL_FLOAT ? CubeExpect::HF32 : CubeExpect::Keep;
+        case 2:
+            if (dt == ACL_BF16) return CubeExpect::Reject;
+            return dt == ACL_FLOAT ? CubeExpect::F16 : CubeExpect::Keep;
+        default: return dt == ACL_FLOAT ? CubeExpect::HF32 : CubeExpect::Keep;
+    }
+}
+inline CubeRound roundingOf(CubeExpect e) {
+    switch (e) {
+        case CubeExpect::F16: return CubeRound::F16;
+        case CubeExpect::HF32: return CubeRound::HF32;
+        default: return CubeRound::None;
+    }
+}
+// A cubeMathType every product accepts for dt (used where the cube mode is not the subject).
+inline int8_t neutralCube(const std::string &product, aclDataType dt) {
+    if ((product == "atlas-training" || product == "atlas-inference") && dt == ACL_FLOAT) return 1;
+    return 0;
+}
+
+}  // namespace apt
+
+#endif  // AVGPOOL2D_TESTS_AVGPOOL2D_TEST_UTIL_HPP_

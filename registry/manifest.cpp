@@ -1,0 +1,337 @@
+#include "manifest.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "aclnn_cpu/dtype.hpp"
+
+namespace aclcpu {
+namespace {
+
+struct Parser {
+    std::string file;
+
+    [[noreturn]] void fail(const YAML::Node &n, const std::string &what) const {
+        throw ManifestError(file + ":" + std::to_string(n.Mark().line + 1) + ": " + what);
+    }
+    void expect_map(const YAML::Node &n, const std::string &what) const {
+        if (!n.IsMap()) fail(n, what + " must be a mapping");
+    }
+    void expect_seq(const YAML::Node &n, const std::string &what) const {
+        if (!n.IsSequence()) fail(n, what + " must be a list");
+    }
+    void only_keys(const YAML::Node &n, std::initializer_list<const char *> keys, const std::string &what) const {
+        for (const auto &kv : n) {
+            const auto k = kv.first.as<std::string>();
+            if (std::none_of(keys.begin(), keys.end(), [&](const char *s) { return k == s; })) {
+                std::string known;
+                for (const char *s : keys) known += (known.empty() ? "" : ", ") + std::string(s);
+                fail(kv.first, "unknown key '" + k + "' in " + what + " (known: " + known + ")");
+            }
+        }
+    }
+    std::string str(const YAML::Node &n, const std::string &what) const {
+        if (!n || !n.IsScalar()) fail(n, what + " must be a string");
+        return n.as<std::string>();
+    }
+    int64_t integer(const YAML::Node &n, const std::string &what) const {
+        try {
+            return n.as<int64_t>();
+        } catch (const YAML::Exception &) {
+            fail(n, what + " must be an integer");
+        }
+    }
+
+    ParamType param_type(const YAML::Node &n) const {
+        static const std::map<std::string, ParamType> types = {
+            {"tensor", ParamType::Tensor},       {"int_array", ParamType::IntArray}, {"bool_array", ParamType::BoolArray},
+            {"float_array", ParamType::FloatArray}, {"scalar", ParamType::Scalar},  {"int64", ParamType::Int64},
+            {"int32", ParamType::Int32},         {"int", ParamType::Int},            {"int8", ParamType::Int8},
+            {"bool", ParamType::Bool},           {"float", ParamType::Float},        {"double", ParamType::Double}};
+        const auto s = str(n, "param type");
+        const auto it = types.find(s);
+        if (it == types.end())
+            fail(n, "unknown param type '" + s + "' (known: tensor, int_array, bool_array, float_array, scalar, int64, int32, int, int8, bool, float, double)");
+        return it->second;
+    }
+
+    const Param &param(const OpManifest &op, const YAML::Node &at, const std::string &name) const {
+        const int i = op.index_of(name);
+        if (i < 0) fail(at, "'" + name + "' is not a parameter of " + op.name);
+        return op.params[static_cast<size_t>(i)];
+    }
+    void tensor_param(const OpManifest &op, const YAML::Node &at, const std::string &name) const {
+        if (param(op, at, name).type != ParamType::Tensor) fail(at, "'" + name + "' is not a tensor parameter");
+    }
+
+    std::vector<int32_t> dtype_list(const YAML::Node &n) const {
+        expect_seq(n, "a dtype list");
+        std::vector<int32_t> out;
+        for (const auto &e : n) {
+            const auto d = acp::parse_dtype(str(e, "dtype"));
+            if (!d) fail(e, "unknown dtype '" + e.as<std::string>() + "'");
+            out.push_back(*d);
+        }
+        return out;
+    }
+    std::vector<int32_t> format_list(const YAML::Node &n) const {
+        expect_seq(n, "a format list");
+        std::vector<int32_t> out;
+        for (const auto &e : n) {
+            const auto f = acp::parse_format(str(e, "format"));
+            if (!f) fail(e, "unknown format '" + e.as<std::string>() + "'");
+            out.push_back(*f);
+        }
+        return out;
+    }
+    std::vector<int64_t> int_list(const YAML::Node &n, const std::string &what) const {
+        expect_seq(n, what);
+        std::vector<int64_t> out;
+        for (const auto &e : n) out.push_back(integer(e, what + " entry"));
+        return out;
+    }
+
+    AttrRule attr_rule(const OpManifest &op, const YAML::Node &key, const YAML::Node &n) const {
+        const auto name = key.as<std::string>();
+        const Param &p = param(op, key, name);
+        if (p.type == ParamType::Tensor) fail(key, "'" + name + "' is a tensor: use dtypes/formats/ranks");
+        expect_map(n, "attribute rule of " + name);
+        only_keys(n, {"length", "range", "values"}, "attribute rule of " + name);
+        AttrRule r;
+        r.line = key.Mark().line + 1;
+        if (n["length"]) {
+            if (p.type != ParamType::IntArray && p.type != ParamType::BoolArray && p.type != ParamType::FloatArray)
+                fail(n["length"], "'length' applies to array parameters only");
+            r.lengths = int_list(n["length"], "length");
+        }
+        if (n["range"]) {
+            const auto v = int_list(n["range"], "range");
+            if (v.size() != 2 || v[0] > v[1]) fail(n["range"], "range must be [lo, hi] with lo <= hi");
+            r.range = std::make_pair(v[0], v[1]);
+        }
+        if (n["values"]) r.values = int_list(n["values"], "values");
+        return r;
+    }
+
+    Rules rules(const OpManifest &op, const YAML::Node &n, bool with_dtypes) const {
+        Rules r;
+        if (with_dtypes && n["dtypes"]) {
+            expect_map(n["dtypes"], "dtypes");
+            for (const auto &kv : n["dtypes"]) {
+                const auto name = kv.first.as<std::string>();
+                tensor_param(op, kv.first, name);
+                r.dtypes[name] = dtype_list(kv.second);
+            }
+        }
+        if (n["formats"]) {
+            expect_map(n["formats"], "formats");
+            for (const auto &kv : n["formats"]) {
+                const auto name = kv.first.as<std::string>();
+                tensor_param(op, kv.first, name);
+                r.formats[name] = format_list(kv.second);
+            }
+        }
+        if (n["ranks"]) {
+            expect_map(n["ranks"], "ranks");
+            for (const auto &kv : n["ranks"]) {
+                const auto name = kv.first.as<std::string>();
+                tensor_param(op, kv.first, name);
+                r.ranks[name] = int_list(kv.second, "ranks");
+            }
+        }
+        if (n["attrs"]) {
+            expect_map(n["attrs"], "attrs");
+            for (const auto &kv : n["attrs"]) r.attrs[kv.first.as<std::string>()] = attr_rule(op, kv.first, kv.second);
+        }
+        return r;
+    }
+
+    OpManifest op(const YAML::Node &n) const {
+        expect_map(n, "an operator");
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "cube_math", "same_dtype", "dtypes", "formats",
+                      "ranks", "attrs", "products"},
+                  "an operator");
+        OpManifest op;
+        op.line = n.Mark().line + 1;
+        op.name = str(n["name"], "operator name");
+        for (char c : op.name)
+            if (!std::isalnum(static_cast<unsigned char>(c))) fail(n["name"], "operator name must be alphanumeric, got '" + op.name + "'");
+        if (n["header"]) op.headers.push_back(str(n["header"], "header"));
+        if (n["headers"]) {
+            expect_seq(n["headers"], "headers");
+            for (const auto &h : n["headers"]) op.headers.push_back(str(h, "header"));
+        }
+        if (op.headers.empty()) fail(n, "operator " + op.name + " needs a 'header'");
+        if (!n["params"]) fail(n, "operator " + op.name + " needs 'params'");
+        expect_seq(n["params"], "params");
+        std::set<std::string> seen;
+        for (const auto &pn : n["params"]) {
+            expect_map(pn, "a parameter");
+            only_keys(pn, {"name", "type", "optional", "output"}, "a parameter");
+            Param p;
+            p.line = pn.Mark().line + 1;
+            p.name = str(pn["name"], "parameter name");
+            if (!seen.insert(p.name).second) fail(pn, "duplicate parameter '" + p.name + "'");
+            if (!pn["type"]) fail(pn, "parameter '" + p.name + "' needs a 'type'");
+            p.type = param_type(pn["type"]);
+            p.optional = pn["optional"] && pn["optional"].as<bool>();
+            p.output = pn["output"] && pn["output"].as<bool>();
+            if (p.output && p.type != ParamType::Tensor) fail(pn, "only tensors can be outputs ('" + p.name + "')");
+            if (p.optional && !p.is_pointer()) fail(pn, "'" + p.name + "' is passed by value and cannot be optional");
+            op.params.push_back(p);
+        }
+        if (n["null_order"]) {
+            expect_seq(n["null_order"], "null_order");
+            for (const auto &e : n["null_order"]) {
+                const auto name = str(e, "null_order entry");
+                if (!param(op, e, name).is_pointer()) fail(e, "'" + name + "' is not a pointer parameter");
+                op.null_order.push_back(name);
+            }
+        }
+        if (n["cube_math"]) {
+            const auto cm = n["cube_math"];
+            expect_map(cm, "cube_math");
+            only_keys(cm, {"param", "input"}, "cube_math");
+            CubeMath c{str(cm["param"], "cube_math.param"), str(cm["input"], "cube_math.input")};
+            if (param(op, cm["param"], c.param).type != ParamType::Int8) fail(cm["param"], "cube_math.param must be an int8 parameter");
+            tensor_param(op, cm["input"], c.input);
+            op.cube_math = c;
+        }
+        if (n["same_dtype"]) {
+            expect_seq(n["same_dtype"], "same_dtype");
+            const auto sd = n["same_dtype"];
+            auto group = [&](const YAML::Node &g) {
+                std::vector<std::string> names;
+                for (const auto &e : g) {
+                    const auto name = str(e, "same_dtype entry");
+                    tensor_param(op, e, name);
+                    names.push_back(name);
+                }
+                op.same_dtype.push_back(names);
+            };
+            if (sd.size() && sd[0].IsSequence())
+                for (const auto &g : sd) group(g);
+            else
+                group(sd);
+        }
+        if (n["dtypes"]) fail(n["dtypes"], "dtypes are declared per product (under 'products')");
+        op.common = rules(op, n, false);
+        if (!n["products"]) fail(n, "operator " + op.name + " needs 'products' (the products that support it)");
+        expect_map(n["products"], "products");
+        for (const auto &kv : n["products"]) {
+            const auto id = kv.first.as<std::string>();
+            expect_map(kv.second, "product " + id);
+            only_keys(kv.second, {"dtypes", "formats", "ranks", "attrs"}, "product " + id);
+            op.products[id] = rules(op, kv.second, true);
+        }
+        return op;
+    }
+};
+
+}  // namespace
+
+bool Param::is_pointer() const {
+    switch (type) {
+        case ParamType::Tensor: case ParamType::IntArray: case ParamType::BoolArray: case ParamType::FloatArray:
+        case ParamType::Scalar: return true;
+        default: return false;
+    }
+}
+
+int OpManifest::index_of(const std::string &param) const {
+    for (size_t i = 0; i < params.size(); ++i)
+        if (params[i].name == param) return static_cast<int>(i);
+    return -1;
+}
+
+std::optional<Rules> OpManifest::rules_for(const std::string &product) const {
+    const auto it = products.find(product);
+    if (it == products.end()) return std::nullopt;
+    Rules r = common;
+    for (const auto &kv : it->second.dtypes) r.dtypes[kv.first] = kv.second;
+    for (const auto &kv : it->second.formats) r.formats[kv.first] = kv.second;
+    for (const auto &kv : it->second.ranks) r.ranks[kv.first] = kv.second;
+    for (const auto &kv : it->second.attrs) r.attrs[kv.first] = kv.second;
+    return r;
+}
+
+std::string Manifest::library_path() const {
+    return (std::filesystem::path(dir) / ("lib" + library + ".so")).string();
+}
+
+Manifest parse_manifest(const std::string &path) {
+    Parser p{path};
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile &) {
+        throw ManifestError(path + ": cannot read the file");
+    } catch (const YAML::Exception &e) {
+        throw ManifestError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    try {
+        p.expect_map(root, "a manifest");
+        p.only_keys(root, {"plugin", "library", "abi", "version", "description", "operators"}, "the manifest");
+        Manifest m;
+        m.file = path;
+        m.dir = std::filesystem::path(path).parent_path().string();
+        if (m.dir.empty()) m.dir = ".";
+        m.plugin = p.str(root["plugin"], "plugin");
+        m.library = p.str(root["library"], "library");
+        if (!root["abi"]) p.fail(root, "missing 'abi' (the plugin ABI major version)");
+        m.abi = static_cast<unsigned>(p.integer(root["abi"], "abi"));
+        if (root["version"]) m.version = p.str(root["version"], "version");
+        if (root["description"]) m.description = p.str(root["description"], "description");
+        if (!root["operators"]) p.fail(root, "missing 'operators'");
+        p.expect_seq(root["operators"], "operators");
+        std::set<std::string> names;
+        for (const auto &o : root["operators"]) {
+            m.ops.push_back(p.op(o));
+            if (!names.insert(m.ops.back().name).second) p.fail(o, "operator " + m.ops.back().name + " declared twice");
+        }
+        return m;
+    } catch (const YAML::Exception &e) {
+        throw ManifestError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+}
+
+const char *param_type_name(ParamType t) {
+    switch (t) {
+        case ParamType::Tensor: return "tensor";
+        case ParamType::IntArray: return "int_array";
+        case ParamType::BoolArray: return "bool_array";
+        case ParamType::FloatArray: return "float_array";
+        case ParamType::Scalar: return "scalar";
+        case ParamType::Int64: return "int64";
+        case ParamType::Int32: return "int32";
+        case ParamType::Int: return "int";
+        case ParamType::Int8: return "int8";
+        case ParamType::Bool: return "bool";
+        case ParamType::Float: return "float";
+        case ParamType::Double: return "double";
+    }
+    return "?";
+}
+
+std::string param_c_type(const Param &p) {
+    switch (p.type) {
+        case ParamType::Tensor: return p.output ? "aclTensor *" : "const aclTensor *";
+        case ParamType::IntArray: return "const aclIntArray *";
+        case ParamType::BoolArray: return "const aclBoolArray *";
+        case ParamType::FloatArray: return "const aclFloatArray *";
+        case ParamType::Scalar: return "const aclScalar *";
+        case ParamType::Int64: return "int64_t ";
+        case ParamType::Int32: return "int32_t ";
+        case ParamType::Int: return "int ";
+        case ParamType::Int8: return "int8_t ";
+        case ParamType::Bool: return "bool ";
+        case ParamType::Float: return "float ";
+        case ParamType::Double: return "double ";
+    }
+    return "void *";
+}
+
+}  // namespace aclcpu

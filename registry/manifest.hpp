@@ -1,0 +1,81 @@
+// Operator manifests: the YAML that declares a plugin's operators, their signatures and their
+// per-product dtype / format / rank / attribute rules. One parser serves the registry, the code
+// generator and the CLI; every error names the file and line.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace aclcpu {
+
+enum class ParamType { Tensor, IntArray, BoolArray, FloatArray, Scalar, Int64, Int32, Int, Int8, Bool, Float, Double };
+
+struct Param {
+    std::string name;
+    ParamType type = ParamType::Tensor;
+    bool optional = false;  // a NULL pointer is accepted
+    bool output = false;    // tensors only
+    int line = 0;
+    bool is_pointer() const;
+};
+
+struct AttrRule {
+    std::vector<int64_t> lengths;                    // allowed array lengths
+    std::optional<std::pair<int64_t, int64_t>> range;  // every value (or the scalar) within [lo, hi]
+    std::vector<int64_t> values;                     // allowed values
+    int line = 0;
+};
+
+struct Rules {  // may appear at operator level (all products) and per product (overrides)
+    std::map<std::string, std::vector<int32_t>> dtypes;
+    std::map<std::string, std::vector<int32_t>> formats;
+    std::map<std::string, std::vector<int64_t>> ranks;
+    std::map<std::string, AttrRule> attrs;
+};
+
+struct CubeMath {
+    std::string param;  // the int8 cubeMathType parameter
+    std::string input;  // the tensor whose dtype selects the row of the product's table
+};
+
+struct OpManifest {
+    std::string name;                   // "AvgPool2dBackward"
+    std::vector<std::string> headers;   // "aclnn_avgpool2d_backward.h"
+    std::vector<Param> params;
+    std::vector<std::string> null_order;  // order of NULL checks; default: signature order
+    std::optional<CubeMath> cube_math;
+    std::vector<std::vector<std::string>> same_dtype;
+    Rules common;
+    std::map<std::string, Rules> products;  // product id -> rules; a product not listed is unsupported
+    int line = 0;
+
+    int index_of(const std::string &param) const;  // -1 when absent
+    // Rules in force on `product` (common overridden by the product's), or nullopt when unsupported.
+    std::optional<Rules> rules_for(const std::string &product) const;
+};
+
+struct Manifest {
+    std::string file;  // path of the YAML
+    std::string dir;   // its directory
+    std::string plugin, library, version, description;
+    unsigned abi = 0;
+    std::vector<OpManifest> ops;
+    std::string library_path() const;  // <dir>/lib<library>.so
+};
+
+struct ManifestError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Throws ManifestError("<file>:<line>: <what>").
+Manifest parse_manifest(const std::string &path);
+
+const char *param_type_name(ParamType t);
+// The C type of a parameter in the public header ("const aclTensor *", "int64_t", ...).
+std::string param_c_type(const Param &p);
+
+}  // namespace aclcpu

@@ -1,0 +1,166 @@
+#include "registry.hpp"
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "../core/runtime/log.hpp"
+
+namespace aclcpu {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::mutex &load_mutex() {  // one loader at a time: dlopen order and diagnostics stay deterministic
+    static std::mutex m;
+    return m;
+}
+
+std::vector<std::string> manifests_under(const std::string &path) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) return {path};
+    if (!fs::is_directory(path, ec)) return out;
+    if (fs::is_regular_file(fs::path(path) / "manifest.yaml", ec)) return {(fs::path(path) / "manifest.yaml").string()};
+    for (const auto &e : fs::directory_iterator(path, ec)) {
+        const auto m = e.path() / "manifest.yaml";
+        if (e.is_directory(ec) && fs::is_regular_file(m, ec)) out.push_back(m.string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+Registry::Registry(const std::vector<std::string> &paths, const std::map<std::string, std::string> &preferred)
+    : preferred_(preferred) {
+    std::lock_guard<std::mutex> lock(load_mutex());
+    std::set<std::string> seen;
+    for (const auto &path : paths)
+        for (const auto &file : manifests_under(path)) {
+            std::error_code ec;
+            const auto canonical = fs::weakly_canonical(file, ec).string();
+            if (seen.insert(canonical).second) load_manifest(file);
+        }
+}
+
+void Registry::diagnose(const std::string &line) {
+    diagnostics_.push_back(line);
+    log(LogLevel::Error, "plugin skipped: " + line);
+}
+
+void Registry::load_manifest(const std::string &file) {
+    auto p = std::make_shared<LoadedPlugin>();
+    try {
+        p->manifest = parse_manifest(file);
+    } catch (const std::exception &e) {
+        diagnose(e.what());
+        return;
+    }
+    const Manifest &m = p->manifest;
+    p->library_path = m.library_path();
+    if (m.abi != ACP_ABI_MAJOR) {
+        diagnose(file + ": manifest declares plugin ABI " + std::to_string(m.abi) + ", this core speaks ABI " +
+                 std::to_string(ACP_ABI_MAJOR));
+        return;
+    }
+    boost::system::error_code ec;
+    auto lib = std::make_shared<boost::dll::shared_library>(
+        p->library_path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, ec);
+    if (ec || !lib->is_loaded()) {
+        diagnose(p->library_path + ": cannot load the plugin library (" + ec.message() + ")");
+        return;
+    }
+    if (!lib->has(ACP_ENTRY_POINT)) {
+        diagnose(p->library_path + ": no exported entry point '" ACP_ENTRY_POINT "'");
+        return;
+    }
+    const acp_plugin *d = lib->get<const acp_plugin *()>(ACP_ENTRY_POINT)();
+    if (!d || d->struct_size < sizeof(acp_plugin) - sizeof(d->reserved)) {
+        diagnose(p->library_path + ": the entry point returned no valid descriptor");
+        return;
+    }
+    if (d->abi_major != ACP_ABI_MAJOR) {
+        diagnose(p->library_path + ": plugin ABI major " + std::to_string(d->abi_major) + ", this core speaks " +
+                 std::to_string(ACP_ABI_MAJOR));
+        return;
+    }
+    // The manifest and the library must declare the same operators.
+    std::set<std::string> declared, provided;
+    for (const auto &op : m.ops) declared.insert(op.name);
+    for (uint32_t i = 0; i < d->n_ops; ++i) {
+        if (!d->ops || !d->ops[i].name || !d->ops[i].plan) {
+            diagnose(p->library_path + ": operator entry " + std::to_string(i) + " has no name or plan function");
+            return;
+        }
+        provided.insert(d->ops[i].name);
+    }
+    for (const auto &name : declared)
+        if (!provided.count(name)) {
+            diagnose(file + ": declares operator " + name + " but " + p->library_path + " does not provide it");
+            return;
+        }
+    for (const auto &name : provided)
+        if (!declared.count(name)) {
+            diagnose(p->library_path + ": provides operator " + name + " that " + file + " does not declare");
+            return;
+        }
+    if (d->init) {
+        const char *message = nullptr;
+        const acp_status st = d->init(host_api(), &message);
+        if (st != 0) {
+            diagnose(p->library_path + ": plugin init failed with status " + std::to_string(st) +
+                     (message ? std::string(": ") + message : std::string()));
+            return;
+        }
+    }
+    p->library = std::move(lib);
+    p->descriptor = d;
+    plugins_.push_back(p);
+    add_ops(p);
+}
+
+void Registry::add_ops(const std::shared_ptr<const LoadedPlugin> &p) {
+    for (const auto &opm : p->manifest.ops) {
+        OpEntry e;
+        e.manifest = &opm;
+        e.plugin = p;
+        for (uint32_t i = 0; i < p->descriptor->n_ops; ++i)
+            if (opm.name == p->descriptor->ops[i].name) e.op = &p->descriptor->ops[i];
+        const auto pref = preferred_.find(opm.name);
+        const auto it = ops_.find(opm.name);
+        if (it == ops_.end()) {
+            ops_[opm.name] = e;
+        } else if (pref != preferred_.end() && pref->second == p->manifest.plugin) {
+            log(LogLevel::Info, "operator " + opm.name + ": using plugin " + p->manifest.plugin + " (" +
+                                    p->manifest.file + ") as configured, over " + it->second.plugin->manifest.file);
+            it->second = e;
+        } else if (pref != preferred_.end() && pref->second == it->second.plugin->manifest.plugin) {
+            log(LogLevel::Info, "operator " + opm.name + ": keeping plugin " + pref->second + " as configured");
+        } else {
+            diagnose(p->manifest.file + ": duplicate operator " + opm.name + ", already provided by " +
+                     it->second.plugin->manifest.file + "; keeping the first (choose one with implementations: {" +
+                     opm.name + ": <plugin>} in the profile or aclInit config)");
+        }
+    }
+}
+
+const OpEntry *Registry::find(const std::string &op) const {
+    const auto it = ops_.find(op);
+    return it == ops_.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<const Registry> registry_for(const std::vector<std::string> &paths,
+                                             const std::map<std::string, std::string> &preferred) {
+    static std::mutex m;
+    static auto *cache = new std::map<std::pair<std::vector<std::string>, std::map<std::string, std::string>>,
+                                      std::shared_ptr<const Registry>>;  // never destroyed: plugins stay resident
+    std::lock_guard<std::mutex> lock(m);
+    auto &slot = (*cache)[{paths, preferred}];
+    if (!slot) slot = std::make_shared<const Registry>(paths, preferred);
+    return slot;
+}
+
+}  // namespace aclcpu
