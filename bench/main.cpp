@@ -17,12 +17,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -228,6 +230,8 @@ std::string fmt_bytes(uint64_t b) {
     return fmt(v, u == 0 ? 0 : 1) + units[u];
 }
 
+std::string threads_str(int n) { return std::to_string(n) + (n == 1 ? " thread" : " threads"); }
+
 std::string json_str(const std::string &s) {
     std::string r = "\"";
     for (unsigned char ch : s) {
@@ -291,6 +295,14 @@ std::string cpu_model() {
             if (p != std::string::npos) return one_line(line.substr(p + 2));
         }
     return "unknown CPU";
+}
+
+// "1.23 0.98 0.50": other work on a shared machine shows here; read it next to the results
+std::string load_average() {
+    std::ifstream f("/proc/loadavg");
+    std::string a, b, c;
+    if (!(f >> a >> b >> c)) return "unknown";
+    return a + " " + b + " " + c;
 }
 
 std::string read_text(const fs::path &p) {
@@ -447,7 +459,8 @@ void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, si
 
 // Runs the results' cases (all of one product) in this process. Returns the SoC name reported.
 std::string run_in_process(const std::string &product, std::vector<Result *> &rs, const Options &o,
-                           const fs::path &tmp, size_t &counter, size_t total) {
+                           const fs::path &tmp, size_t &counter, size_t total,
+                           const std::function<void(Result &)> &after = {}) {
     const std::string cfg = write_config(tmp, product, o.threads);
     auto fail_all = [&](const std::string &msg) {
         for (Result *r : rs) {
@@ -473,7 +486,10 @@ std::string run_in_process(const std::string &product, std::vector<Result *> &rs
     }
     const char *socp = aclrtGetSocName();
     const std::string soc = socp ? socp : "";
-    for (Result *r : rs) run_case(*r->c, stream, o, *r, ++counter, total);
+    for (Result *r : rs) {
+        run_case(*r->c, stream, o, *r, ++counter, total);
+        if (after) after(*r);
+    }
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
     aclFinalize();
@@ -551,78 +567,180 @@ struct TorchInfo {
     std::string reason;  // when unavailable
 };
 
-TorchInfo run_torch_peer(std::vector<Result> &results, const Options &o, const fs::path &tmp) {
-    TorchInfo info;
-    std::vector<Result *> todo;
-    for (Result &r : results)
-        if (r.status == "ok" && !r.c->torch.empty()) todo.push_back(&r);
-    if (todo.empty()) {
-        info.reason = "no case has a PyTorch peer";
-        return info;
-    }
-    const fs::path script = tmp / "torch_peer.py", cases = tmp / "torch_cases.json", out = tmp / "torch_out.tsv",
-                   err = tmp / "torch_stderr.txt";
-    {
-        std::ofstream f(script);
-        f << kTorchPeerScript;
-    }
-    {
-        std::ofstream f(cases);
-        f << "{\"threads\": " << o.threads << ", \"cases\": [\n";
-        for (size_t i = 0; i < todo.size(); ++i) {
-            const Case &c = *todo[i]->c;
-            f << (i ? ",\n" : "") << "{\"id\": " << json_str(c.id()) << ", \"dtype\": " << json_str(dtype_name(c.dtype))
-              << ", \"reps\": " << o.reps << ", \"warmup\": " << std::max(1, o.warmup)
-              << ", \"code\": " << json_str(c.torch) << "}";
+// The PyTorch peer: one python process for the whole run, asked to time each case right after ours
+// (one JSON line in, one line out), so that both sides see the same machine load.
+class TorchPeer {
+public:
+    ~TorchPeer() { stop(); }
+
+    // Starts the interpreter and waits until torch is imported (so the import never overlaps our timing).
+    void start(const Options &o, const fs::path &tmp) {
+        o_ = &o;
+        const fs::path script = tmp / "torch_peer.py";
+        errFile_ = tmp / "torch_stderr.txt";
+        {
+            std::ofstream f(script);
+            f << kTorchPeerScript;
         }
-        f << "\n]}\n";
-    }
-    std::cerr << "(timing " << todo.size() << " cases in PyTorch with " << o.python << ")\n";
-    const std::string th = std::to_string(o.threads);
-    std::string why;
-    const int rc = spawn_wait({o.python, script.string(), cases.string(), out.string()}, "", err.string(),
-                              {{"OMP_NUM_THREADS", th}, {"MKL_NUM_THREADS", th}}, why);
-    std::map<std::string, std::vector<std::string>> rows;
-    {
-        std::ifstream f(out);
+        int in[2], out[2];
+        if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+            info.reason = std::string("pipe: ") + std::strerror(errno);
+            return;
+        }
+        const std::string th = std::to_string(o.threads);
+        std::vector<std::string> args = {o.python, script.string(), th};
+        std::vector<char *> argv;
+        for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+        argv.push_back(nullptr);
+        std::vector<std::string> envStore;
+        for (char **e = environ; e && *e; ++e) {
+            const std::string kv = *e;
+            if (kv.rfind("OMP_NUM_THREADS=", 0) != 0 && kv.rfind("MKL_NUM_THREADS=", 0) != 0) envStore.push_back(kv);
+        }
+        envStore.push_back("OMP_NUM_THREADS=" + th);
+        envStore.push_back("MKL_NUM_THREADS=" + th);
+        std::vector<char *> envp;
+        for (const std::string &kv : envStore) envp.push_back(const_cast<char *>(kv.c_str()));
+        envp.push_back(nullptr);
+
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errFile_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data());
+        posix_spawn_file_actions_destroy(&fa);
+        close(in[0]);
+        close(out[1]);
+        if (rc != 0) {
+            close(in[1]);
+            close(out[0]);
+            pid_ = -1;
+            info.reason = "cannot start " + o.python + ": " + std::strerror(rc);
+            return;
+        }
+        to_ = fdopen(in[1], "w");
+        from_ = fdopen(out[0], "r");
+        std::cerr << "(starting the PyTorch peer: " << o.python << ")\n";
         std::string line;
-        while (std::getline(f, line)) {
-            std::vector<std::string> cols = split(line, '\t');
-            if (cols.empty()) continue;
-            if (cols[0] == "torch" && cols.size() >= 3) {
-                info.available = true;
-                info.version = cols[1];
-                info.threads = std::atoi(cols[2].c_str());
-            } else if (cols[0] == "unavailable") {
-                info.reason = cols.size() > 1 ? cols[1] : "import torch failed";
-            } else if (cols.size() >= 3) {
-                rows[cols[0]] = cols;
+        if (!read_line(line)) {
+            info.reason = o.python + " could not run the peer" + end_reason();
+            stop();
+            return;
+        }
+        const std::vector<std::string> cols = split(line, '\t');
+        if (cols.size() >= 3 && cols[0] == "torch") {
+            info.available = true;
+            info.version = cols[1];
+            info.threads = std::atoi(cols[2].c_str());
+        } else {
+            info.reason = cols.size() >= 2 && cols[0] == "unavailable" ? cols[1] : "unexpected reply '" + line + "'";
+            stop();
+        }
+    }
+
+    bool alive() const { return info.available && pid_ > 0; }
+
+    // Times r's case in PyTorch (same dtype, repetitions, warm-up and threads); fills r.torch*.
+    void time_case(Result &r) {
+        if (r.status != "ok" || r.c->torch.empty()) return;
+        if (info.available && !alive()) {
+            r.torchStatus = "error";
+            r.torchMessage = "the PyTorch peer had stopped earlier in the run";
+            return;
+        }
+        if (!alive()) return;
+        const Case &c = *r.c;
+        const std::string req = "{\"id\": " + json_str(c.id()) + ", \"dtype\": " + json_str(dtype_name(c.dtype)) +
+                                ", \"reps\": " + std::to_string(o_->reps) +
+                                ", \"warmup\": " + std::to_string(std::max(1, o_->warmup)) +
+                                ", \"code\": " + json_str(c.torch) + "}\n";
+        std::string line;
+        if (std::fputs(req.c_str(), to_) < 0 || std::fflush(to_) != 0 || !read_line(line)) {
+            r.torchStatus = "error";
+            r.torchMessage = "the PyTorch peer stopped" + end_reason();
+            stop();
+            return;
+        }
+        const std::vector<std::string> cols = split(line, '\t');
+        if (cols.size() < 3 || cols[0] != c.id()) {
+            r.torchStatus = "error";
+            r.torchMessage = "unexpected reply from the peer: " + one_line(line);
+            return;
+        }
+        r.torchStatus = cols[1] == "ok" ? "ok" : "error";
+        r.torchMs = parse_times(cols[2]);
+        r.torchMessage = cols.size() > 3 ? cols[3] : "";
+        std::cerr << "        PyTorch: ";
+        if (r.torchStatus == "ok")
+            std::cerr << "min " << fmt_ms(min_of(r.torchMs)) << " ms  median " << fmt_ms(r.torch_median()) << " ms\n";
+        else
+            std::cerr << "n/a: " << r.torchMessage << "\n";
+    }
+
+    void stop() {
+        if (to_) std::fclose(to_);
+        to_ = nullptr;
+        if (pid_ > 0) {
+            int st = 0;
+            while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
             }
+            status_ = st;
+            exited_ = true;
         }
+        pid_ = -1;
+        if (from_) std::fclose(from_);
+        from_ = nullptr;
     }
-    if (!info.available) {
-        if (info.reason.empty())
-            info.reason = o.python + " could not run the peer (exit " + std::to_string(rc) +
-                          (why.empty() ? "" : ", " + why) + ")";
-        const std::string tail = last_lines(read_text(err), 3);
-        if (!tail.empty()) info.reason += "; " + one_line(tail);
-        return info;
+
+    TorchInfo info;
+
+private:
+    bool read_line(std::string &line) {
+        char *buf = nullptr;
+        size_t cap = 0;
+        const ssize_t n = from_ ? getline(&buf, &cap, from_) : -1;
+        if (n > 0) line.assign(buf, static_cast<size_t>(n));
+        std::free(buf);
+        while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+        return n > 0;
     }
-    for (Result *r : todo) {
-        auto it = rows.find(r->c->id());
-        if (it == rows.end()) {
-            r->torchStatus = "error";
-            r->torchMessage = "the peer stopped before this case (exit " + std::to_string(rc) +
-                              (why.empty() ? "" : ", " + why) + ")";
-            continue;
+
+    // " (exit 1; <last stderr lines>)" once the process is gone
+    std::string end_reason() {
+        if (pid_ > 0) {
+            if (to_) std::fclose(to_);
+            to_ = nullptr;
+            int st = 0;
+            while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+            }
+            status_ = st;
+            exited_ = true;
+            pid_ = -1;
         }
-        const auto &cols = it->second;
-        r->torchStatus = cols[1] == "ok" ? "ok" : "error";
-        r->torchMs = parse_times(cols[2]);
-        r->torchMessage = cols.size() > 3 ? cols[3] : "";
+        std::string s;
+        if (exited_) {
+            if (WIFEXITED(status_))
+                s = " (exit " + std::to_string(WEXITSTATUS(status_));
+            else if (WIFSIGNALED(status_))
+                s = std::string(" (killed by signal ") + strsignal(WTERMSIG(status_));
+            else
+                s = " (ended";
+            const std::string tail = last_lines(read_text(errFile_), 2);
+            if (!tail.empty()) s += "; " + one_line(tail);
+            s += ")";
+        }
+        return s;
     }
-    return info;
-}
+
+    const Options *o_ = nullptr;
+    fs::path errFile_;
+    pid_t pid_ = -1;
+    FILE *to_ = nullptr;
+    FILE *from_ = nullptr;
+    int status_ = 0;
+    bool exited_ = false;
+};
 
 // ---------------------------------------------------------------------------------------------
 // output
@@ -631,8 +749,8 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
                  const Options &o, const std::map<std::string, std::string> &socs) {
     if (!o.noTorch) {
         if (torch.available)
-            os << "peer: PyTorch " << torch.version << " (" << o.python << ", " << torch.threads
-               << " threads), same run, same repetitions\n";
+            os << "peer: PyTorch " << torch.version << " (" << o.python << ", " << threads_str(torch.threads)
+               << "), each case right after ours, same repetitions\n";
         else
             os << "peer: PyTorch n/a - " << torch.reason << "\n";
     } else {
@@ -703,23 +821,22 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
 std::string roofline_line(const Roofline &roof) {
     std::ostringstream os;
     os << "roofline: copy " << fmt(roof.copyGBps, 1) << " GB/s (memcpy " << roof.copyBytes / (1024 * 1024)
-       << " MiB read+write, " << roof.threads << " threads, best of " << roof.copyReps << ", median "
+       << " MiB read+write, " << threads_str(roof.threads) << ", best of " << roof.copyReps << ", median "
        << fmt(roof.copyGBpsMedian, 1) << ")  |  FP32 FMA ";
     if (roof.fmaIsa == "none")
         os << "n/a (no AVX2/AVX-512)";
     else
-        os << fmt(roof.fmaGFlops, 1) << " GFLOP/s (" << roof.fmaIsa << ", 12 chains x " << roof.threads
-           << " threads, median " << fmt(roof.fmaGFlopsMedian, 1) << ")";
+        os << fmt(roof.fmaGFlops, 1) << " GFLOP/s (" << roof.fmaIsa << ", 12 chains x " << threads_str(roof.threads) << ", median " << fmt(roof.fmaGFlopsMedian, 1) << ")";
     return os.str();
 }
 
 void write_json(const std::string &path, const std::vector<Result> &results, const Roofline &roof,
                 const TorchInfo &torch, const Options &o, const std::map<std::string, std::string> &socs,
-                const std::string &started) {
+                const std::string &started, const std::string &loadStart) {
     std::ofstream f(path);
     f << "{\n  \"tool\": \"aclnn-cpu-bench\",\n  \"format\": 1,\n  \"started\": " << json_str(started)
       << ",\n  \"host\": {\"cpu\": " << json_str(cpu_model()) << ", \"cpus\": " << std::thread::hardware_concurrency()
-      << "},\n  \"options\": {\"reps\": " << o.reps << ", \"warmup\": " << o.warmup << ", \"threads\": " << o.threads
+      << ", \"loadavg_at_start\": " << json_str(loadStart) << ", \"loadavg_at_end\": " << json_str(load_average()) << "},\n  \"options\": {\"reps\": " << o.reps << ", \"warmup\": " << o.warmup << ", \"threads\": " << o.threads
       << ", \"quick\": " << (o.quick ? "true" : "false") << ", \"filters\": [";
     for (size_t i = 0; i < o.filters.size(); ++i) f << (i ? ", " : "") << json_str(o.filters[i]);
     f << "]},\n  \"roofline\": ";
@@ -814,6 +931,7 @@ bool selected(const Case &c, const Options &o) {
 }
 
 int run(int argc, char **argv) {
+    std::signal(SIGPIPE, SIG_IGN);  // a dead PyTorch peer must not take the bench down
     const Options o = parse_options(argc, argv);
     const std::string started = utc_now();
     const CaseList all = all_cases();
@@ -855,9 +973,10 @@ int run(int argc, char **argv) {
         return 0;
     }
 
+    const std::string loadStart = load_average();
     std::cout << "aclnn-cpu-bench  " << started << "  " << cpu_model() << " (" << std::thread::hardware_concurrency()
               << " cpus)  threads=" << o.threads << " reps=" << o.reps << " warmup=" << o.warmup
-              << (o.quick ? " quick" : "") << "\n";
+              << (o.quick ? " quick" : "") << "  load " << loadStart << "\n";
     Roofline roof;
     if (!o.noRoofline) {
         std::cerr << "(measuring copy bandwidth and FMA peak)\n";
@@ -869,6 +988,18 @@ int run(int argc, char **argv) {
     }
     std::cout.flush();
 
+    // the PyTorch peer: started once torch is needed, after the roofline, before the first case
+    TorchPeer peer;
+    if (o.noTorch) {
+        peer.info.reason = "skipped (--no-torch)";
+    } else if (std::none_of(results.begin(), results.end(), [](const Result &r) { return !r.c->torch.empty(); })) {
+        peer.info.reason = "no selected case has a PyTorch peer";
+    } else {
+        peer.start(o, tmp.path);
+        if (!peer.info.available) std::cerr << "PyTorch peer n/a: " << peer.info.reason << "\n";
+    }
+    auto compare = [&peer](Result &r) { peer.time_case(r); };
+
     // products in order of first appearance; the first runs here, the others in child processes
     std::vector<std::string> products;
     for (const Result &r : results)
@@ -879,20 +1010,24 @@ int run(int argc, char **argv) {
         std::vector<Result *> rs;
         for (Result &r : results)
             if (r.c->product == products[i]) rs.push_back(&r);
-        socs[products[i]] = i == 0 ? run_in_process(products[i], rs, o, tmp.path, counter, results.size())
-                                   : run_in_child(products[i], rs, o, tmp.path, counter, results.size());
+        if (i == 0) {
+            socs[products[i]] = run_in_process(products[i], rs, o, tmp.path, counter, results.size(), compare);
+        } else {
+            socs[products[i]] = run_in_child(products[i], rs, o, tmp.path, counter, results.size());
+            for (Result *r : rs) compare(*r);
+        }
     }
-
-    TorchInfo torch;
-    if (o.noTorch) {
-        torch.reason = "skipped (--no-torch)";
-    } else {
-        torch = run_torch_peer(results, o, tmp.path);
-        if (!torch.available) std::cerr << "PyTorch peer n/a: " << torch.reason << "\n";
-    }
+    peer.stop();
+    const TorchInfo torch = peer.info;
 
     print_table(std::cout, results, roof, torch, o, socs);
-    if (!o.json.empty()) write_json(o.json, results, roof, torch, o, socs, started);
+    const std::string loadEnd = load_average();
+    const double cpus = std::max(1u, std::thread::hardware_concurrency());
+    // our own threads add up to --threads to the end figure
+    if (std::atof(loadStart.c_str()) > 0.5 * cpus || std::atof(loadEnd.c_str()) > 1.5 * cpus)
+        std::cout << "\nnote: load average " << loadStart << " at start, " << loadEnd << " at end on "
+                  << cpus << " cpus: other work shared this machine, so every figure above is noisy; rerun when it is idle\n";
+    if (!o.json.empty()) write_json(o.json, results, roof, torch, o, socs, started, loadStart);
     if (!o.csv.empty()) write_csv(o.csv, results, roof);
 
     for (const Result &r : results)

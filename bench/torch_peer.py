@@ -1,17 +1,18 @@
-"""PyTorch peer of aclnn-cpu-bench: times the bench's cases in PyTorch, in the same run.
+"""PyTorch peer of aclnn-cpu-bench: times the bench's cases in PyTorch, side by side in the same run.
 
-aclnn-cpu-bench embeds this file at build time and runs it once per run as
-    python3 torch_peer.py CASES.json OUT.tsv
-CASES.json: {"threads": N, "cases": [{"id", "dtype", "reps", "warmup", "code"}, ...]}, where `code`
-comes from the case's C++ definition and defines `fn`, a no-argument callable doing the case's work on
-tensors it preallocates. OUT.tsv, tab-separated, one line per record:
-    torch <version> <threads>                 first line when torch imports
-    unavailable <reason>                      only line when it does not
-    <id> ok <t1,t2,...ms>                     one per timed case
-    <id> error - <message>                    one per case PyTorch cannot run
+aclnn-cpu-bench embeds this file at build time and starts it once per run:
+    python3 torch_peer.py THREADS
+Protocol (one line each way per case, so that each case is timed in PyTorch right after ours):
+    peer -> bench, first:  "torch\t<version>\t<threads>"  or  "unavailable\t<reason>" (then exits)
+    bench -> peer:         {"id", "dtype", "reps", "warmup", "code"} as one JSON line
+    peer -> bench:         "<id>\tok\t<t1,t2,... ms>"  or  "<id>\terror\t-\t<message>"
+`code` comes from the case's C++ definition; it defines `fn`, a no-argument callable doing the case's
+work on tensors it preallocates (names available: torch, dtype, randn(shape), zeros(shape)).
+Anything the code prints goes to stderr; stdout carries only the protocol.
 """
 import gc
 import json
+import os
 import sys
 import time
 
@@ -21,20 +22,27 @@ def clean(text):
 
 
 def main(argv):
-    with open(argv[1]) as f:
-        spec = json.load(f)
-    out = open(argv[2], "w")
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def say(line):
+        proto.write(line + "\n")
+        proto.flush()
+
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure means "no peer"
-        out.write("unavailable\timport torch failed: %s\n" % clean(e))
+        say("unavailable\timport torch failed: %s" % clean(e))
         return 3
-    torch.set_num_threads(int(spec.get("threads", 2)))
+    torch.set_num_threads(int(argv[1]) if len(argv) > 1 else 2)
     torch.set_grad_enabled(False)
-    out.write("torch\t%s\t%d\n" % (torch.__version__, torch.get_num_threads()))
-    out.flush()
+    say("torch\t%s\t%d" % (torch.__version__, torch.get_num_threads()))
 
-    for case in spec["cases"]:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        case = json.loads(line)
         dtype = getattr(torch, case["dtype"])
 
         def randn(shape, dtype=dtype):
@@ -57,13 +65,11 @@ def main(argv):
                 t0 = time.perf_counter()
                 fn()
                 times.append((time.perf_counter() - t0) * 1e3)
-            out.write("%s\tok\t%s\n" % (case["id"], ",".join("%.6f" % t for t in times)))
+            say("%s\tok\t%s" % (case["id"], ",".join("%.6f" % t for t in times)))
         except Exception as e:  # noqa: BLE001 - e.g. "not implemented for 'Half'"
-            out.write("%s\terror\t-\t%s\n" % (case["id"], clean(e)))
-        out.flush()
+            say("%s\terror\t-\t%s" % (case["id"], clean(e)))
         ns.clear()
         gc.collect()
-    out.close()
     return 0
 
 

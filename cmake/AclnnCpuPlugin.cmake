@@ -1,5 +1,5 @@
 # aclnn_cpu_add_plugin(<name> MANIFEST <manifest.yaml> SOURCES <src...> [LIBRARIES <libs...>]
-#                      [OPAPI_LIBRARY <lib>])
+#                      [OPAPI_LIBRARY <lib>] [FIXTURE <dir>])
 #
 # Builds an operator plugin: the library named by the manifest's `library:` key, compiled with
 # hidden visibility against the plugin SDK, placed with its manifest in <plugins>/<name>/; and the
@@ -7,8 +7,9 @@
 # In the aclnn-cpu tree the entry points join libopapi. Elsewhere (a third-party plugin built against
 # an installed aclnn-cpu) they form OPAPI_LIBRARY (default <name>_opapi), linked with nnopbase, and the
 # generated headers land in ${CMAKE_CURRENT_BINARY_DIR}/include.
+# FIXTURE <dir> (tests only): build it like a third-party plugin into <dir>/<name>, not installed.
 function(aclnn_cpu_add_plugin name)
-  cmake_parse_arguments(P "" "MANIFEST;OPAPI_LIBRARY" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(P "" "MANIFEST;OPAPI_LIBRARY;FIXTURE" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_MANIFEST OR NOT P_SOURCES)
     message(FATAL_ERROR "aclnn_cpu_add_plugin(${name}): MANIFEST and SOURCES are required")
   endif()
@@ -20,7 +21,12 @@ function(aclnn_cpu_add_plugin name)
   string(REGEX REPLACE "^library:[ \t]*([A-Za-z0-9_]+).*" "\\1" lib "${lib_line}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${manifest})
 
-  if(DEFINED ACLNN_CPU_STAGE_DIR)  # in-tree
+  set(in_tree FALSE)
+  if(P_FIXTURE)
+    set(plugin_dir ${P_FIXTURE}/${name})
+    set(include_dir ${CMAKE_CURRENT_BINARY_DIR}/include)
+  elseif(DEFINED ACLNN_CPU_STAGE_DIR)  # in-tree
+    set(in_tree TRUE)
     set(plugin_dir ${ACLNN_CPU_STAGE_DIR}/lib/aclnn-cpu/plugins/${name})
     set(include_dir ${ACLNN_CPU_STAGE_DIR}/include)
   else()
@@ -43,7 +49,7 @@ function(aclnn_cpu_add_plugin name)
     COMMENT "Generating aclnn entry points of plugin ${name}")
 
   add_custom_target(${name}_codegen DEPENDS ${gen})
-  if(DEFINED ACLNN_CPU_STAGE_DIR)
+  if(in_tree)
     set_property(GLOBAL APPEND PROPERTY ACLNN_CPU_OPAPI_SOURCES ${gen})
     set_property(GLOBAL APPEND PROPERTY ACLNN_CPU_CODEGEN_TARGETS ${name}_codegen)
     install(TARGETS ${lib} LIBRARY DESTINATION lib/aclnn-cpu/plugins/${name})

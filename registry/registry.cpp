@@ -66,6 +66,10 @@ void Registry::load_manifest(const std::string &file) {
                  std::to_string(ACP_ABI_MAJOR));
         return;
     }
+    if (!fs::is_regular_file(p->library_path)) {
+        diagnose(file + ": the library it names does not exist: " + p->library_path);
+        return;
+    }
     boost::system::error_code ec;
     auto lib = std::make_shared<boost::dll::shared_library>(
         p->library_path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, ec);

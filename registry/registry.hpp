@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "acl/acl_base.h"
 #include "aclnn_cpu/plugin_abi.h"
 #include "manifest.hpp"
 
@@ -31,7 +32,7 @@ struct OpEntry {
     std::shared_ptr<const LoadedPlugin> plugin;
 };
 
-class Registry {
+class ACL_FUNC_VISIBILITY Registry {
 public:
     // Scans `paths` in order (a directory holding manifest.yaml, a directory of such directories,
     // or a manifest file). `preferred` maps operator -> plugin name for resolving duplicates.
@@ -55,7 +56,7 @@ private:
 };
 
 // The registry for these search paths and preferences, built once and shared.
-std::shared_ptr<const Registry> registry_for(const std::vector<std::string> &paths,
+ACL_FUNC_VISIBILITY std::shared_ptr<const Registry> registry_for(const std::vector<std::string> &paths,
                                              const std::map<std::string, std::string> &preferred);
 
 // The host API handed to plugins (planning and running functions), defined by the executor.

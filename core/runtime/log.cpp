@@ -37,7 +37,10 @@ const char *level_name(LogLevel l) {
 int set_error(int code, const std::string &message) {
     t_recent = message;
     t_has_recent = true;
-    log(LogLevel::Error, message + " (status " + std::to_string(code) + ")");
+    // A rejected argument (161xxx) is the caller's error and already reaches it as a status and
+    // message: log it as a warning. Runtime and internal failures are errors.
+    const bool caller_error = code / 1000 == 161;
+    log(caller_error ? LogLevel::Warning : LogLevel::Error, message + " (status " + std::to_string(code) + ")");
     return code;
 }
 

@@ -10,8 +10,8 @@ namespace aclcpu {
 
 enum class LogLevel { Debug = 0, Info = 1, Warning = 2, Error = 3, None = 4 };
 
-// Records `message` as this thread's most recent error (replacing any unread one) and logs it at
-// error level. Returns `code` so callers can write `return set_error(code, msg);`.
+// Records `message` as this thread's most recent error (replacing any unread one) and logs it
+// (warning level for rejected arguments, 161xxx; error level otherwise). Returns `code` so callers can write `return set_error(code, msg);`.
 ACL_FUNC_VISIBILITY int set_error(int code, const std::string &message);
 // Forgets this thread's unread error message.
 ACL_FUNC_VISIBILITY void clear_error();

@@ -1,19 +1,21 @@
 // avgpool2d compute kernels. See avgpool2d_kernels.hpp for the contract and the summation order.
 //
-// Backward is a gather: a gradInput row h is built in two stages, each vectorized along the row:
-//   stage 1  R[ow]  = sum over the gradOutput rows oh whose window covers h of
-//                     gradOutput[oh][ow] * scale(oh, ow)
-//   stage 2  out[w] = sum over the ow whose window covers w of R[ow]
+// Backward is a gather. Within one column segment of a plane, a gradInput row h is built as:
+//   stage 1a P_oh[ow] = gradOutput[oh][ow] * scale(oh, ow), once per gradOutput row, kept in a
+//            small ring of rows (a gradOutput row feeds ceil(kH/sH) gradInput rows)
+//   stage 1b R[ow]    = 0 + sum over the rows oh covering h (ascending) of P_oh[ow]
+//   stage 2  out[w]   = 0 + sum over the columns ow covering w (ascending) of R[ow]
 // For stage 2 a 16-wide output chunk needs R entries from a window of at most 32 (true unless
-// stride 1 with kW > 17): two loads and one vpermt2ps + masked add per covering term, with the
-// index/mask tables precomputed per chunk in the constructor. Rows are independent, so work items
-// are (plane, row block) pairs run with a static partition: no atomics, no races, and the same bits
-// at any thread count. Forward is the mirror image: column sums over the window rows (stage 1),
-// then window sums along the row with gathers (stage 2), times the scale.
+// stride 1 with kW > 17): two loads and, per covering term, one vpermt2ps + masked add, with the
+// index/mask tables precomputed per chunk in the constructor. The result is rounded and stored
+// straight from the register. Rows are independent, so work items are (plane, row block) pairs run
+// with a static partition: no atomics, no races, the same bits at any thread count.
+// Forward is the mirror image: column sums over the window rows (stage 1), then window sums along
+// the row with gathers (stage 2), times the scale.
 //
-// Every arithmetic step is done in the same order by the scalar path and the AVX-512 path:
-// sums start at +0.0f (so an accumulator is never -0, and an extra masked-off "+0" is a no-op),
-// products are kept out of FMA contraction (opaque()), roundings follow aclnn_cpu/numeric.hpp.
+// The scalar path (any CPU, any strides) does every arithmetic step in the same order as the
+// AVX-512 path: sums start at +0.0f (so an accumulator is never -0 and a masked-off "+0" is a
+// no-op), products are kept out of FMA contraction (opaque()), roundings follow numeric.hpp.
 #include "avgpool2d_kernels.hpp"
 
 #include <algorithm>
@@ -30,7 +32,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AVGPOOL_X86 1
 #include <immintrin.h>
-// Function-level target: the file is built for the baseline ISA, these functions only run after
+// Function-level target: the file is built for the baseline ISA; these functions only run after
 // the runtime check in detail::cpu_has_avx512().
 #define AVX512_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #else
@@ -40,14 +42,20 @@
 namespace avgpool2d {
 namespace {
 
-constexpr int64_t kSegW = 512;   // backward: gradInput row segment width (multiple of 16)
-constexpr int64_t kRMax = 2048;  // backward: max gradOutput columns feeding one segment
-constexpr int64_t kSegO = 512;   // forward: output row segment width (multiple of 16)
-constexpr int64_t kVMax = 4096;  // forward: max input columns feeding one segment
-constexpr int64_t kMinItems = 64;                      // split planes into row blocks below this
-constexpr int64_t kStreamBytes = int64_t{16} << 20;    // NT stores when gradInput exceeds this
+// Per-task scratch lives on the stack (run() never allocates); these bound it (~60 KB backward).
+constexpr int64_t kSegWMax = 512;  // backward: widest gradInput column segment (multiple of 16)
+constexpr int64_t kRMax = 2048;    // backward: max gradOutput columns feeding one segment
+constexpr int64_t kRing = 6144;    // backward: floats of cached product rows
+constexpr int64_t kRingRows = 64;  // backward: max cached product rows
+constexpr int64_t kStage = 16384;  // backward: bytes batched per non-temporal flush (stays in L1)
+constexpr int64_t kSegO = 512;     // forward: output row segment width (multiple of 16)
+constexpr int64_t kVMax = 4096;    // forward: max input columns feeding one segment
+constexpr int64_t kMinItems = 64;  // split planes into row blocks when there are fewer planes
+// Non-temporal stores pay off once gradInput cannot stay in the 32 MB L3 anyway.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
 
 int64_t elem_size(DType dt) { return dt == DType::F32 ? 4 : 2; }
+int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
 
 // The product must be rounded on its own before it is added (no FMA contraction, whatever
 // -ffp-contract the build uses), or the scalar and vector paths could differ in the last bit.
@@ -82,7 +90,7 @@ inline void store_elem(char* p, float v, DType dt) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Plans
+// Window and scale tables
 // ---------------------------------------------------------------------------------------------
 
 // Window tables of one spatial axis (PyTorch's avg_pool2d arithmetic).
@@ -122,8 +130,8 @@ Axis make_axis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, bool in
 
 // scale(oh, ow) = 1.0f / divisor. The divisor is separable except for its rounding, so we keep one
 // row of per-ow scales for each distinct vertical factor (a handful: interior and edge windows).
-// A window that is empty along either axis gets scale 0: it contributes nothing and the forward
-// writes 0 * 0 = +0 for it, as PyTorch does (no division by zero ever).
+// A window that is empty along either axis gets scale 0: it contributes nothing, and the forward
+// writes 0 * 0 = +0 for it as PyTorch does. No division by zero ever happens.
 struct Scales {
     std::vector<int32_t> cls;  // per oh: which row
     std::vector<float> rows;   // rows of `stride` floats (zero padded past Wo for vector loads)
@@ -139,7 +147,7 @@ float scale_of(int64_t divisor, int32_t precision) {
 
 Scales make_scales(const Geometry& g, const Axis& ah, const Axis& aw, int32_t precision) {
     Scales sc;
-    sc.stride = (g.Wo + 15) / 16 * 16 + 16;
+    sc.stride = round_up16(g.Wo) + 16;
     sc.cls.resize(static_cast<size_t>(g.Ho));
     std::vector<int64_t> keys;
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
@@ -171,15 +179,20 @@ int64_t row_blocks_for(int64_t planes, int64_t rows) {
 
 }  // namespace
 
-// One term of stage 2 for a 16-wide chunk: lane l adds R[base + idx[l]] when bit l of mask is set.
+// One term of stage 2 for a 16-wide chunk: lane l adds R[off + idx[l]] when bit l of mask is set.
 struct alignas(64) Term {
     int32_t idx[16];
-    uint32_t mask;
+    uint16_t mask;
+};
+
+// Stage 2 of one 16-column chunk: load R[off .. off + 32), then apply terms [first, first + count).
+struct Chunk {
+    int32_t off, first, count;
 };
 
 struct BwSeg {
-    int64_t w0, w1;    // gradInput columns [w0, w1)
-    int64_t rlo, rhi;  // gradOutput columns feeding them
+    int64_t w0, w1;    // gradInput columns [w0, w1), w0 a multiple of 16
+    int64_t rlo, rhi;  // gradOutput columns feeding them; R[j] holds column rlo + j
 };
 
 struct BackwardPlan {
@@ -189,10 +202,12 @@ struct BackwardPlan {
     Axis ah, aw;
     Scales sc;
     std::vector<BwSeg> segs;
-    bool direct = false;  // some segment needs > kRMax columns of R: per-element scalar path
-    bool vec_w = false;   // stage-2 permutation tables are valid (every chunk fits 32 R entries)
-    std::vector<int64_t> chunk_base;  // per 16-column chunk: first R column it reads
-    std::vector<int32_t> chunk_first, chunk_count;  // its terms in `terms`
+    bool direct = false;     // no segmentation fits the scratch: per-element scalar path
+    int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most
+    int64_t pstride = 16;    // floats per cached product row (its span, rounded up, + 32 of slack)
+    std::vector<int64_t> slot;  // per oh: offset of its product row in the ring
+    bool vec_w = false;      // stage-2 permutation tables are valid
+    std::vector<Chunk> chunks;  // per 16 gradInput columns
     std::vector<Term> terms;
     int64_t row_blocks = 1;
     bool stream_auto = false;
@@ -219,85 +234,117 @@ struct ForwardPlan {
 
 namespace {
 
+std::vector<BwSeg> make_bw_segs(const Axis& aw, int64_t W, int64_t segw) {
+    std::vector<BwSeg> segs;
+    for (int64_t w0 = 0; w0 < W; w0 += segw) {
+        BwSeg s{};
+        s.w0 = w0;
+        s.w1 = std::min(w0 + segw, W);
+        s.rlo = aw.cov_lo[w0];  // cov_lo / cov_hi are non-decreasing in w
+        s.rhi = std::max(s.rlo, aw.cov_hi[s.w1 - 1]);
+        segs.push_back(s);
+    }
+    return segs;
+}
+
+// Widest segmentation whose R row and product ring fit the stack scratch; none: direct path.
+void plan_segments(BackwardPlan& P) {
+    const Geometry& g = P.g;
+    int64_t rows = 1;
+    for (int64_t h = 0; h < g.H; ++h) rows = std::max(rows, P.ah.cov_hi[h] - P.ah.cov_lo[h]);
+    P.ring_rows = rows;
+    for (int64_t segw = kSegWMax; segw >= 16 && rows <= kRingRows; segw /= 2) {
+        std::vector<BwSeg> segs = make_bw_segs(P.aw, g.W, segw);
+        int64_t span = 0;
+        for (const BwSeg& s : segs) span = std::max(span, s.rhi - s.rlo);
+        // Stage 2 may read a product row directly as R (one covering row), up to 32 past its span.
+        const int64_t pstride = round_up16(span) + 32;
+        if (span <= kRMax && rows * pstride <= kRing) {
+            P.segs = std::move(segs);
+            P.pstride = pstride;
+            P.slot.resize(static_cast<size_t>(g.Ho));
+            for (int64_t oh = 0; oh < g.Ho; ++oh) P.slot[oh] = (oh % rows) * pstride;
+            return;
+        }
+    }
+    P.direct = true;
+    P.segs = make_bw_segs(P.aw, g.W, kSegWMax);
+}
+
 bool same_term(const Term& a, const Term& b) {
     return a.mask == b.mask && std::equal(std::begin(a.idx), std::end(a.idx), std::begin(b.idx));
 }
 
+// Stage-2 tables. The 32 R entries a chunk loads start at a multiple of 16 when its terms fit
+// there (then the loads match the 64-byte stores of stage 1b exactly and are forwarded from the
+// store buffer), else at the chunk's first term.
 void build_stage2_tables(BackwardPlan& P) {
-    const int64_t W = P.g.W;
     const Axis& aw = P.aw;
     if (P.g.Wo >= (int64_t{1} << 30)) return;  // vec_w stays false
-    const int64_t nchunks = (W + 15) / 16;
-    P.chunk_base.resize(static_cast<size_t>(nchunks));
-    P.chunk_first.resize(static_cast<size_t>(nchunks));
-    P.chunk_count.resize(static_cast<size_t>(nchunks));
-    // Distinct term sequences (the interior of a row repeats with period lcm(16, sW) / 16).
-    std::vector<std::pair<int32_t, int32_t>> patterns;
+    const int64_t nchunks = (P.g.W + 15) / 16;
+    P.chunks.resize(static_cast<size_t>(nchunks));
+    std::vector<std::pair<int32_t, int32_t>> patterns;  // distinct term sequences (first, count)
     std::vector<Term> cand;
-    for (int64_t m = 0; m < nchunks; ++m) {
-        const int64_t wa = 16 * m, wb = std::min(wa + 16, W);
-        const int64_t base = aw.cov_lo[wa];  // cov_lo is non-decreasing: the chunk's minimum
-        int64_t T = 0;
-        for (int64_t w = wa; w < wb; ++w) T = std::max(T, aw.cov_hi[w] - aw.cov_lo[w]);
-        cand.assign(static_cast<size_t>(T), Term{});
-        for (int64_t t = 0; t < T; ++t) {
-            Term& tm = cand[t];
+    for (const BwSeg& s : P.segs) {
+        for (int64_t m = s.w0 / 16; m < (s.w1 + 15) / 16; ++m) {
+            const int64_t wa = 16 * m, wb = std::min(wa + 16, s.w1);
+            const int64_t base = aw.cov_lo[wa] - s.rlo;  // cov_lo is non-decreasing: chunk minimum
+            int64_t T = 0, reach = 0;                     // terms; last R index used, + 1
             for (int64_t w = wa; w < wb; ++w) {
-                const int64_t ow = aw.cov_lo[w] + t;
-                if (ow >= aw.cov_hi[w]) continue;
-                const int64_t idx = ow - base;
-                if (idx >= 32) return;  // does not fit two vectors: vec_w stays false
-                tm.idx[w - wa] = static_cast<int32_t>(idx);
-                tm.mask |= 1u << (w - wa);
+                T = std::max(T, aw.cov_hi[w] - aw.cov_lo[w]);
+                if (aw.cov_hi[w] > aw.cov_lo[w]) reach = std::max(reach, aw.cov_hi[w] - s.rlo);
             }
-        }
-        int32_t first = -1;
-        for (const auto& [f, c] : patterns) {
-            if (c == T && std::equal(cand.begin(), cand.end(), P.terms.begin() + f, same_term)) {
-                first = f;
-                break;
+            if (reach - base > 32) return;  // does not fit two vectors: vec_w stays false
+            const int64_t off = reach - (base & ~int64_t{15}) <= 32 ? (base & ~int64_t{15}) : base;
+            cand.assign(static_cast<size_t>(T), Term{});
+            for (int64_t t = 0; t < T; ++t) {
+                for (int64_t w = wa; w < wb; ++w) {
+                    const int64_t ow = aw.cov_lo[w] + t;
+                    if (ow >= aw.cov_hi[w]) continue;
+                    cand[t].idx[w - wa] = static_cast<int32_t>(ow - s.rlo - off);
+                    cand[t].mask = static_cast<uint16_t>(cand[t].mask | (1u << (w - wa)));
+                }
             }
+            int32_t first = -1;
+            for (const auto& [f, c] : patterns) {
+                if (c == T && std::equal(cand.begin(), cand.end(), P.terms.begin() + f, same_term)) {
+                    first = f;
+                    break;
+                }
+            }
+            if (first < 0) {
+                first = static_cast<int32_t>(P.terms.size());
+                P.terms.insert(P.terms.end(), cand.begin(), cand.end());
+                if (patterns.size() < 256) patterns.emplace_back(first, static_cast<int32_t>(T));
+            }
+            P.chunks[m] = Chunk{static_cast<int32_t>(off), first, static_cast<int32_t>(T)};
         }
-        if (first < 0) {
-            first = static_cast<int32_t>(P.terms.size());
-            P.terms.insert(P.terms.end(), cand.begin(), cand.end());
-            if (patterns.size() < 256) patterns.emplace_back(first, static_cast<int32_t>(T));
-        }
-        P.chunk_base[m] = base;
-        P.chunk_first[m] = first;
-        P.chunk_count[m] = static_cast<int32_t>(T);
     }
     P.vec_w = true;
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
-// Row stages: scalar reference implementations (any strides, the canonical order)
+// Row stages: scalar implementations (any strides; they define the order)
 // ---------------------------------------------------------------------------------------------
-namespace {
 
-struct BwStage1Args {
-    float* R;             // out: R[j] for gradOutput column rlo + j, j < n
-    const char* go;       // gradOutput plane
-    int64_t go_h, go_w;   // element strides
-    int64_t oh0, oh1;     // gradOutput rows covering the gradInput row
-    int64_t rlo, n;
-    const Scales* sc;
-    DType dt;
-};
+// Stage 1a: P[j] = gradOutput[rlo + j] * scale[rlo + j], j < n, for one gradOutput row.
+void bw_products_scalar(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType dt) {
+    const int64_t es = elem_size(dt);
+    for (int64_t j = 0; j < n; ++j) P[j] = opaque(load_elem(go_row + j * go_w * es, dt) * srow[j]);
+}
 
-void bw_stage1_scalar(const BwStage1Args& a) {
-    const int64_t es = elem_size(a.dt);
-    for (int64_t j = 0; j < a.n; ++j) a.R[j] = 0.0f;
-    for (int64_t oh = a.oh0; oh < a.oh1; ++oh) {
-        const char* g = a.go + (oh * a.go_h + a.rlo * a.go_w) * es;
-        const float* s = a.sc->row(oh) + a.rlo;
-        for (int64_t j = 0; j < a.n; ++j) a.R[j] = a.R[j] + opaque(load_elem(g + j * a.go_w * es, a.dt) * s[j]);
+// Stage 1b: R[j] = 0 + rows[0][j] + rows[1][j] + ...
+void bw_rowsum_scalar(float* R, const float* const* rows, int64_t count, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.0f;
+        for (int64_t i = 0; i < count; ++i) acc = acc + rows[i][j];
+        R[j] = acc;
     }
 }
 
-void bw_stage2_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, float* row) {
+// Stage 2 into FLOATs, for w in the segment.
+void bw_stage2_floats_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
+    float* row = static_cast<float*>(out);
     for (int64_t w = s.w0; w < s.w1; ++w) {
         float acc = 0.0f;
         for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) acc = acc + R[ow - s.rlo];
@@ -305,15 +352,26 @@ void bw_stage2_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, flo
     }
 }
 
-// Same bits as stage 1 + stage 2 (R[ow] is recomputed per use), without the R buffer.
-void bw_direct_scalar(const BackwardPlan& P, const BwSeg& s, const BwStage1Args& a, float* row) {
-    const int64_t es = elem_size(a.dt);
+// Stage 2 stored as dt into a contiguous run.
+void bw_stage2_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
+    const int64_t es = elem_size(P.dt);
+    for (int64_t w = s.w0; w < s.w1; ++w) {
+        float acc = 0.0f;
+        for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) acc = acc + R[ow - s.rlo];
+        store_elem(static_cast<char*>(out) + (w - s.w0) * es, acc, P.dt);
+    }
+}
+
+// Same bits as stages 1a/1b/2 (each R[ow] recomputed per use), with no scratch at all.
+void bw_direct_scalar(const BackwardPlan& P, const BwSeg& s, const char* go, View4 gv, int64_t oh0, int64_t oh1,
+                      float* row) {
+    const int64_t es = elem_size(P.dt);
     for (int64_t w = s.w0; w < s.w1; ++w) {
         float acc = 0.0f;
         for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) {
             float r = 0.0f;
-            for (int64_t oh = a.oh0; oh < a.oh1; ++oh)
-                r = r + opaque(load_elem(a.go + (oh * a.go_h + ow * a.go_w) * es, a.dt) * a.sc->row(oh)[ow]);
+            for (int64_t oh = oh0; oh < oh1; ++oh)
+                r = r + opaque(load_elem(go + (oh * gv.h + ow * gv.w) * es, P.dt) * P.sc.row(oh)[ow]);
             acc = acc + r;
         }
         row[w - s.w0] = acc;
@@ -366,15 +424,27 @@ void round_scalar(const float* src, uint16_t* dst, int64_t n, DType dt) {
         for (int64_t i = 0; i < n; ++i) dst[i] = acp::float_to_bf16(src[i]);
 }
 
-// Destination of a run of bytes written in order. Plain: memcpy. Streaming (AVX-512 only): every
-// 64-byte line wholly inside the run is written with one non-temporal store (no read-for-ownership
-// of the destination line); partial lines at the ends of the run use plain stores, so a line shared
-// with a neighbouring work item is never streamed.
+// A run of bytes written in address order with non-temporal stores: every 64-byte line wholly
+// inside the run is written with one streaming store (no read-for-ownership of the line); partial
+// lines at the ends of the run use plain stores, so a line shared with a neighbouring work item is
+// never streamed.
 struct Sink {
     char* pos = nullptr;
     unsigned cstart = 0;  // first byte of `carry` that belongs to the run
     alignas(64) unsigned char carry[64];
 };
+
+void sink_begin(Sink& k, char* dst) {
+    k.pos = dst;
+    k.cstart = static_cast<unsigned>(reinterpret_cast<uintptr_t>(dst) & 63u);
+}
+
+void sink_end(Sink& k) {  // plain-store the partial last line
+    if (!k.pos) return;
+    const unsigned off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(k.pos) & 63u);
+    if (off > k.cstart) std::memcpy(k.pos - off + k.cstart, k.carry + k.cstart, off - k.cstart);
+    k.pos = nullptr;
+}
 
 // ---------------------------------------------------------------------------------------------
 // AVX-512 row stages (same order and roundings as the scalar ones above)
@@ -382,7 +452,7 @@ struct Sink {
 #if AVGPOOL_X86
 
 // All-lanes mask. The maskz_ forms of unmasked intrinsics below dodge a GCC 12 false
-// -Wmaybe-uninitialized on _mm512_undefined_*(); they compile to the same instructions.
+// -Wmaybe-uninitialized on _mm512_undefined_*().
 constexpr __mmask16 kAll = 0xffff;
 
 AVX512_FN inline __mmask16 tail_mask(int64_t n) {
@@ -410,7 +480,7 @@ AVX512_FN inline __m512 vopaque(__m512 x) {
 }
 
 // acp::float_to_half: vcvtps2ph with round-to-nearest-even is the IEEE conversion (subnormals
-// kept, overflow to inf, NaN quieted with its top payload bits), the same bits.
+// kept, overflow to inf, NaN quieted keeping its top payload bits): the same bits.
 AVX512_FN inline __m256i vround_f16(__m512 v) {
     return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
@@ -427,43 +497,86 @@ AVX512_FN inline __m256i vround_bf16(__m512 v) {
     return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_mask_mov_epi32(r, nan, q));
 }
 
+// Store 16 FLOATs as DT to p; `left` elements remain in the run (masked tail store below 16).
+template <DType DT>
+AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
+    if constexpr (DT == DType::F32) {
+        if (left >= 16)
+            _mm512_storeu_ps(p, v);
+        else
+            _mm512_mask_storeu_ps(p, tail_mask(left), v);
+    } else {
+        const __m256i r = DT == DType::F16 ? vround_f16(v) : vround_bf16(v);
+        if (left >= 16)
+            _mm256_storeu_si256(static_cast<__m256i*>(p), r);
+        else
+            _mm256_mask_storeu_epi16(p, tail_mask(left), r);
+    }
+}
+
 AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
     for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 m = tail_mask(n - i);
-        const __m512 v = _mm512_maskz_loadu_ps(m, src + i);
-        const __m256i r = dt == DType::F16 ? vround_f16(v) : vround_bf16(v);
-        _mm256_mask_storeu_epi16(dst + i, m, r);
+        const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), src + i);
+        if (dt == DType::F16)
+            vstore<DType::F16>(dst + i, v, n - i);
+        else
+            vstore<DType::BF16>(dst + i, v, n - i);
     }
 }
 
+// Stage 1a for a gradOutput row with w stride 1. Writes round_up16(n) floats (zeros past n).
 template <DType DT>
-AVX512_FN void bw_stage1_avx(const BwStage1Args& a) {  // requires go_w == 1
+AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType) {
+    (void)go_w;  // == 1
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
-    for (int64_t j = 0; j < a.n; j += 16) {
-        const __mmask16 m = tail_mask(a.n - j);
-        __m512 acc = _mm512_setzero_ps();
-        for (int64_t oh = a.oh0; oh < a.oh1; ++oh) {
-            const __m512 g = vload<DT>(a.go + (oh * a.go_h + a.rlo + j) * es, m);
-            const __m512 s = _mm512_maskz_loadu_ps(m, a.sc->row(oh) + a.rlo + j);
-            acc = _mm512_add_ps(acc, vopaque(_mm512_mul_ps(g, s)));
-        }
-        _mm512_storeu_ps(a.R + j, acc);
+    for (int64_t j = 0; j < n; j += 16) {
+        const __mmask16 m = tail_mask(n - j);
+        const __m512 p = _mm512_mul_ps(vload<DT>(go_row + j * es, m), _mm512_maskz_loadu_ps(m, srow + j));
+        _mm512_store_ps(P + j, vopaque(p));
     }
 }
 
-AVX512_FN void bw_stage2_avx(const BackwardPlan& P, const BwSeg& s, const float* R, float* row) {
-    const int64_t m0 = s.w0 / 16, m1 = (s.w1 + 15) / 16;
-    for (int64_t m = m0; m < m1; ++m) {
-        const float* src = R + (P.chunk_base[m] - s.rlo);
-        const __m512 lo = _mm512_loadu_ps(src);
-        const __m512 hi = _mm512_loadu_ps(src + 16);
-        const Term* t = P.terms.data() + P.chunk_first[m];
-        __m512 acc = _mm512_setzero_ps();
-        for (int32_t i = 0; i < P.chunk_count[m]; ++i) {
-            const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t[i].idx), hi);
-            acc = _mm512_mask_add_ps(acc, static_cast<__mmask16>(t[i].mask), acc, v);
-        }
-        _mm512_storeu_ps(row + (16 * m - s.w0), acc);
+// Stage 1b for count >= 2. Rows and R are 64-byte aligned and padded to a multiple of 16.
+// It starts from rows[0] instead of +0 + rows[0]: the two differ only in the sign of a zero, and
+// stage 2 adds R to a +0 accumulator, which erases that sign (the scalar path keeps the +0).
+AVX512_FN void bw_rowsum_avx(float* R, const float* const* rows, int64_t count, int64_t n) {
+    for (int64_t j = 0; j < n; j += 16) {
+        __m512 acc = _mm512_load_ps(rows[0] + j);
+        for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
+        _mm512_store_ps(R + j, acc);
+    }
+}
+
+// acc = +0, then for each term: acc += (lo:hi)[idx] in the lanes of its mask.
+AVX512_FN inline __m512 apply_term(__m512 acc, __m512 lo, __m512 hi, const Term& t) {
+    const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t.idx), hi);
+    return _mm512_mask_add_ps(acc, static_cast<__mmask16>(t.mask), acc, v);
+}
+
+AVX512_FN inline __m512 apply_terms(__m512 lo, __m512 hi, const Term* t, int32_t count) {
+    __m512 acc = _mm512_setzero_ps();
+    switch (count) {  // the common counts unrolled (k <= 2 * stride + ... : 1 to 3 terms)
+        case 3: acc = apply_term(acc, lo, hi, t[0]); ++t; [[fallthrough]];
+        case 2: acc = apply_term(acc, lo, hi, t[0]); ++t; [[fallthrough]];
+        case 1: return apply_term(acc, lo, hi, t[0]);
+        case 0: return acc;
+        default:
+            for (int32_t i = 0; i < count; ++i) acc = apply_term(acc, lo, hi, t[i]);
+            return acc;
+    }
+}
+
+// Stage 2, rounded to DT and stored into a contiguous run.
+template <DType DT>
+AVX512_FN void bw_stage2_avx(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
+    constexpr int64_t es = DT == DType::F32 ? 4 : 2;
+    const Chunk* ck = P.chunks.data() + s.w0 / 16;
+    const Term* terms = P.terms.data();
+    char* dst = static_cast<char*>(out);
+    for (int64_t left = s.w1 - s.w0; left > 0; left -= 16, ++ck, dst += 16 * es) {
+        const __m512 lo = _mm512_loadu_ps(R + ck->off);
+        const __m512 hi = _mm512_loadu_ps(R + ck->off + 16);
+        vstore<DT>(dst, apply_terms(lo, hi, terms + ck->first, ck->count), left);
     }
 }
 
@@ -502,8 +615,7 @@ AVX512_FN void sink_push_nt(Sink& k, const void* src_v, size_t n) {
         if (off == 0 && n >= 64) {  // whole lines straight from the source
             const size_t lines = n / 64;
             for (size_t i = 0; i < lines; ++i)
-                _mm512_stream_si512(reinterpret_cast<__m512i*>(k.pos + 64 * i),
-                                    _mm512_loadu_si512(src + 64 * i));
+                _mm512_stream_si512(reinterpret_cast<__m512i*>(k.pos + 64 * i), _mm512_loadu_si512(src + 64 * i));
             k.pos += 64 * lines;
             src += 64 * lines;
             n -= 64 * lines;
@@ -531,25 +643,17 @@ AVX512_FN void store_fence() { _mm_sfence(); }
 
 #endif  // AVGPOOL_X86
 
-void sink_begin(Sink& k, char* dst) {
-    k.pos = dst;
-    k.cstart = static_cast<unsigned>(reinterpret_cast<uintptr_t>(dst) & 63u);
-}
-
-void sink_end(Sink& k) {  // plain-store the partial last line
-    const unsigned off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(k.pos) & 63u);
-    if (off > k.cstart) std::memcpy(k.pos - off + k.cstart, k.carry + k.cstart, off - k.cstart);
-    k.cstart = off;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Path selection
 // ---------------------------------------------------------------------------------------------
 struct Ops {
     bool avx = false;
-    void (*bw_stage1)(const BwStage1Args&) = bw_stage1_scalar;              // go_w == 1 only if avx
-    void (*bw_stage2)(const BackwardPlan&, const BwSeg&, const float*, float*) = bw_stage2_scalar;
-    void (*fw_stage1)(const FwStage1Args&) = fw_stage1_scalar;              // in_w == 1 only if avx
+    // Backward stage 1a for w-stride-1 gradOutput rows (the scalar one handles any stride).
+    void (*bw_products)(float*, const char*, int64_t, const float*, int64_t, DType) = bw_products_scalar;
+    void (*bw_rowsum)(float*, const float* const*, int64_t, int64_t) = bw_rowsum_scalar;
+    void (*bw_stage2)(const BackwardPlan&, const BwSeg&, const float*, void*) = bw_stage2_scalar;  // as dt
+    void (*bw_stage2_f32)(const BackwardPlan&, const BwSeg&, const float*, void*) = bw_stage2_floats_scalar;
+    void (*fw_stage1)(const FwStage1Args&) = fw_stage1_scalar;  // in_w == 1 only if avx
     void (*fw_stage2)(const ForwardPlan&, const FwSeg&, const float*, const float*, float*) = fw_stage2_scalar;
     void (*round)(const float*, uint16_t*, int64_t, DType) = round_scalar;
 };
@@ -561,11 +665,25 @@ Ops select_ops(bool avx, DType dt) {
 #if AVGPOOL_X86
     if (avx) {
         o.avx = true;
-        o.bw_stage1 = dt == DType::F32 ? bw_stage1_avx<DType::F32>
-                      : dt == DType::F16 ? bw_stage1_avx<DType::F16> : bw_stage1_avx<DType::BF16>;
-        o.bw_stage2 = bw_stage2_avx;
-        o.fw_stage1 = dt == DType::F32 ? fw_stage1_avx<DType::F32>
-                      : dt == DType::F16 ? fw_stage1_avx<DType::F16> : fw_stage1_avx<DType::BF16>;
+        switch (dt) {
+            case DType::F32:
+                o.bw_products = bw_products_avx<DType::F32>;
+                o.bw_stage2 = bw_stage2_avx<DType::F32>;
+                o.fw_stage1 = fw_stage1_avx<DType::F32>;
+                break;
+            case DType::F16:
+                o.bw_products = bw_products_avx<DType::F16>;
+                o.bw_stage2 = bw_stage2_avx<DType::F16>;
+                o.fw_stage1 = fw_stage1_avx<DType::F16>;
+                break;
+            case DType::BF16:
+                o.bw_products = bw_products_avx<DType::BF16>;
+                o.bw_stage2 = bw_stage2_avx<DType::BF16>;
+                o.fw_stage1 = fw_stage1_avx<DType::BF16>;
+                break;
+        }
+        o.bw_rowsum = bw_rowsum_avx;
+        o.bw_stage2_f32 = bw_stage2_avx<DType::F32>;
         o.fw_stage2 = fw_stage2_avx;
         o.round = round_avx;
     }
@@ -576,32 +694,54 @@ Ops select_ops(bool avx, DType dt) {
     return o;
 }
 
-// Write one row segment of FLOAT results to a destination run (w stride `dw` elements).
-// `buf16` is scratch for the rounded 16-bit values.
-void emit(const float* row, int64_t n, char* dst, int64_t dw, DType dt, const Ops& ops, Sink* sink,
-          uint16_t* buf16) {
-    if (dw != 1) {
-        const int64_t es = elem_size(dt);
-        for (int64_t i = 0; i < n; ++i) store_elem(dst + i * dw * es, row[i], dt);
-        return;
-    }
-    const void* bytes = row;
-    size_t nbytes = static_cast<size_t>(n) * 4;
-    if (dt != DType::F32) {
-        ops.round(row, buf16, n, dt);
-        bytes = buf16;
-        nbytes = static_cast<size_t>(n) * 2;
-    }
-#if AVGPOOL_X86
-    if (sink) {
-        sink_push_nt(*sink, bytes, nbytes);
-        return;
-    }
-#else
-    (void)sink;
-#endif
-    std::memcpy(dst, bytes, nbytes);
+// Convert a row of FLOATs to dt into a contiguous run (w stride 1).
+void put_row(const float* row, int64_t n, void* dst, DType dt, const Ops& ops) {
+    if (dt == DType::F32)
+        std::memcpy(dst, row, static_cast<size_t>(n) * 4);
+    else
+        ops.round(row, static_cast<uint16_t*>(dst), n, dt);
 }
+
+// Where the backward writes a w-stride-1 run: straight to the destination (plain stores), or into
+// an L1-resident staging buffer flushed with non-temporal stores in address order. Consecutive
+// runs that continue each other (rows of a contiguous plane) form one streamed region.
+struct Output {
+    bool stream = false;
+    Sink sink;
+    unsigned char* stage = nullptr;
+    size_t used = 0;
+    char* next = nullptr;  // destination of the byte after the staged ones
+
+    void* reserve(char* dst, size_t nbytes) {
+        if (!stream) return dst;
+        if (dst != next) {
+            flush();
+            sink_end(sink);
+            sink_begin(sink, dst);
+        } else if (used + nbytes > static_cast<size_t>(kStage)) {
+            flush();
+        }
+        void* p = stage + used;
+        used += nbytes;
+        next = dst + nbytes;
+        return p;
+    }
+    void flush() {
+#if AVGPOOL_X86
+        if (used) sink_push_nt(sink, stage, used);
+#endif
+        used = 0;
+    }
+    void finish() {
+        if (!stream) return;
+        flush();
+        sink_end(sink);
+        next = nullptr;
+#if AVGPOOL_X86
+        store_fence();  // order the non-temporal stores before the task completes
+#endif
+    }
+};
 
 }  // namespace
 
@@ -633,16 +773,10 @@ BackwardKernel::BackwardKernel(const Geometry& g, DType dt, int32_t precision) {
     P->ah = make_axis(g.H, g.Ho, g.kH, g.sH, g.pH, g.count_include_pad);
     P->aw = make_axis(g.W, g.Wo, g.kW, g.sW, g.pW, g.count_include_pad);
     P->sc = make_scales(g, P->ah, P->aw, precision);
-    for (int64_t w0 = 0; w0 < g.W; w0 += kSegW) {
-        BwSeg s{};
-        s.w0 = w0;
-        s.w1 = std::min(w0 + kSegW, g.W);
-        s.rlo = P->aw.cov_lo[w0];  // cov_lo / cov_hi are non-decreasing in w
-        s.rhi = std::max(s.rlo, P->aw.cov_hi[s.w1 - 1]);
-        if (s.rhi - s.rlo > kRMax) P->direct = true;
-        P->segs.push_back(s);
+    if (g.W > 0) {
+        plan_segments(*P);
+        if (!P->direct) build_stage2_tables(*P);
     }
-    if (!P->direct) build_stage2_tables(*P);
     P->row_blocks = row_blocks_for(P->planes, g.H);
     P->stream_auto = P->planes * g.H * g.W * elem_size(dt) > kStreamBytes;
     plan_ = std::move(P);
@@ -657,50 +791,72 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
     const Ops ops = select_ops(want_avx(isa_), P.dt);
     const bool stream = ops.avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming || (store_ == StoreMode::Auto && P.stream_auto));
-    const bool flat = gi.w == 1 && gi.h == g.W;  // a row block is one contiguous run of bytes
-    const auto stage1 = go.w == 1 ? ops.bw_stage1 : bw_stage1_scalar;
+    const auto products = go.w == 1 ? ops.bw_products : bw_products_scalar;
     const auto stage2 = P.vec_w ? ops.bw_stage2 : bw_stage2_scalar;
+    const auto stage2_f32 = P.vec_w ? ops.bw_stage2_f32 : bw_stage2_floats_scalar;
     const int64_t es = elem_size(P.dt);
     const int64_t items = P.planes * P.row_blocks;
 
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
+        alignas(64) float ring[kRing];
         alignas(64) float R[kRMax + 64];
-        alignas(64) float row[kSegW + 16];
-        alignas(64) uint16_t row16[kSegW + 32];
-        Sink sink;
-        Sink* sk = stream ? &sink : nullptr;
-        std::fill(std::begin(R), std::end(R), 0.0f);  // lanes past a segment's R are loaded, never used
+        alignas(64) float row[kSegWMax + 16];
+        alignas(64) unsigned char stage[kStage];
+        Output out;
+        out.stream = stream;
+        out.stage = stage;
+        // Entries past a segment's span are loaded (whole vectors) but never used; keep them defined.
+        std::fill(std::begin(ring), std::end(ring), 0.0f);
+        std::fill(std::begin(R), std::end(R), 0.0f);
+        const float* rows[kRingRows];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
             const int64_t p = item / P.row_blocks, b = item % P.row_blocks;
             const int64_t h0 = b * g.H / P.row_blocks, h1 = (b + 1) * g.H / P.row_blocks;
             const int64_t n = p / g.C, c = p % g.C;
             const char* goP = static_cast<const char*>(gradOutput) + (n * go.n + c * go.c) * es;
             char* giP = static_cast<char*>(gradInput) + (n * gi.n + c * gi.c) * es;
-            if (sk && flat) sink_begin(sink, giP + h0 * g.W * es);
-            for (int64_t h = h0; h < h1; ++h) {
-                if (sk && !flat) sink_begin(sink, giP + h * gi.h * es);
-                BwStage1Args a{R, goP, go.h, go.w, P.ah.cov_lo[h], P.ah.cov_hi[h], 0, 0, &P.sc, P.dt};
-                for (const BwSeg& s : P.segs) {
-                    const int64_t nw = s.w1 - s.w0;
-                    if (a.oh0 == a.oh1) {
-                        std::fill(row, row + nw, 0.0f);  // no window covers this row
-                    } else if (P.direct) {
-                        bw_direct_scalar(P, s, a, row);
-                    } else {
-                        a.rlo = s.rlo;
-                        a.n = s.rhi - s.rlo;
-                        stage1(a);
-                        stage2(P, s, R, row);
+            for (const BwSeg& s : P.segs) {
+                const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;
+                int64_t have = -1;  // product rows [.., have) of this segment are in the ring
+                for (int64_t h = h0; h < h1; ++h) {
+                    const int64_t oh0 = P.ah.cov_lo[h], oh1 = P.ah.cov_hi[h];
+                    char* dst = giP + (h * gi.h + s.w0 * gi.w) * es;
+                    if (oh0 == oh1 || P.direct) {  // no window covers the row / per-element path
+                        if (oh0 == oh1)
+                            std::fill(row, row + nw, 0.0f);
+                        else
+                            bw_direct_scalar(P, s, goP, go, oh0, oh1, row);
+                        if (gi.w == 1)
+                            put_row(row, nw, out.reserve(dst, static_cast<size_t>(nw * es)), P.dt, ops);
+                        else
+                            for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, row[i], P.dt);
+                        continue;
                     }
-                    emit(row, nw, giP + (h * gi.h + s.w0 * gi.w) * es, gi.w, P.dt, ops, sk, row16);
+                    // Stage 1a: products of the gradOutput rows not yet in the ring.
+                    if (have < oh0) have = oh0;
+                    for (; have < oh1; ++have)
+                        products(ring + P.slot[have], goP + (have * go.h + s.rlo * go.w) * es, go.w,
+                                 P.sc.row(have) + s.rlo, span, P.dt);
+                    // Stage 1b. With AVX-512 a single covering row is used as R as it is (see
+                    // bw_rowsum_avx on why that gives the same bits).
+                    const float* Rp = R;
+                    if (ops.avx && oh1 - oh0 == 1) {
+                        Rp = ring + P.slot[oh0];
+                    } else {
+                        for (int64_t oh = oh0; oh < oh1; ++oh) rows[oh - oh0] = ring + P.slot[oh];
+                        ops.bw_rowsum(R, rows, oh1 - oh0, ops.avx ? round_up16(span) : span);
+                    }
+                    // Stage 2, rounded and stored.
+                    if (gi.w == 1) {
+                        stage2(P, s, Rp, out.reserve(dst, static_cast<size_t>(nw * es)));
+                    } else {
+                        stage2_f32(P, s, Rp, row);
+                        for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, row[i], P.dt);
+                    }
                 }
-                if (sk && !flat) sink_end(sink);
             }
-            if (sk && flat) sink_end(sink);
         }
-#if AVGPOOL_X86
-        if (sk) store_fence();  // order the non-temporal stores before the task completes
-#endif
+        out.finish();
     };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), body, tbb::static_partitioner());
 }
@@ -760,7 +916,6 @@ void ForwardKernel::run(const void* self, View4 in, void* out, View4 outv) const
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
         alignas(64) float V[kVMax + 32];
         alignas(64) float row[kSegO + 16];
-        alignas(64) uint16_t row16[kSegO + 32];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
             const int64_t p = item / P.row_blocks, b = item % P.row_blocks;
             const int64_t oh0 = b * g.Ho / P.row_blocks, oh1 = (b + 1) * g.Ho / P.row_blocks;
@@ -782,7 +937,11 @@ void ForwardKernel::run(const void* self, View4 in, void* out, View4 outv) const
                         stage1(a);
                         stage2(P, s, V, srow, row);
                     }
-                    emit(row, no, outP + (oh * outv.h + s.ow0 * outv.w) * es, outv.w, P.dt, ops, nullptr, row16);
+                    char* dst = outP + (oh * outv.h + s.ow0 * outv.w) * es;
+                    if (outv.w == 1)
+                        put_row(row, no, dst, P.dt, ops);
+                    else
+                        for (int64_t i = 0; i < no; ++i) store_elem(dst + i * outv.w * es, row[i], P.dt);
                 }
             }
         }

@@ -49,9 +49,15 @@ void callPhase1(const Problem &p, Outcome &out) {
     ASSERT_NE(self.get(), nullptr) << "aclCreateTensor(self " << dimsStr(p.selfDims) << ") failed: " << recentErr();
     ASSERT_NE(gi.get(), nullptr) << "aclCreateTensor(gradInput " << dimsStr(p.giDims) << ") failed: " << recentErr();
     IntArray k(p.kernel), s(p.stride), pd(p.padding);
-    if (p.kernel) ASSERT_NE(k.a, nullptr);
-    if (p.stride) ASSERT_NE(s.a, nullptr);
-    if (p.padding) ASSERT_NE(pd.a, nullptr);
+    if (p.kernel) {
+        ASSERT_NE(k.a, nullptr);
+    }
+    if (p.stride) {
+        ASSERT_NE(s.a, nullptr);
+    }
+    if (p.padding) {
+        ASSERT_NE(pd.a, nullptr);
+    }
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
     recentErr();  // clear
@@ -331,7 +337,7 @@ bool startsWith(const std::string &s, const std::string &prefix) { return s.rfin
 // The unmodified problem is valid (so every row below fails for its own reason), also with
 // stride NULL, stride of length 0, 3-D NCL and on every product that supports the operator.
 TEST(BackwardChecks, BaseProblemIsValid) {
-    for (const std::string &product : {"atlas-a2", "atlas-a3", "atlas-training", "atlas-inference"}) {
+    for (const char *product : {"atlas-a2", "atlas-a3", "atlas-training", "atlas-inference"}) {
         Problem p;
         p.product = product;
         p.allDt(ACL_FLOAT16);
@@ -367,7 +373,9 @@ TEST_P(BackwardCheckRules, RejectedWithStatusAndMessage) {
     EXPECT_EQ(o.status, r.status) << o.message;
     EXPECT_TRUE(startsWith(o.message, "aclnnAvgPool2dBackward")) << "message: \"" << o.message << "\"";
     EXPECT_TRUE(messageContains(o.message, r.anyOf));
-    if (r.namesProduct) EXPECT_TRUE(messageContains(o.message, {productNameSubstr(p.product)}));
+    if (r.namesProduct) {
+        EXPECT_TRUE(messageContains(o.message, {productNameSubstr(p.product)}));
+    }
     EXPECT_EQ(o.message.find('\n'), std::string::npos) << "one line expected";
 }
 
@@ -402,7 +410,9 @@ TEST_P(BackwardCheckOrder, EarlierCategoryWins) {
     ASSERT_NE(oa.message, ob.message) << "the pair does not discriminate";
     EXPECT_EQ(oab.status, a.status) << oab.message;
     EXPECT_TRUE(messageContains(oab.message, a.anyOf));
-    if (a.namesProduct) EXPECT_TRUE(messageContains(oab.message, {productNameSubstr(pab.product)}));
+    if (a.namesProduct) {
+        EXPECT_TRUE(messageContains(oab.message, {productNameSubstr(pab.product)}));
+    }
     // Names that B's message uses and A's does not must not appear: B was not reported.
     bool discriminated = false;
     for (const std::string &n : b.anyOf) {
@@ -412,7 +422,9 @@ TEST_P(BackwardCheckOrder, EarlierCategoryWins) {
                 << "reported the later fault: \"" << oab.message << "\" (A alone: \"" << oa.message << "\")";
         }
     }
-    if (!discriminated) EXPECT_EQ(oab.message, oa.message);
+    if (!discriminated) {
+        EXPECT_EQ(oab.message, oa.message);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -66,7 +66,9 @@ TEST_P(DtypeMatrix, SupportedPassUnsupportedRejectedNamingProduct) {
     const std::string msg = recentErr();
     EXPECT_TRUE(messageContains(msg, {"aclnnAvgPool2dBackward"}));
     EXPECT_TRUE(messageContains(msg, {productNameSubstr(product)}));
-    if (product != "atlas-200i-500-a2") EXPECT_TRUE(messageContains(msg, {"gradOutput"}));
+    if (product != "atlas-200i-500-a2") {
+        EXPECT_TRUE(messageContains(msg, {"gradOutput"}));
+    }
     EXPECT_TRUE(gi.canaryIntact());
 }
 
@@ -125,10 +127,11 @@ TEST_P(CubeMatrix, AcceptedMatchRoundedReferenceRejectedAre161002) {
     const CubeExpect e = cubeExpect(product, dt, cube);
     if (!dtOk || e == CubeExpect::Reject) {
         EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
-        if (dtOk)
+        if (dtOk) {
             EXPECT_TRUE(messageContains(r.message, {"cubeMathType"}));
-        else
+        } else {
             EXPECT_TRUE(messageContains(r.message, {productNameSubstr(product)}));
+        }
         return;
     }
     ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The installed tree works the way a CANN user expects: installs the build into a fresh prefix, builds
+# the published-pattern sample client with the standard link line and with pkg-config, builds a
+# third-party plugin against the installed CMake package, and checks that the tree is relocatable.
+# usage: test_install_tree.sh <build dir> <source dir>
+set -euo pipefail
+build=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/install
+cmake --install "$build" --prefix "$prefix" >/dev/null
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for f in include/acl/acl.h include/aclnn/acl_meta.h include/aclnnop/aclnn_avgpool2d_backward.h \
+         include/aclnnop/aclnn_avgpool2d.h lib/libascendcl.so lib/libnnopbase.so lib/libopapi.so \
+         lib/aclnn-cpu/plugins/avgpool2d/manifest.yaml bin/aclnn-cpu set_env.sh \
+         lib/cmake/aclnn_cpu/aclnn_cpuConfig.cmake lib/pkgconfig/aclnn-cpu.pc share/aclnn-cpu/products/atlas-a2.yaml; do
+  [[ -e $prefix/$f ]] || fail "installed tree lacks $f"
+done
+
+# 1. The sample client, unedited, with CANN's link line.
+g++ -std=c++17 "$src/examples/avgpool2d_backward/main.cpp" -o "$work/sample" \
+  -I"$prefix/include" -L"$prefix/lib" -lascendcl -lnnopbase -lopapi
+export LD_LIBRARY_PATH="$prefix/lib"
+"$work/sample" > "$work/out.txt" || fail "sample client failed: $(tail -3 "$work/out.txt")"
+grep -q "PASSED: 32 values checked, 0 wrong" "$work/out.txt" || fail "sample client printed wrong results"
+if ACLNN_CPU_PRODUCT=atlas-training "$work/sample" bf16 > "$work/out.txt"; then fail "BF16 accepted on atlas-training"; fi
+grep -q "ERROR: 161002" "$work/out.txt" || fail "BF16 on atlas-training: expected 161002, got: $(cat "$work/out.txt")"
+grep -q "Atlas training series" "$work/out.txt" || fail "BF16 on atlas-training: message does not name the product"
+if ACLNN_CPU_PRODUCT=atlas-200i-500-a2 "$work/sample" > "$work/out.txt"; then fail "accepted on atlas-200i-500-a2"; fi
+grep -q "is not supported on Atlas 200I/500 A2" "$work/out.txt" || fail "atlas-200i-500-a2: not reported unsupported"
+unset LD_LIBRARY_PATH
+
+# 2. pkg-config.
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --exists aclnn-cpu || fail "pkg-config does not find aclnn-cpu"
+g++ -std=c++17 "$src/examples/avgpool2d_backward/main.cpp" -o "$work/sample_pc" \
+  $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs aclnn-cpu)
+"$work/sample_pc" | grep -q "PASSED" || fail "pkg-config build of the sample failed"
+
+# 3. A third-party operator against the installed SDK: no core rebuild, loaded from ACLNN_CPU_PLUGIN_PATH.
+cmake -S "$src/examples/third_party_plugin" -B "$work/tp" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null \
+  || fail "third-party plugin: configure failed"
+cmake --build "$work/tp" >/dev/null || fail "third-party plugin: build failed"
+ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$work/tp/scaled_add_client" | grep -q PASSED || fail "third-party operator failed"
+ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$prefix/bin/aclnn-cpu" list | grep -q aclnnScaledAdd \
+  || fail "aclnn-cpu list does not show the third-party operator"
+"$prefix/bin/aclnn-cpu" validate "$work/tp/plugins/scaled_add" >/dev/null || fail "aclnn-cpu validate rejects a good plugin"
+
+# 4. Relocatable: move the tree, source set_env.sh, run again.
+mv "$prefix" "$work/moved"
+(source "$work/moved/set_env.sh" && "$work/sample" | grep -q PASSED) || fail "moved tree: sample client failed"
+"$work/moved/bin/aclnn-cpu" list | grep -q "aclnnAvgPool2dBackward" || fail "moved tree: CLI does not find the plugin"
+echo "1 passed, 0 failed"

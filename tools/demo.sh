@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The demo: builds the sample clients against ./install with CANN's link line, then runs them under
+# several products (accepted and rejected calls, results checked), and lists the loaded plugins.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="$PWD/install"
+out="$PWD/build/demo"
+mkdir -p "$out"
+link=(-I"$prefix/include" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lascendcl -lnnopbase -lopapi)
+echo "== building the sample clients: g++ main.cpp -I\$PREFIX/include -L\$PREFIX/lib -lascendcl -lnnopbase -lopapi"
+g++ -std=c++17 -O2 examples/avgpool2d_backward/main.cpp -o "$out/avgpool2d_backward" "${link[@]}"
+g++ -std=c++17 -O2 examples/product_tour/main.cpp -o "$out/product_tour" "${link[@]}"
+echo; echo "== aclnn-cpu list"
+"$prefix/bin/aclnn-cpu" list
+echo; echo "== sample client, default product (atlas-a2), FLOAT"
+"$out/avgpool2d_backward" | tail -n 2
+echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-training, BFLOAT16 (expected: 161002 naming the product)"
+if ACLNN_CPU_PRODUCT=atlas-training "$out/avgpool2d_backward" bf16; then echo "unexpected success"; exit 1; fi
+echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-200i-500-a2 (expected: operator unsupported)"
+if ACLNN_CPU_PRODUCT=atlas-200i-500-a2 "$out/avgpool2d_backward"; then echo "unexpected success"; exit 1; fi
+echo; echo "== product tour: the same calls under every product"
+"$out/product_tour"
