@@ -6,7 +6,8 @@
 // when /usr/bin/python3 can import torch; prints a table and writes JSON / CSV.
 //
 // Cases of a product other than the first one selected run in a child process of this binary
-// (--child-product), because the product profile is fixed by aclInit for the life of a process.
+// (--child-product): the product profile is chosen by aclInit, CANN programs call aclInit once per
+// process, and a child keeps a crash under one product from ending the whole run.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -67,6 +68,8 @@ struct Options {
     // internal: run one product's cases and write raw results for the parent
     std::string childProduct;
     std::string childOut;
+    size_t childFirst = 0;  // progress numbering continues the parent's
+    size_t childTotal = 0;
 };
 
 void usage(std::ostream &os) {
@@ -110,6 +113,8 @@ int parse_int(const std::string &opt, const std::string &v, int lo) {
     return static_cast<int>(x);
 }
 
+std::vector<std::string> split(const std::string &s, char sep);
+
 Options parse_options(int argc, char **argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -148,6 +153,12 @@ Options parse_options(int argc, char **argv) {
             o.childProduct = value();
         } else if (a == "--child-out") {
             o.childOut = value();
+        } else if (a == "--child-progress") {  // <cases done before>/<total>
+            const std::vector<std::string> p = split(value(), '/');
+            if (p.size() == 2) {
+                o.childFirst = std::strtoull(p[0].c_str(), nullptr, 10);
+                o.childTotal = std::strtoull(p[1].c_str(), nullptr, 10);
+            }
         } else {
             usage_error("unknown option '" + a + "'");
         }
@@ -417,11 +428,6 @@ double pct_of_limit(const Result &r, const Roofline &roof) {
 // ---------------------------------------------------------------------------------------------
 // running cases in this process
 
-struct ProductRun {
-    std::string product;
-    std::string soc;  // what aclrtGetSocName reported under this product
-};
-
 std::string write_config(const fs::path &dir, const std::string &product, int threads) {
     const fs::path p = dir / ("aclinit-" + product + ".yaml");
     std::ofstream f(p);
@@ -496,19 +502,16 @@ std::string run_in_process(const std::string &product, std::vector<Result *> &rs
     return soc;
 }
 
-// Child protocol: "soc\t<name>" then "<id>\t<status>\t<workspace>\t<t1,t2,..|->\t<message>".
-void write_child_results(const std::string &path, const std::string &soc, const std::vector<Result *> &rs) {
-    std::ofstream f(path);
-    f << "soc\t" << soc << "\n";
-    for (const Result *r : rs) {
-        std::string times;
-        for (size_t i = 0; i < r->ms.size(); ++i) {
-            if (i) times += ',';
-            times += fmt(r->ms[i], 6);
-        }
-        f << r->c->id() << "\t" << r->status << "\t" << r->workspace << "\t" << (times.empty() ? "-" : times) << "\t"
-          << one_line(r->message) << "\n";
+// Child protocol, one line per case as soon as it is done (a crash keeps the earlier ones):
+// "<id>\t<status>\t<workspace>\t<t1,t2,..|->\t<message>", and "soc\t<name>" at the end.
+void write_child_result(std::ostream &f, const Result &r) {
+    std::string times;
+    for (size_t i = 0; i < r.ms.size(); ++i) {
+        if (i) times += ',';
+        times += fmt(r.ms[i], 6);
     }
+    f << r.c->id() << "\t" << r.status << "\t" << r.workspace << "\t" << (times.empty() ? "-" : times) << "\t"
+      << one_line(r.message) << std::endl;
 }
 
 std::string run_in_child(const std::string &product, std::vector<Result *> &rs, const Options &o, const fs::path &tmp,
@@ -516,13 +519,14 @@ std::string run_in_child(const std::string &product, std::vector<Result *> &rs, 
     const std::string out = (tmp / ("child-" + product + ".tsv")).string();
     std::vector<std::string> args = {self_exe(),  "--child-product", product, "--child-out", out,
                                      "--reps",    std::to_string(o.reps),     "--warmup",    std::to_string(o.warmup),
-                                     "--threads", std::to_string(o.threads)};
+                                     "--threads", std::to_string(o.threads),
+                                     "--child-progress", std::to_string(counter) + "/" + std::to_string(total)};
     if (o.quick) args.push_back("--quick");
     for (const std::string &f : o.filters) {
         args.push_back("--filter");
         args.push_back(f);
     }
-    std::cerr << "(running the " << product << " cases in a child process: the product is fixed per aclInit)\n";
+    std::cerr << "(running the " << product << " cases in a child process, one aclInit per product)\n";
     std::string why;
     const int rc = spawn_wait(args, "", "", {}, why);
     std::map<std::string, std::vector<std::string>> rows;
@@ -953,7 +957,7 @@ int run(int argc, char **argv) {
     }
     if (results.empty()) {
         if (!o.childProduct.empty()) {  // nothing for this product: an empty result file
-            write_child_results(o.childOut, "", {});
+            std::ofstream(o.childOut) << "";
             return 0;
         }
         usage_error("no case matches the selection (see --list)");
@@ -966,8 +970,12 @@ int run(int argc, char **argv) {
     if (!o.childProduct.empty()) {
         std::vector<Result *> rs;
         for (Result &r : results) rs.push_back(&r);
-        const std::string soc = run_in_process(o.childProduct, rs, o, tmp.path, counter, results.size());
-        write_child_results(o.childOut, soc, rs);
+        std::ofstream out(o.childOut);
+        counter = o.childFirst;
+        const std::string soc =
+            run_in_process(o.childProduct, rs, o, tmp.path, counter, o.childTotal ? o.childTotal : results.size(),
+                           [&out](Result &r) { write_child_result(out, r); });
+        out << "soc\t" << soc << std::endl;
         for (const Result &r : results)
             if (r.status != "ok") return 1;
         return 0;

@@ -105,16 +105,26 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             }
         }
     }
-    for (const auto &kv : rules->formats) {
-        const acp_arg &a = arg_named(op, args, kv.first);
-        if (a.present && std::find(kv.second.begin(), kv.second.end(), a.tensor->format) == kv.second.end())
-            fail(ACLNN_ERR_PARAM_INVALID, kv.first + " format " + std::string(fname(a.tensor->format)) +
-                                              " is not supported (supported: " + join(kv.second, fname) + ")");
+    // Formats then ranks, each in signature order so the first offending parameter is named.
+    for (const auto &p : op.params) {
+        const acp_arg &a = arg_named(op, args, p.name);
+        const auto it = rules->formats.find(p.name);
+        if (!a.present || it == rules->formats.end()) continue;
+        if (std::find(it->second.begin(), it->second.end(), a.tensor->format) == it->second.end())
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " format " + std::string(fname(a.tensor->format)) +
+                                              " is not supported (supported: " + join(it->second, fname) + ")");
+        // A layout that names its dimensions fixes the rank (NCL is 3-D, NCHW 4-D, NCDHW 5-D).
+        const int inherent = acp::format_rank(a.tensor->format);
+        if (inherent > 0 && static_cast<uint32_t>(inherent) != a.tensor->rank)
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " format " + std::string(fname(a.tensor->format)) + " is for rank-" +
+                                              num(inherent) + " tensors, got rank " + num(a.tensor->rank));
     }
-    for (const auto &kv : rules->ranks) {
-        const acp_arg &a = arg_named(op, args, kv.first);
-        if (a.present && std::find(kv.second.begin(), kv.second.end(), static_cast<int64_t>(a.tensor->rank)) == kv.second.end())
-            fail(ACLNN_ERR_PARAM_INVALID, kv.first + " must have rank " + join(kv.second, num) + ", got rank " +
+    for (const auto &p : op.params) {
+        const acp_arg &a = arg_named(op, args, p.name);
+        const auto it = rules->ranks.find(p.name);
+        if (!a.present || it == rules->ranks.end()) continue;
+        if (std::find(it->second.begin(), it->second.end(), static_cast<int64_t>(a.tensor->rank)) == it->second.end())
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) + ", got rank " +
                                               num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank));
     }
     // An output that overlaps itself would make results depend on scheduling.
@@ -126,9 +136,11 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
                 fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got stride 0 on dim " +
                                                   num(d) + " of size " + num(a.tensor->dims[d]));
     }
-    for (const auto &kv : rules->attrs) {
-        const bool per_product = op.products.at(s.product.id).attrs.count(kv.first) != 0;
-        check_attr(kv.first, arg_named(op, args, kv.first), kv.second, s, per_product);
+    for (const auto &p : op.params) {  // attributes in signature order
+        const auto it = rules->attrs.find(p.name);
+        if (it == rules->attrs.end()) continue;
+        const bool per_product = op.products.at(s.product.id).attrs.count(p.name) != 0;
+        check_attr(p.name, arg_named(op, args, p.name), it->second, s, per_product);
     }
     if (!op.cube_math) return ACP_PREC_NATIVE;
     const acp_arg &mode = arg_named(op, args, op.cube_math->param);

@@ -4,6 +4,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -67,11 +68,76 @@ void store(uint8_t *p, int32_t dt, const Value &v, int32_t precision) {
     }
 }
 
+// Typed element access for the floating types, so a row converts in a tight loop the compiler can
+// vectorize; integer and mixed conversions take the generic Value path above.
+template <int32_t DT>
+struct FloatType;
+template <>
+struct FloatType<ACL_FLOAT> {
+    using T = float;
+    static float get(T v) { return v; }
+    static T put(float f) { return f; }
+};
+template <>
+struct FloatType<ACL_FLOAT16> {
+    using T = uint16_t;
+    static float get(T v) { return acp::half_to_float(v); }
+    static T put(float f) { return acp::float_to_half(f); }
+};
+template <>
+struct FloatType<ACL_BF16> {
+    using T = uint16_t;
+    static float get(T v) { return acp::bf16_to_float(v); }
+    static T put(float f) { return acp::float_to_bf16(f); }
+};
+
+// Converts n elements; src/dst strides in elements. PREC rounds through FLOAT (the cube's view).
+using RowFn = void (*)(const uint8_t *src, int64_t src_stride, uint8_t *dst, int64_t dst_stride, int64_t n);
+
+template <int32_t S, int32_t D, int32_t PREC>
+void convert_row(const uint8_t *src, int64_t ss, uint8_t *dst, int64_t ds, int64_t n) {
+    const auto *in = reinterpret_cast<const typename FloatType<S>::T *>(src);
+    auto *out = reinterpret_cast<typename FloatType<D>::T *>(dst);
+    for (int64_t k = 0; k < n; ++k)
+        out[k * ds] = FloatType<D>::put(acp::round_to_precision(FloatType<S>::get(in[k * ss]), PREC));
+}
+
+template <int32_t S, int32_t D>
+RowFn pick_precision(int32_t precision) {
+    switch (precision) {
+        case ACP_PREC_FP16: return convert_row<S, D, ACP_PREC_FP16>;
+        case ACP_PREC_HF32: return convert_row<S, D, ACP_PREC_HF32>;
+        case ACP_PREC_BF16: return convert_row<S, D, ACP_PREC_BF16>;
+        default: return convert_row<S, D, ACP_PREC_NATIVE>;
+    }
+}
+
+template <int32_t S>
+RowFn pick_dst(int32_t dst, int32_t precision) {
+    switch (dst) {
+        case ACL_FLOAT: return pick_precision<S, ACL_FLOAT>(precision);
+        case ACL_FLOAT16: return pick_precision<S, ACL_FLOAT16>(precision);
+        case ACL_BF16: return pick_precision<S, ACL_BF16>(precision);
+        default: return nullptr;
+    }
+}
+
+// A typed row function for FLOAT / FLOAT16 / BF16 pairs, nullptr for anything else.
+RowFn pick_row(int32_t src, int32_t dst, int32_t precision) {
+    switch (src) {
+        case ACL_FLOAT: return pick_dst<ACL_FLOAT>(dst, precision);
+        case ACL_FLOAT16: return pick_dst<ACL_FLOAT16>(dst, precision);
+        case ACL_BF16: return pick_dst<ACL_BF16>(dst, precision);
+        default: return nullptr;
+    }
+}
+
 struct CopyNode : CoreNodeData {
     bool to_buffer = true;  // convert (view -> buffer) or store (buffer -> view)
     int32_t arg = -1, buffer = -1;
     int32_t buffer_dtype = ACL_FLOAT, precision = ACP_PREC_NATIVE;
     acp_tensor_desc view{};  // the argument's view, as planned
+    RowFn row = nullptr;     // typed fast path, when the dtypes allow one
 };
 
 acp_status run_copy(void *data, const acp_run_ctx *run) {
@@ -87,7 +153,8 @@ acp_status run_copy(void *data, const acp_run_ctx *run) {
     const auto view_es = static_cast<int64_t>(acp::dtype_size(n.view.dtype));
     const auto buf_es = static_cast<int64_t>(acp::dtype_size(n.buffer_dtype));
     const int64_t inner_stride = rank ? n.view.strides[rank - 1] : 0;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, 64), [&](const tbb::blocked_range<int64_t> &r) {
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1));
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t> &r) {
         for (int64_t row = r.begin(); row < r.end(); ++row) {
             int64_t off = 0, rem = row;  // element offset of this row inside the view
             for (int d = rank - 2; d >= 0; --d) {
@@ -95,10 +162,16 @@ acp_status run_copy(void *data, const acp_run_ctx *run) {
                 rem /= n.view.dims[d];
             }
             uint8_t *b = buf + row * inner * buf_es;
+            uint8_t *v = view_base + off * view_es;
+            if (n.row) {
+                if (n.to_buffer) n.row(v, inner_stride, b, 1, inner);
+                else n.row(b, 1, v, inner_stride, inner);
+                continue;
+            }
             for (int64_t k = 0; k < inner; ++k) {
-                uint8_t *v = view_base + (off + k * inner_stride) * view_es;
-                if (n.to_buffer) store(b + k * buf_es, n.buffer_dtype, load(v, n.view.dtype), n.precision);
-                else store(v, n.view.dtype, load(b + k * buf_es, n.buffer_dtype), ACP_PREC_NATIVE);
+                uint8_t *e = v + k * inner_stride * view_es;
+                if (n.to_buffer) store(b + k * buf_es, n.buffer_dtype, load(e, n.view.dtype), n.precision);
+                else store(e, n.view.dtype, load(b + k * buf_es, n.buffer_dtype), ACP_PREC_NATIVE);
             }
         }
     });
@@ -110,6 +183,8 @@ int32_t add_copy(aclOpExecutor &exec, std::unique_ptr<CopyNode> node, const char
     if (node->buffer < 0 || static_cast<size_t>(node->buffer) >= exec.buffer_offsets.size()) return -1;
     if (acp::dtype_size(node->buffer_dtype) == 0) return -1;
     node->view = *exec.args[static_cast<size_t>(node->arg)].tensor;
+    node->row = node->to_buffer ? pick_row(node->view.dtype, node->buffer_dtype, node->precision)
+                                : pick_row(node->buffer_dtype, node->view.dtype, ACP_PREC_NATIVE);
     void *data = node.get();
     exec.core_node_data.push_back(std::move(node));
     return add_node(exec, name, run_copy, data, deps, n);

@@ -95,6 +95,11 @@ std::shared_ptr<const RuntimeState> build_state(const Config &c) {
         if (const char *env = std::getenv("ACLNN_CPU_THREADS")) threads = std::atoi(env);
     if (threads <= 0) threads = tbb::info::default_concurrency();
     s->threads = threads;
+    // More threads than cores is allowed (determinism tests run 3 threads on 2 cores): TBB caps its
+    // workers at the core count unless told otherwise.
+    if (threads > tbb::info::default_concurrency())
+        s->allow_threads = std::make_shared<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                                 static_cast<size_t>(threads));
     s->arena = std::make_shared<tbb::task_arena>(threads);
     s->plugin_paths = split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"));
     for (const auto &pp : c.plugin_paths) s->plugin_paths.push_back(pp);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
 #include "acl/acl_base.h"
@@ -19,6 +20,7 @@ struct RuntimeState {
     Profile product;
     int threads = 1;                                 // worker threads of `arena`
     std::shared_ptr<tbb::task_arena> arena; // executors run inside it
+    std::shared_ptr<tbb::global_control> allow_threads;  // lifts TBB's default cap when threads > cores
     std::vector<std::string> plugin_paths;           // search order: env, config, installed
     std::map<std::string, std::string> implementations;  // operator -> preferred plugin (config over profile)
     std::vector<std::string> enabled_ops, disabled_ops;  // from the config file, on top of the profile

@@ -50,6 +50,17 @@ inline std::optional<int32_t> parse_format(std::string_view s) {
     return std::nullopt;
 }
 
+// The rank a layout implies (NCL 3, NCHW/NHWC/HWCN 4, NCDHW/NDHWC 5, NC 2); 0 for ND and the rest.
+inline int format_rank(int32_t f) {
+    switch (f) {
+        case 47: return 3;
+        case 0: case 1: case 16: return 4;
+        case 30: case 27: return 5;
+        case 35: return 2;
+        default: return 0;
+    }
+}
+
 // Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1) or unknown values.
 inline size_t dtype_size(int32_t v) {
     switch (v) {

@@ -1,17 +1,18 @@
 // avgpool2d compute kernels. See avgpool2d_kernels.hpp for the contract and the summation order.
 //
-// Backward is a gather. Within one column segment of a plane, a gradInput row h is built as:
-//   stage 1a P_oh[ow] = gradOutput[oh][ow] * scale(oh, ow), once per gradOutput row, kept in a
-//            small ring of rows (a gradOutput row feeds ceil(kH/sH) gradInput rows)
-//   stage 1b R[ow]    = 0 + sum over the rows oh covering h (ascending) of P_oh[ow]
-//   stage 2  out[w]   = 0 + sum over the columns ow covering w (ascending) of R[ow]
-// For stage 2 a 16-wide output chunk needs R entries from a window of at most 32 (true unless
-// stride 1 with kW > 17): two loads and, per covering term, one vpermt2ps + masked add, with the
-// index/mask tables precomputed per chunk in the constructor. The result is rounded and stored
-// straight from the register. Rows are independent, so work items are (plane, row block) pairs run
-// with a static partition: no atomics, no races, the same bits at any thread count.
-// Forward is the mirror image: column sums over the window rows (stage 1), then window sums along
-// the row with gathers (stage 2), times the scale.
+// Backward is a gather. Within one column segment of a plane:
+//   stage A  for each gradOutput row oh (once, kept in a small ring of rows):
+//            P[ow]  = gradOutput[oh][ow] * scale(oh, ow)
+//            Q_oh[w] = 0 + sum over the columns ow covering w (ascending) of P[ow]
+//   stage B  gradInput[h][w] = 0 + sum over the rows oh covering h (ascending) of Q_oh[w]
+// Stage A is the horizontal gather: a 16-wide chunk of Q needs P entries from a window of at most
+// 32 (true unless stride 1 with kW > 17), so it is two loads and, per covering term, one vpermt2ps
+// and a masked add, with index/mask tables precomputed per chunk in the constructor. Stage B is a
+// plain aligned vertical sum of 1 or 2 (ceil(kH/sH)) rows, rounded and stored straight from the
+// register. gradInput rows are independent, so work items are (plane, row block) pairs run with a
+// static partition: no atomics, no races, the same bits at any thread count.
+// Forward: column sums over the window rows (stage 1), then window sums along the row with
+// gathers (stage 2), times the scale.
 //
 // The scalar path (any CPU, any strides) does every arithmetic step in the same order as the
 // AVX-512 path: sums start at +0.0f (so an accumulator is never -0 and a masked-off "+0" is a
@@ -45,8 +46,8 @@ namespace {
 // Per-task scratch lives on the stack (run() never allocates); these bound it (~60 KB backward).
 constexpr int64_t kSegWMax = 512;  // backward: widest gradInput column segment (multiple of 16)
 constexpr int64_t kRMax = 2048;    // backward: max gradOutput columns feeding one segment
-constexpr int64_t kRing = 6144;    // backward: floats of cached product rows
-constexpr int64_t kRingRows = 64;  // backward: max cached product rows
+constexpr int64_t kRing = 8192;    // backward: floats of cached Q rows
+constexpr int64_t kRingRows = 64;  // backward: max cached Q rows
 constexpr int64_t kStage = 16384;  // backward: bytes batched per non-temporal flush (stays in L1)
 constexpr int64_t kSegO = 512;     // forward: output row segment width (multiple of 16)
 constexpr int64_t kVMax = 4096;    // forward: max input columns feeding one segment
@@ -179,20 +180,20 @@ int64_t row_blocks_for(int64_t planes, int64_t rows) {
 
 }  // namespace
 
-// One term of stage 2 for a 16-wide chunk: lane l adds R[off + idx[l]] when bit l of mask is set.
+// One term of stage A for a 16-wide chunk: lane l adds P[off + idx[l]] when bit l of mask is set.
 struct alignas(64) Term {
     int32_t idx[16];
     uint16_t mask;
 };
 
-// Stage 2 of one 16-column chunk: load R[off .. off + 32), then apply terms [first, first + count).
+// Stage A of one 16-column chunk: load P[off .. off + 32), then apply terms [first, first + count).
 struct Chunk {
     int32_t off, first, count;
 };
 
 struct BwSeg {
     int64_t w0, w1;    // gradInput columns [w0, w1), w0 a multiple of 16
-    int64_t rlo, rhi;  // gradOutput columns feeding them; R[j] holds column rlo + j
+    int64_t rlo, rhi;  // gradOutput columns feeding them; P[j] holds column rlo + j
 };
 
 struct BackwardPlan {
@@ -204,9 +205,8 @@ struct BackwardPlan {
     std::vector<BwSeg> segs;
     bool direct = false;     // no segmentation fits the scratch: per-element scalar path
     int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most
-    int64_t pstride = 16;    // floats per cached product row (its span, rounded up, + 32 of slack)
-    std::vector<int64_t> slot;  // per oh: offset of its product row in the ring
-    bool vec_w = false;      // stage-2 permutation tables are valid
+    std::vector<int64_t> slot;  // per oh: offset of its Q row in the ring
+    bool vec_w = false;      // stage-A permutation tables are valid
     std::vector<Chunk> chunks;  // per 16 gradInput columns
     std::vector<Term> terms;
     int64_t row_blocks = 1;
@@ -247,7 +247,7 @@ std::vector<BwSeg> make_bw_segs(const Axis& aw, int64_t W, int64_t segw) {
     return segs;
 }
 
-// Widest segmentation whose R row and product ring fit the stack scratch; none: direct path.
+// Widest segmentation whose P row and Q ring fit the stack scratch; none: direct path.
 void plan_segments(BackwardPlan& P) {
     const Geometry& g = P.g;
     int64_t rows = 1;
@@ -257,13 +257,11 @@ void plan_segments(BackwardPlan& P) {
         std::vector<BwSeg> segs = make_bw_segs(P.aw, g.W, segw);
         int64_t span = 0;
         for (const BwSeg& s : segs) span = std::max(span, s.rhi - s.rlo);
-        // Stage 2 may read a product row directly as R (one covering row), up to 32 past its span.
-        const int64_t pstride = round_up16(span) + 32;
-        if (span <= kRMax && rows * pstride <= kRing) {
+        const int64_t qstride = round_up16(std::min(segw, g.W));
+        if (span <= kRMax && rows * qstride <= kRing) {
             P.segs = std::move(segs);
-            P.pstride = pstride;
             P.slot.resize(static_cast<size_t>(g.Ho));
-            for (int64_t oh = 0; oh < g.Ho; ++oh) P.slot[oh] = (oh % rows) * pstride;
+            for (int64_t oh = 0; oh < g.Ho; ++oh) P.slot[oh] = (oh % rows) * qstride;
             return;
         }
     }
@@ -275,9 +273,9 @@ bool same_term(const Term& a, const Term& b) {
     return a.mask == b.mask && std::equal(std::begin(a.idx), std::end(a.idx), std::begin(b.idx));
 }
 
-// Stage-2 tables. The 32 R entries a chunk loads start at a multiple of 16 when its terms fit
-// there (then the loads match the 64-byte stores of stage 1b exactly and are forwarded from the
-// store buffer), else at the chunk's first term.
+// Stage-A tables. The 32 P entries a chunk loads start at a multiple of 16 when its terms fit
+// there (then the loads match the 64-byte stores that wrote P and are forwarded from the store
+// buffer), else at the chunk's first term.
 void build_stage2_tables(BackwardPlan& P) {
     const Axis& aw = P.aw;
     if (P.g.Wo >= (int64_t{1} << 30)) return;  // vec_w stays false
@@ -327,52 +325,41 @@ void build_stage2_tables(BackwardPlan& P) {
 // Row stages: scalar implementations (any strides; they define the order)
 // ---------------------------------------------------------------------------------------------
 
-// Stage 1a: P[j] = gradOutput[rlo + j] * scale[rlo + j], j < n, for one gradOutput row.
+// P[j] = gradOutput[rlo + j] * scale[rlo + j], j < n, for one gradOutput row.
 void bw_products_scalar(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType dt) {
     const int64_t es = elem_size(dt);
     for (int64_t j = 0; j < n; ++j) P[j] = opaque(load_elem(go_row + j * go_w * es, dt) * srow[j]);
 }
 
-// Stage 1b: R[j] = 0 + rows[0][j] + rows[1][j] + ...
-void bw_rowsum_scalar(float* R, const float* const* rows, int64_t count, int64_t n) {
+// Stage A: Q[w - w0] = 0 + sum of P over the columns covering w.
+void bw_stage_a_scalar(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
+    for (int64_t w = s.w0; w < s.w1; ++w) {
+        float acc = 0.0f;
+        for (int64_t ow = B.aw.cov_lo[w]; ow < B.aw.cov_hi[w]; ++ow) acc = acc + P[ow - s.rlo];
+        Q[w - s.w0] = acc;
+    }
+}
+
+// Stage B: out[j] = 0 + rows[0][j] + rows[1][j] + ..., stored as dt with a stride of `ds` bytes.
+void bw_stage_b_scalar(const float* const* rows, int64_t count, int64_t n, char* out, int64_t ds, DType dt) {
     for (int64_t j = 0; j < n; ++j) {
         float acc = 0.0f;
         for (int64_t i = 0; i < count; ++i) acc = acc + rows[i][j];
-        R[j] = acc;
+        store_elem(out + j * ds, acc, dt);
     }
 }
 
-// Stage 2 into FLOATs, for w in the segment.
-void bw_stage2_floats_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
-    float* row = static_cast<float*>(out);
-    for (int64_t w = s.w0; w < s.w1; ++w) {
-        float acc = 0.0f;
-        for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) acc = acc + R[ow - s.rlo];
-        row[w - s.w0] = acc;
-    }
-}
-
-// Stage 2 stored as dt into a contiguous run.
-void bw_stage2_scalar(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
-    const int64_t es = elem_size(P.dt);
-    for (int64_t w = s.w0; w < s.w1; ++w) {
-        float acc = 0.0f;
-        for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) acc = acc + R[ow - s.rlo];
-        store_elem(static_cast<char*>(out) + (w - s.w0) * es, acc, P.dt);
-    }
-}
-
-// Same bits as stages 1a/1b/2 (each R[ow] recomputed per use), with no scratch at all.
-void bw_direct_scalar(const BackwardPlan& P, const BwSeg& s, const char* go, View4 gv, int64_t oh0, int64_t oh1,
+// Same bits as stages A and B (each Q entry recomputed per use), with no scratch at all.
+void bw_direct_scalar(const BackwardPlan& B, const BwSeg& s, const char* go, View4 gv, int64_t oh0, int64_t oh1,
                       float* row) {
-    const int64_t es = elem_size(P.dt);
+    const int64_t es = elem_size(B.dt);
     for (int64_t w = s.w0; w < s.w1; ++w) {
         float acc = 0.0f;
-        for (int64_t ow = P.aw.cov_lo[w]; ow < P.aw.cov_hi[w]; ++ow) {
-            float r = 0.0f;
-            for (int64_t oh = oh0; oh < oh1; ++oh)
-                r = r + opaque(load_elem(go + (oh * gv.h + ow * gv.w) * es, P.dt) * P.sc.row(oh)[ow]);
-            acc = acc + r;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            float q = 0.0f;
+            for (int64_t ow = B.aw.cov_lo[w]; ow < B.aw.cov_hi[w]; ++ow)
+                q = q + opaque(load_elem(go + (oh * gv.h + ow * gv.w) * es, B.dt) * B.sc.row(oh)[ow]);
+            acc = acc + q;
         }
         row[w - s.w0] = acc;
     }
@@ -524,7 +511,7 @@ AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
     }
 }
 
-// Stage 1a for a gradOutput row with w stride 1. Writes round_up16(n) floats (zeros past n).
+// P for a gradOutput row with w stride 1. Writes round_up16(n) floats (zeros past n).
 template <DType DT>
 AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType) {
     (void)go_w;  // == 1
@@ -536,47 +523,50 @@ AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const
     }
 }
 
-// Stage 1b for count >= 2. Rows and R are 64-byte aligned and padded to a multiple of 16.
-// It starts from rows[0] instead of +0 + rows[0]: the two differ only in the sign of a zero, and
-// stage 2 adds R to a +0 accumulator, which erases that sign (the scalar path keeps the +0).
-AVX512_FN void bw_rowsum_avx(float* R, const float* const* rows, int64_t count, int64_t n) {
-    for (int64_t j = 0; j < n; j += 16) {
-        __m512 acc = _mm512_load_ps(rows[0] + j);
-        for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
-        _mm512_store_ps(R + j, acc);
-    }
-}
-
-// acc = +0, then for each term: acc += (lo:hi)[idx] in the lanes of its mask.
+// acc += (lo:hi)[idx] in the lanes of the term's mask.
 AVX512_FN inline __m512 apply_term(__m512 acc, __m512 lo, __m512 hi, const Term& t) {
     const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t.idx), hi);
     return _mm512_mask_add_ps(acc, static_cast<__mmask16>(t.mask), acc, v);
 }
 
-AVX512_FN inline __m512 apply_terms(__m512 lo, __m512 hi, const Term* t, int32_t count) {
-    __m512 acc = _mm512_setzero_ps();
-    switch (count) {  // the common counts unrolled (k <= 2 * stride + ... : 1 to 3 terms)
-        case 3: acc = apply_term(acc, lo, hi, t[0]); ++t; [[fallthrough]];
-        case 2: acc = apply_term(acc, lo, hi, t[0]); ++t; [[fallthrough]];
-        case 1: return apply_term(acc, lo, hi, t[0]);
-        case 0: return acc;
-        default:
-            for (int32_t i = 0; i < count; ++i) acc = apply_term(acc, lo, hi, t[i]);
-            return acc;
+// Stage A: whole 16-column chunks of Q (lanes past the segment get 0).
+AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
+    const Chunk* ck = B.chunks.data() + s.w0 / 16;
+    const Term* terms = B.terms.data();
+    for (int64_t w = s.w0; w < s.w1; w += 16, ++ck, Q += 16) {
+        const __m512 lo = _mm512_loadu_ps(P + ck->off);
+        const __m512 hi = _mm512_loadu_ps(P + ck->off + 16);
+        const Term* t = terms + ck->first;
+        __m512 acc = _mm512_setzero_ps();
+        switch (ck->count) {  // the common counts unrolled
+            case 3: acc = apply_term(acc, lo, hi, *t++); [[fallthrough]];
+            case 2: acc = apply_term(acc, lo, hi, *t++); [[fallthrough]];
+            case 1: acc = apply_term(acc, lo, hi, *t); break;
+            case 0: break;
+            default:
+                for (int32_t i = 0; i < ck->count; ++i) acc = apply_term(acc, lo, hi, t[i]);
+        }
+        _mm512_store_ps(Q, acc);
     }
 }
 
-// Stage 2, rounded to DT and stored into a contiguous run.
+// Stage B into a contiguous run of n elements of DT. Starting from rows[0] instead of
+// +0 + rows[0] gives the same bits: a Q entry is never -0 (stage A starts from +0).
 template <DType DT>
-AVX512_FN void bw_stage2_avx(const BackwardPlan& P, const BwSeg& s, const float* R, void* out) {
+AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, void* out) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
-    const Chunk* ck = P.chunks.data() + s.w0 / 16;
-    const Term* terms = P.terms.data();
-    char* dst = static_cast<char*>(out);
-    for (int64_t left = s.w1 - s.w0; left > 0; left -= 16, ++ck, dst += 16 * es) {
-        const __m512 lo = _mm512_loadu_ps(R + ck->off);
-        const __m512 hi = _mm512_loadu_ps(R + ck->off + 16);
-        vstore<DT>(dst, apply_terms(lo, hi, terms + ck->first, ck->count), left);
+    char* d = static_cast<char*>(out);
+    if (count == 2) {  // the common case (kH <= 2 sH) without the inner loop
+        const float* a = rows[0];
+        const float* b = rows[1];
+        for (int64_t j = 0; j < n; j += 16)
+            vstore<DT>(d + j * es, _mm512_add_ps(_mm512_load_ps(a + j), _mm512_load_ps(b + j)), n - j);
+        return;
+    }
+    for (int64_t j = 0; j < n; j += 16) {
+        __m512 acc = _mm512_load_ps(rows[0] + j);
+        for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
+        vstore<DT>(d + j * es, acc, n - j);
     }
 }
 
@@ -648,11 +638,11 @@ AVX512_FN void store_fence() { _mm_sfence(); }
 // ---------------------------------------------------------------------------------------------
 struct Ops {
     bool avx = false;
-    // Backward stage 1a for w-stride-1 gradOutput rows (the scalar one handles any stride).
+    // P of a w-stride-1 gradOutput row (the scalar one handles any stride).
     void (*bw_products)(float*, const char*, int64_t, const float*, int64_t, DType) = bw_products_scalar;
-    void (*bw_rowsum)(float*, const float* const*, int64_t, int64_t) = bw_rowsum_scalar;
-    void (*bw_stage2)(const BackwardPlan&, const BwSeg&, const float*, void*) = bw_stage2_scalar;  // as dt
-    void (*bw_stage2_f32)(const BackwardPlan&, const BwSeg&, const float*, void*) = bw_stage2_floats_scalar;
+    void (*bw_stage_a)(const BackwardPlan&, const BwSeg&, const float*, float*) = bw_stage_a_scalar;
+    // Stage B into a w-stride-1 run as dt (null: use bw_stage_b_scalar).
+    void (*bw_stage_b)(const float* const*, int64_t, int64_t, void*) = nullptr;
     void (*fw_stage1)(const FwStage1Args&) = fw_stage1_scalar;  // in_w == 1 only if avx
     void (*fw_stage2)(const ForwardPlan&, const FwSeg&, const float*, const float*, float*) = fw_stage2_scalar;
     void (*round)(const float*, uint16_t*, int64_t, DType) = round_scalar;
@@ -668,22 +658,21 @@ Ops select_ops(bool avx, DType dt) {
         switch (dt) {
             case DType::F32:
                 o.bw_products = bw_products_avx<DType::F32>;
-                o.bw_stage2 = bw_stage2_avx<DType::F32>;
+                o.bw_stage_b = bw_stage_b_avx<DType::F32>;
                 o.fw_stage1 = fw_stage1_avx<DType::F32>;
                 break;
             case DType::F16:
                 o.bw_products = bw_products_avx<DType::F16>;
-                o.bw_stage2 = bw_stage2_avx<DType::F16>;
+                o.bw_stage_b = bw_stage_b_avx<DType::F16>;
                 o.fw_stage1 = fw_stage1_avx<DType::F16>;
                 break;
             case DType::BF16:
                 o.bw_products = bw_products_avx<DType::BF16>;
-                o.bw_stage2 = bw_stage2_avx<DType::BF16>;
+                o.bw_stage_b = bw_stage_b_avx<DType::BF16>;
                 o.fw_stage1 = fw_stage1_avx<DType::BF16>;
                 break;
         }
-        o.bw_rowsum = bw_rowsum_avx;
-        o.bw_stage2_f32 = bw_stage2_avx<DType::F32>;
+        o.bw_stage_a = bw_stage_a_avx;
         o.fw_stage2 = fw_stage2_avx;
         o.round = round_avx;
     }
@@ -705,6 +694,13 @@ void put_row(const float* row, int64_t n, void* dst, DType dt, const Ops& ops) {
 // Where the backward writes a w-stride-1 run: straight to the destination (plain stores), or into
 // an L1-resident staging buffer flushed with non-temporal stores in address order. Consecutive
 // runs that continue each other (rows of a contiguous plane) form one streamed region.
+struct BwScratch {  // per-task backward scratch (on the stack, ~59 KB)
+    alignas(64) float ring[kRing];     // Q rows
+    alignas(64) float P[kRMax + 64];   // products of one gradOutput row (+ slack for 32-wide loads)
+    alignas(64) float row[kSegWMax + 16];
+    alignas(64) unsigned char stage[kStage];
+};
+
 struct Output {
     bool stream = false;
     Sink sink;
@@ -785,74 +781,64 @@ BackwardKernel::BackwardKernel(const Geometry& g, DType dt, int32_t precision) {
 bool BackwardKernel::uses_avx512() const { return want_avx(isa_); }
 
 void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View4 gi) const {
-    const BackwardPlan& P = *plan_;
-    const Geometry& g = P.g;
-    if (P.planes <= 0 || g.H <= 0 || g.W <= 0) return;
-    const Ops ops = select_ops(want_avx(isa_), P.dt);
+    const BackwardPlan& B = *plan_;
+    const Geometry& g = B.g;
+    if (B.planes <= 0 || g.H <= 0 || g.W <= 0) return;
+    const Ops ops = select_ops(want_avx(isa_), B.dt);
     const bool stream = ops.avx && gi.w == 1 &&
-                        (store_ == StoreMode::Streaming || (store_ == StoreMode::Auto && P.stream_auto));
+                        (store_ == StoreMode::Streaming || (store_ == StoreMode::Auto && B.stream_auto));
     const auto products = go.w == 1 ? ops.bw_products : bw_products_scalar;
-    const auto stage2 = P.vec_w ? ops.bw_stage2 : bw_stage2_scalar;
-    const auto stage2_f32 = P.vec_w ? ops.bw_stage2_f32 : bw_stage2_floats_scalar;
-    const int64_t es = elem_size(P.dt);
-    const int64_t items = P.planes * P.row_blocks;
+    const auto stage_a = B.vec_w ? ops.bw_stage_a : bw_stage_a_scalar;
+    const auto stage_b = gi.w == 1 ? ops.bw_stage_b : nullptr;
+    const int64_t es = elem_size(B.dt);
+    const int64_t items = B.planes * B.row_blocks;
 
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
-        alignas(64) float ring[kRing];
-        alignas(64) float R[kRMax + 64];
-        alignas(64) float row[kSegWMax + 16];
-        alignas(64) unsigned char stage[kStage];
+        BwScratch scr;
+        // Entries past a segment's span are loaded (whole vectors) but never used; keep them defined.
+        std::fill(std::begin(scr.P), std::end(scr.P), 0.0f);
         Output out;
         out.stream = stream;
-        out.stage = stage;
-        // Entries past a segment's span are loaded (whole vectors) but never used; keep them defined.
-        std::fill(std::begin(ring), std::end(ring), 0.0f);
-        std::fill(std::begin(R), std::end(R), 0.0f);
+        out.stage = scr.stage;
         const float* rows[kRingRows];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
-            const int64_t p = item / P.row_blocks, b = item % P.row_blocks;
-            const int64_t h0 = b * g.H / P.row_blocks, h1 = (b + 1) * g.H / P.row_blocks;
+            const int64_t p = item / B.row_blocks, b = item % B.row_blocks;
+            const int64_t h0 = b * g.H / B.row_blocks, h1 = (b + 1) * g.H / B.row_blocks;
             const int64_t n = p / g.C, c = p % g.C;
             const char* goP = static_cast<const char*>(gradOutput) + (n * go.n + c * go.c) * es;
             char* giP = static_cast<char*>(gradInput) + (n * gi.n + c * gi.c) * es;
-            for (const BwSeg& s : P.segs) {
+            for (const BwSeg& s : B.segs) {
                 const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;
-                int64_t have = -1;  // product rows [.., have) of this segment are in the ring
+                const size_t nbytes = static_cast<size_t>(nw * es);
+                int64_t have = -1;  // Q rows [.., have) of this segment are in the ring
                 for (int64_t h = h0; h < h1; ++h) {
-                    const int64_t oh0 = P.ah.cov_lo[h], oh1 = P.ah.cov_hi[h];
+                    const int64_t oh0 = B.ah.cov_lo[h], oh1 = B.ah.cov_hi[h];
                     char* dst = giP + (h * gi.h + s.w0 * gi.w) * es;
-                    if (oh0 == oh1 || P.direct) {  // no window covers the row / per-element path
+                    if (oh0 == oh1 || B.direct) {  // no window covers the row / per-element path
                         if (oh0 == oh1)
-                            std::fill(row, row + nw, 0.0f);
+                            std::fill(scr.row, scr.row + nw, 0.0f);
                         else
-                            bw_direct_scalar(P, s, goP, go, oh0, oh1, row);
+                            bw_direct_scalar(B, s, goP, go, oh0, oh1, scr.row);
                         if (gi.w == 1)
-                            put_row(row, nw, out.reserve(dst, static_cast<size_t>(nw * es)), P.dt, ops);
+                            put_row(scr.row, nw, out.reserve(dst, nbytes), B.dt, ops);
                         else
-                            for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, row[i], P.dt);
+                            for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, scr.row[i], B.dt);
                         continue;
                     }
-                    // Stage 1a: products of the gradOutput rows not yet in the ring.
+                    // Stage A for the gradOutput rows not yet in the ring.
                     if (have < oh0) have = oh0;
-                    for (; have < oh1; ++have)
-                        products(ring + P.slot[have], goP + (have * go.h + s.rlo * go.w) * es, go.w,
-                                 P.sc.row(have) + s.rlo, span, P.dt);
-                    // Stage 1b. With AVX-512 a single covering row is used as R as it is (see
-                    // bw_rowsum_avx on why that gives the same bits).
-                    const float* Rp = R;
-                    if (ops.avx && oh1 - oh0 == 1) {
-                        Rp = ring + P.slot[oh0];
-                    } else {
-                        for (int64_t oh = oh0; oh < oh1; ++oh) rows[oh - oh0] = ring + P.slot[oh];
-                        ops.bw_rowsum(R, rows, oh1 - oh0, ops.avx ? round_up16(span) : span);
+                    for (; have < oh1; ++have) {
+                        products(scr.P, goP + (have * go.h + s.rlo * go.w) * es, go.w, B.sc.row(have) + s.rlo,
+                                 span, B.dt);
+                        stage_a(B, s, scr.P, scr.ring + B.slot[have]);
                     }
-                    // Stage 2, rounded and stored.
-                    if (gi.w == 1) {
-                        stage2(P, s, Rp, out.reserve(dst, static_cast<size_t>(nw * es)));
-                    } else {
-                        stage2_f32(P, s, Rp, row);
-                        for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, row[i], P.dt);
-                    }
+                    // Stage B, rounded and stored.
+                    for (int64_t oh = oh0; oh < oh1; ++oh) rows[oh - oh0] = scr.ring + B.slot[oh];
+                    if (stage_b)
+                        stage_b(rows, oh1 - oh0, nw, out.reserve(dst, nbytes));
+                    else
+                        bw_stage_b_scalar(rows, oh1 - oh0, nw, gi.w == 1 ? static_cast<char*>(out.reserve(dst, nbytes)) : dst,
+                                          gi.w * es, B.dt);
                 }
             }
         }

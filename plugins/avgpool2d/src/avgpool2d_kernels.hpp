@@ -5,7 +5,7 @@
 // scalar and AVX-512 paths).
 //
 // Summation order (the one both code paths follow, so their bits agree):
-//   backward  gradInput[h][w] = sum_{ow covering w, ascending} ( sum_{oh covering h, ascending}
+//   backward  gradInput[h][w] = sum_{oh covering h, ascending} ( sum_{ow covering w, ascending}
 //                                   gradOutput[oh][ow] * scale(oh, ow) )
 //   forward   out[oh][ow]     = ( sum_{w in window, ascending} ( sum_{h in window, ascending} self[h][w] ) )
 //                                   * scale(oh, ow)

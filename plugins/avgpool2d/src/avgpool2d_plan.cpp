@@ -1,5 +1,6 @@
 // Phase 1 of AvgPool2dBackward and AvgPool2d: the operator's own checks (the manifest's generic
 // rules already ran), then the executor graph: [round gradOutput to the cube precision] -> kernel.
+#include <algorithm>
 #include <memory>
 
 #include "aclnn_cpu/plugin.hpp"
@@ -47,16 +48,20 @@ Problem make_problem(const acp::Args &a, const acp_tensor_desc &self, uint32_t k
     const int64_t N = r == 4 ? self.dims[0] : 1, C = self.dims[r - 3], H = self.dims[r - 2], W = self.dims[r - 1];
     require(C <= kMaxChannels, kInvalid, cat("self channel count must be <= ", kMaxChannels, ", got ", C));
     const bool ceil_mode = a.boolean(ceil);
-    const int64_t Ho = acp::pooled_size(H, at.kH, at.sH, at.pH, 1, ceil_mode);
-    const int64_t Wo = acp::pooled_size(W, at.kW, at.sW, at.pW, 1, ceil_mode);
-    require(Ho > 0 && Wo > 0, kInvalid,
+    int64_t Ho = acp::pooled_size(H, at.kH, at.sH, at.pH, 1, ceil_mode);
+    int64_t Wo = acp::pooled_size(W, at.kW, at.sW, at.pW, 1, ceil_mode);
+    p.empty = N * C * H * W == 0;
+    if (p.empty) {  // an empty input pools to an empty output (clamped), nothing to compute
+        Ho = std::max<int64_t>(Ho, 0);
+        Wo = std::max<int64_t>(Wo, 0);
+    }
+    require(p.empty || (Ho > 0 && Wo > 0), kInvalid,
             cat("self spatial size [", H, ",", W, "] is too small for kernelSize [", at.kH, ",", at.kW, "] with ",
                 padding_name, " [", at.pH, ",", at.pW, "]: the pooled size would be [", Ho, ",", Wo, "]"));
     p.g = {N, C, H, W, Ho, Wo, at.kH, at.kW, at.sH, at.sW, at.pH, at.pW, ceil_mode, a.boolean(include_pad), a.integer(divisor)};
     p.pooled_dims = acp::dims_of(self);
     p.pooled_dims[r - 2] = Ho;
     p.pooled_dims[r - 1] = Wo;
-    p.empty = N * C == 0;
     return p;
 }
 
@@ -126,10 +131,10 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &gi = *a.tensor(9);
+        const Problem p = make_problem(a, self, 2, 3, 4, 5, 6, 7, "stride", "padding");  // attributes first, as CANN
         require(go.rank == self.rank, kInvalid, cat("gradOutput rank ", go.rank, " must equal self rank ", self.rank));
         require(acp::dims_of(gi) == acp::dims_of(self), kInvalid,
                 cat("gradInput shape ", acp::shape_str(gi), " must equal self shape ", acp::shape_str(self)));
-        const Problem p = make_problem(a, self, 2, 3, 4, 5, 6, 7, "stride", "padding");
         require(acp::dims_of(go) == p.pooled_dims, kInvalid,
                 cat("gradOutput shape ", acp::shape_str(go), " must equal the pooled shape of self ",
                     acp::shape_str(p.pooled_dims)));

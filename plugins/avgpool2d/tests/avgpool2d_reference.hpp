@@ -210,18 +210,24 @@ inline void avgPool2dForward(const std::vector<double> &self, int64_t N, int64_t
                 const Window win = window(p, H, W, oh, ow);
                 const auto o = static_cast<size_t>((nc * OH + oh) * OW + ow);
                 if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;
-                const double scale = rnd == CubeRound::None ? 0.0 : cubeRound(1.0 / static_cast<double>(win.divisor), rnd);
+                // PyTorch: sum the window, then divide (so an all-cancelling window with a negative
+                // divisor gives -0). With cube rounding: sum of rounded inputs times the rounded scale.
                 double sum = 0.0, asum = 0.0;
                 for (int64_t h = win.h0; h < win.h1; ++h)
                     for (int64_t w = win.w0; w < win.w1; ++w) {
-                        const double x = self[static_cast<size_t>((nc * H + h) * W + w)];
-                        const double t = rnd == CubeRound::None ? x / static_cast<double>(win.divisor)
-                                                                : cubeRound(x, rnd) * scale;
-                        sum += t;
-                        asum += std::fabs(t);
+                        const double x = cubeRound(self[static_cast<size_t>((nc * H + h) * W + w)], rnd);
+                        sum += x;
+                        asum += std::fabs(x);
                     }
-                out[o] = sum;
-                if (absSum) (*absSum)[o] = asum;
+                const double d = static_cast<double>(win.divisor);
+                if (rnd == CubeRound::None) {
+                    out[o] = sum / d;
+                    if (absSum) (*absSum)[o] = asum / std::fabs(d);
+                } else {
+                    const double scale = cubeRound(1.0 / d, rnd);
+                    out[o] = sum * scale;
+                    if (absSum) (*absSum)[o] = asum * std::fabs(scale);
+                }
             }
         }
     }

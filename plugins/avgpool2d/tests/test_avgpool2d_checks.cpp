@@ -140,7 +140,11 @@ const std::vector<Rule> &rules() {
         {"format_self_NHWC", [](Problem &p) { p.selfFmt = ACL_FORMAT_NHWC; }, INV, {"self"}},
         {"format_gradInput_NC1HWC0", [](Problem &p) { p.giFmt = ACL_FORMAT_NC1HWC0; }, INV, {"gradInput"}},
         {"format_gradOutput_FRACTAL_NZ", [](Problem &p) { p.goFmt = ACL_FORMAT_FRACTAL_NZ; }, INV, {"gradOutput"}},
-        {"format_all_ND", [](Problem &p) { p.allFmt(ACL_FORMAT_ND); }, INV, {"gradOutput"}},
+        // Which of the three a multi-tensor fault names is not specified: any of them.
+        // ops.md: NCHW for 4-D tensors, NCL for 3-D (Huawei's code: 4-D gradOutput/gradInput must be NCHW).
+        {"format_gradOutput_NCL_rank4", [](Problem &p) { p.goFmt = ACL_FORMAT_NCL; }, INV, {"gradOutput"}},
+        {"format_gradInput_NCL_rank4", [](Problem &p) { p.giFmt = ACL_FORMAT_NCL; }, INV, {"gradInput"}},
+        {"format_all_ND", [](Problem &p) { p.allFmt(ACL_FORMAT_ND); }, INV, {"gradOutput", "self", "gradInput"}},
         // ---- ranks ----
         {"rank_gradOutput_2", [](Problem &p) { p.goDims = {3, 3}; }, INV, {"gradOutput"}},
         {"rank_self_5", [](Problem &p) { p.selfDims = {2, 3, 6, 6, 1}; }, INV, {"self"}},
@@ -150,7 +154,7 @@ const std::vector<Rule> &rules() {
              p.goDims = {3, 3};
              p.selfDims = p.giDims = {6, 6};
          },
-         INV, {"gradOutput"}},
+         INV, {"gradOutput", "self", "gradInput"}},
         // ---- attribute lengths ----
         {"kernelSize_len0", [](Problem &p) { p.kernel = std::vector<int64_t>{}; }, INV, {"kernelSize"}},
         {"kernelSize_len3", [](Problem &p) { p.kernel = std::vector<int64_t>{3, 3, 3}; }, INV, {"kernelSize"}},
@@ -164,35 +168,35 @@ const std::vector<Rule> &rules() {
              p.allDt(ACL_FLOAT16);
              p.divisorOverride = 256;
          },
-         INV, {"divisorOverride"}},
+         INV, {"divisorOverride"}, true},
         {"divisor_m256_training",
          [](Problem &p) {
              p.product = "atlas-training";
              p.allDt(ACL_FLOAT16);
              p.divisorOverride = -256;
          },
-         INV, {"divisorOverride"}},
+         INV, {"divisorOverride"}, true},
         {"divisor_1000_inference",
          [](Problem &p) {
              p.product = "atlas-inference";
              p.allDt(ACL_FLOAT16);
              p.divisorOverride = 1000;
          },
-         INV, {"divisorOverride"}},
+         INV, {"divisorOverride"}, true},
         {"divisor_2pow40_training",  // must not be truncated to a small integer
          [](Problem &p) {
              p.product = "atlas-training";
              p.allDt(ACL_FLOAT16);
              p.divisorOverride = (int64_t{1} << 40) + 1;
          },
-         INV, {"divisorOverride"}},
+         INV, {"divisorOverride"}, true},
         {"divisor_int64min_inference",
          [](Problem &p) {
              p.product = "atlas-inference";
              p.allDt(ACL_FLOAT16);
              p.divisorOverride = std::numeric_limits<int64_t>::min();
          },
-         INV, {"divisorOverride"}},
+         INV, {"divisorOverride"}, true},
         // ---- cubeMathType ----
         {"cube_4_a2", [](Problem &p) { p.cube = 4; }, INV, {"cubeMathType"}},
         {"cube_m1_a2", [](Problem &p) { p.cube = -1; }, INV, {"cubeMathType"}},
@@ -208,46 +212,46 @@ const std::vector<Rule> &rules() {
              p.product = "atlas-training";
              p.cube = 0;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_3_float_training",
          [](Problem &p) {
              p.product = "atlas-training";
              p.cube = 3;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_3_float16_training",
          [](Problem &p) {
              p.product = "atlas-training";
              p.allDt(ACL_FLOAT16);
              p.cube = 3;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_0_float_inference",
          [](Problem &p) {
              p.product = "atlas-inference";
              p.cube = 0;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_3_float16_inference",
          [](Problem &p) {
              p.product = "atlas-inference";
              p.allDt(ACL_FLOAT16);
              p.cube = 3;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_2_bf16_a2",
          [](Problem &p) {
              p.allDt(ACL_BF16);
              p.cube = 2;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         {"cube_2_bf16_a3",
          [](Problem &p) {
              p.product = "atlas-a3";
              p.allDt(ACL_BF16);
              p.cube = 2;
          },
-         INV, {"cubeMathType"}},
+         INV, {"cubeMathType"}, true},
         // ---- kernel / stride / padding values ----
         {"kernel_zero", [](Problem &p) { p.kernel = std::vector<int64_t>{0}; }, INV, {"kernelSize"}},
         {"kernel_negative_len1", [](Problem &p) { p.kernel = std::vector<int64_t>{-3}; }, INV, {"kernelSize"}},
@@ -303,6 +307,15 @@ const std::vector<Rule> &rules() {
              p.goDims = {1, 2, 3, 3};
          },
          INV, {"gradOutput"}},
+        {"self_too_small_for_kernel",  // 2x2 with kernel 3, no padding: pooled size 0
+         [](Problem &p) {
+             p.selfDims = p.giDims = {2, 3, 2, 2};
+             p.kernel = std::vector<int64_t>{3};
+             p.stride = std::vector<int64_t>{1};
+             p.padding = std::vector<int64_t>{0};
+             p.goDims = {2, 3, 1, 1};
+         },
+         INV, {"self", "gradOutput", "kernelSize"}},
         {"channels_65536",
          [](Problem &p) {
              p.selfDims = p.giDims = p.goDims = {1, 65536, 1, 1};

@@ -258,6 +258,8 @@ struct ViewCase {
     bool broadcastN = false;  // gradOutput has stride 0 along N (values equal across N)
 };
 
+void PrintTo(const ViewCase &v, std::ostream *os) { *os << v.name; }
+
 class BackwardViews : public ::testing::TestWithParam<std::tuple<ViewCase, aclDataType>> {};
 
 TEST_P(BackwardViews, SameBitsAsContiguous) {

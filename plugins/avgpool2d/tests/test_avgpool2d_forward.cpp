@@ -46,6 +46,10 @@ struct ProductDtype {
     int8_t cube;
 };
 
+void PrintTo(const ProductDtype &p, std::ostream *os) {
+    *os << p.product << " " << dtName(p.dt) << " cube " << static_cast<int>(p.cube);
+}
+
 class ForwardTable : public ::testing::TestWithParam<std::tuple<Case, ProductDtype>> {};
 
 TEST_P(ForwardTable, MatchesReference) {

@@ -1,0 +1,504 @@
+// The two-phase contract and the executor API (api.md), exercised through aclnnAvgPool2dBackward:
+// NULL out-pointers, consumed and destroyed executors, repeatable executors with address updates,
+// workspace checks, NULL data at run time, and the message left for aclGetRecentErrMsg.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "test_util.hpp"
+
+namespace {
+
+using coretest::takeErr;
+using coretest::writeTempFile;
+
+constexpr int64_t N = 1, C = 2, H = 4, W = 4, Ho = 2, Wo = 2;
+
+aclTensor *nchw(const std::vector<int64_t> &dims, void *data, aclDataType dt = ACL_FLOAT) {
+    std::vector<int64_t> strides(dims.size());
+    int64_t s = 1;
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) strides[d] = s, s *= dims[d];
+    const int64_t storage[1] = {s};
+    return aclCreateTensor(dims.data(), dims.size(), dt, strides.data(), 0, ACL_FORMAT_NCHW, storage, 1, data);
+}
+
+// A 2x2 / stride 2 average-pool backward of a (1, 2, 4, 4) input: every gradInput element receives
+// gradOutput / 4 from exactly one window. gradOutput holds multiples of 4, so results are exact.
+struct Problem {
+    std::vector<float> go, self, gi;
+    aclTensor *tGo = nullptr, *tSelf = nullptr, *tGi = nullptr;
+    aclIntArray *kernel = nullptr, *stride = nullptr, *padding = nullptr;
+
+    explicit Problem(float base = 4.0f, bool null_data = false) {
+        go.resize(N * C * Ho * Wo);
+        for (size_t i = 0; i < go.size(); ++i) go[i] = base * static_cast<float>(i + 1);
+        self.assign(N * C * H * W, 1.0f);
+        gi.assign(N * C * H * W, -1.0f);
+        tGo = nchw({N, C, Ho, Wo}, null_data ? nullptr : go.data());
+        tSelf = nchw({N, C, H, W}, null_data ? nullptr : self.data());
+        tGi = nchw({N, C, H, W}, null_data ? nullptr : gi.data());
+        const int64_t k[2] = {2, 2}, s[2] = {2, 2}, p[2] = {0, 0};
+        kernel = aclCreateIntArray(k, 2);
+        stride = aclCreateIntArray(s, 2);
+        padding = aclCreateIntArray(p, 2);
+    }
+    ~Problem() {
+        aclDestroyTensor(tGo);
+        aclDestroyTensor(tSelf);
+        aclDestroyTensor(tGi);
+        aclDestroyIntArray(kernel);
+        aclDestroyIntArray(stride);
+        aclDestroyIntArray(padding);
+    }
+    aclnnStatus plan(uint64_t *ws, aclOpExecutor **exec, int8_t cube = 0) const {
+        return aclnnAvgPool2dBackwardGetWorkspaceSize(tGo, tSelf, kernel, stride, padding, false, true, 0, cube, tGi, ws,
+                                                      exec);
+    }
+    // The expected gradInput for a gradOutput buffer.
+    static std::vector<float> expected(const std::vector<float> &g) {
+        std::vector<float> out(N * C * H * W);
+        for (int64_t c = 0; c < N * C; ++c)
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t w = 0; w < W; ++w) out[(c * H + h) * W + w] = g[(c * Ho + h / 2) * Wo + w / 2] / 4.0f;
+        return out;
+    }
+};
+
+class ExecutorTest : public coretest::RuntimeTest {
+protected:
+    void SetUp() override {
+        coretest::RuntimeTest::SetUp();
+        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+        ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
+    }
+    void TearDown() override {
+        if (stream_) aclrtDestroyStream(stream_);
+        aclrtResetDevice(0);
+        coretest::RuntimeTest::TearDown();
+    }
+    // Re-initializes the runtime as `product`.
+    void useProduct(const std::string &product) {
+        aclrtDestroyStream(stream_);
+        stream_ = nullptr;
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+        const std::string cfg = writeTempFile("product", "product: " + product + "\n");
+        ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
+        ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
+    }
+    aclrtStream stream_ = nullptr;
+};
+
+TEST_F(ExecutorTest, BaselineRunIsCorrect) {
+    Problem p;
+    uint64_t ws = 99;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_NE(exec, nullptr);
+    EXPECT_EQ(ws, 0u) << "FLOAT with KEEP_DTYPE on atlas-a2 needs no scratch";
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, 0, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+}
+
+TEST_F(ExecutorTest, PhaseOneDoesNoComputation) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f)) << "phase 1 wrote the output";
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, 0, exec, stream_), ACLNN_SUCCESS) << takeErr();
+}
+
+TEST_F(ExecutorTest, NullWorkspaceSizeIs161001) {
+    Problem p;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(p.plan(nullptr, &exec), ACLNN_ERR_PARAM_NULLPTR);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("workspaceSize"), std::string::npos) << msg;
+    EXPECT_EQ(exec, nullptr);
+}
+
+TEST_F(ExecutorTest, NullExecutorOutIs161001) {
+    Problem p;
+    uint64_t ws = 0;
+    EXPECT_EQ(p.plan(&ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("executor"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, PhaseTwoWithNullExecutorIs161001) {
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, 0, nullptr, stream_), ACLNN_ERR_PARAM_NULLPTR);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("executor"), std::string::npos) << msg;
+}
+
+// The message of a check names the operator first, then the parameter.
+TEST_F(ExecutorTest, NullTensorMessageNamesOperatorAndParameter) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    struct Row {
+        const char *param;
+        aclnnStatus st;
+    };
+    const Row rows[] = {
+        {"gradOutput", aclnnAvgPool2dBackwardGetWorkspaceSize(nullptr, p.tSelf, p.kernel, p.stride, p.padding, false,
+                                                              true, 0, 0, p.tGi, &ws, &exec)},
+        {"self", aclnnAvgPool2dBackwardGetWorkspaceSize(p.tGo, nullptr, p.kernel, p.stride, p.padding, false, true, 0,
+                                                        0, p.tGi, &ws, &exec)},
+        {"kernelSize", aclnnAvgPool2dBackwardGetWorkspaceSize(p.tGo, p.tSelf, nullptr, p.stride, p.padding, false, true,
+                                                              0, 0, p.tGi, &ws, &exec)},
+        {"padding", aclnnAvgPool2dBackwardGetWorkspaceSize(p.tGo, p.tSelf, p.kernel, p.stride, nullptr, false, true, 0,
+                                                           0, p.tGi, &ws, &exec)},
+        {"gradInput", aclnnAvgPool2dBackwardGetWorkspaceSize(p.tGo, p.tSelf, p.kernel, p.stride, p.padding, false, true,
+                                                             0, 0, nullptr, &ws, &exec)},
+    };
+    (void)rows;
+    // Evaluate again one at a time to read each message.
+    auto call = [&](int which) {
+        return aclnnAvgPool2dBackwardGetWorkspaceSize(which == 0 ? nullptr : p.tGo, which == 1 ? nullptr : p.tSelf,
+                                                      which == 2 ? nullptr : p.kernel, p.stride,
+                                                      which == 3 ? nullptr : p.padding, false, true, 0, 0,
+                                                      which == 4 ? nullptr : p.tGi, &ws, &exec);
+    };
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(rows[i].st, ACLNN_ERR_PARAM_NULLPTR) << rows[i].param;
+        EXPECT_EQ(call(i), ACLNN_ERR_PARAM_NULLPTR) << rows[i].param;
+        const std::string msg = takeErr();
+        EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+        EXPECT_NE(msg.find(rows[i].param), std::string::npos) << msg;
+    }
+}
+
+TEST_F(ExecutorTest, ConsumedExecutorRerunIs361001) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    std::fill(p.gi.begin(), p.gi.end(), -5.0f);
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_RUNTIME_ERROR);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -5.0f)) << "a consumed executor wrote the output";
+    // Neither may it be destroyed or made repeatable after the fact.
+    EXPECT_NE(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+    EXPECT_NE(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+}
+
+TEST_F(ExecutorTest, FailedRunConsumesTheExecutor) {
+    Problem p(4.0f, /*null_data=*/true);  // phase 2 fails: no data
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_NE(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS);
+    (void)takeErr();
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_RUNTIME_ERROR);
+}
+
+TEST_F(ExecutorTest, DestroyedSingleUseExecutorCannotRun) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_RUNTIME_ERROR);
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f));
+}
+
+TEST_F(ExecutorTest, RepeatableRunsThreeTimes) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    const auto want = Problem::expected(p.go);
+    for (int run = 0; run < 3; ++run) {
+        std::fill(p.gi.begin(), p.gi.end(), -1.0f);
+        ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << "run " << run << ": " << takeErr();
+        EXPECT_EQ(p.gi, want) << "run " << run;
+    }
+    // Data changed in place between runs is read at run time.
+    for (auto &g : p.go) g *= 2.0f;
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+}
+
+TEST_F(ExecutorTest, RepeatableWithNewAddresses) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+
+    // New gradOutput through aclSetInputTensorAddr (input 0 = gradOutput).
+    std::vector<float> go2(p.go.size());
+    for (size_t i = 0; i < go2.size(); ++i) go2[i] = -8.0f * static_cast<float>(i + 3);
+    ASSERT_EQ(aclSetInputTensorAddr(exec, 0, p.tGo, go2.data()), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(go2));
+
+    // New gradInput through aclSetOutputTensorAddr (output 0 = gradInput); the old buffer is left alone.
+    std::vector<float> gi2(p.gi.size(), 7.0f);
+    const std::vector<float> old_gi = p.gi;
+    ASSERT_EQ(aclSetOutputTensorAddr(exec, 0, p.tGi, gi2.data()), ACLNN_SUCCESS) << takeErr();
+    std::fill(p.gi.begin(), p.gi.end(), 123.0f);
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(gi2, Problem::expected(go2));
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), 123.0f)) << "the previous output buffer was written";
+    (void)old_gi;
+
+    // aclSetRawTensorAddr on the bound tensor retargets it as well.
+    std::vector<float> go3(p.go.size());
+    for (size_t i = 0; i < go3.size(); ++i) go3[i] = 12.0f * static_cast<float>(i % 3);
+    ASSERT_EQ(aclSetRawTensorAddr(p.tGo, go3.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(gi2, Problem::expected(go3));
+
+    // Input 1 is self; retargeting it is accepted.
+    std::vector<float> self2(p.self.size(), 0.0f);
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 1, p.tSelf, self2.data()), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+}
+
+TEST_F(ExecutorTest, AddressUpdatesRejectBadIndexAndWrongTensor) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    std::vector<float> other(p.go.size(), 0.0f);
+
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 2, p.tGo, other.data()), ACLNN_ERR_PARAM_INVALID) << "2 inputs: index 2";
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 1000, p.tGo, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(aclSetOutputTensorAddr(exec, 1, p.tGi, other.data()), ACLNN_ERR_PARAM_INVALID) << "1 output: index 1";
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 0, p.tSelf, other.data()), ACLNN_ERR_PARAM_INVALID)
+        << "self is input 1, not input 0";
+    EXPECT_EQ(aclSetOutputTensorAddr(exec, 0, p.tGo, other.data()), ACLNN_ERR_PARAM_INVALID)
+        << "gradOutput is not the output";
+    // A foreign tensor (same shape, never bound).
+    aclTensor *foreign = nchw({N, C, Ho, Wo}, other.data());
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 0, foreign, other.data()), ACLNN_ERR_PARAM_INVALID);
+    aclDestroyTensor(foreign);
+    (void)takeErr();
+
+    // None of the rejected updates took effect.
+    void *addr = nullptr;
+    ASSERT_EQ(aclGetRawTensorAddr(p.tGo, &addr), ACLNN_SUCCESS);
+    EXPECT_EQ(addr, static_cast<void *>(p.go.data()));
+    ASSERT_EQ(aclGetRawTensorAddr(p.tGi, &addr), ACLNN_SUCCESS);
+    EXPECT_EQ(addr, static_cast<void *>(p.gi.data()));
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+
+    EXPECT_EQ(aclSetInputTensorAddr(nullptr, 0, p.tGo, other.data()), ACLNN_ERR_PARAM_NULLPTR);
+    EXPECT_EQ(aclSetOutputTensorAddr(nullptr, 0, p.tGi, other.data()), ACLNN_ERR_PARAM_NULLPTR);
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_NE(aclSetInputTensorAddr(exec, 0, p.tGo, other.data()), ACLNN_SUCCESS) << "destroyed executor";
+}
+
+TEST_F(ExecutorTest, DestroyTwiceIsAnErrorNotACrash) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+    EXPECT_NE(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_RUNTIME_ERROR) << "destroyed executor";
+}
+
+TEST_F(ExecutorTest, DestroyNullExecutorIsAnError) {
+    EXPECT_NE(aclDestroyAclOpExecutor(nullptr), ACLNN_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(ExecutorTest, SetRepeatableNullIs561103) {
+    EXPECT_EQ(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(ExecutorTest, RunWithNullDataIs161001NotACrash) {
+    for (int which = 0; which < 3; ++which) {
+        Problem p;
+        aclTensor *t = which == 0 ? p.tGo : which == 1 ? p.tSelf : p.tGi;
+        const char *name = which == 0 ? "gradOutput" : which == 1 ? "self" : "gradInput";
+        ASSERT_EQ(aclSetRawTensorAddr(t, nullptr), ACLNN_SUCCESS);
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << "phase 1 does not touch data: " << takeErr();
+        EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_PARAM_NULLPTR) << name;
+        const std::string msg = takeErr();
+        EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+        EXPECT_NE(msg.find(name), std::string::npos) << msg;
+    }
+}
+
+TEST_F(ExecutorTest, NullDataOnRepeatableExecutorAfterRetarget) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetOutputTensorAddr(exec, 0, p.tGi, nullptr), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_PARAM_NULLPTR);
+    EXPECT_NE(takeErr().find("gradInput"), std::string::npos);
+    // Still usable once the address is valid again.
+    ASSERT_EQ(aclSetOutputTensorAddr(exec, 0, p.tGi, p.gi.data()), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+}
+
+TEST_F(ExecutorTest, EmptyTensorsNeedNoWorkspaceNorData) {
+    aclTensor *go = nchw({0, C, Ho, Wo}, nullptr), *self = nchw({0, C, H, W}, nullptr), *gi = nchw({0, C, H, W}, nullptr);
+    ASSERT_TRUE(go && self && gi);
+    const int64_t k[2] = {2, 2}, p0[2] = {0, 0};
+    aclIntArray *kernel = aclCreateIntArray(k, 2), *padding = aclCreateIntArray(p0, 2);
+    uint64_t ws = 77;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(aclnnAvgPool2dBackwardGetWorkspaceSize(go, self, kernel, nullptr, padding, false, true, 0, 0, gi, &ws, &exec),
+              ACLNN_SUCCESS)
+        << takeErr();
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, 0, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    aclDestroyTensor(go);
+    aclDestroyTensor(self);
+    aclDestroyTensor(gi);
+    aclDestroyIntArray(kernel);
+    aclDestroyIntArray(padding);
+}
+
+TEST_F(ExecutorTest, ExecutorOutlivesTheCallersArrays) {
+    // Attribute arrays may be destroyed after phase 1.
+    auto p = std::make_unique<Problem>();
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p->plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    aclDestroyIntArray(p->kernel);
+    aclDestroyIntArray(p->stride);
+    aclDestroyIntArray(p->padding);
+    p->kernel = p->stride = p->padding = nullptr;
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p->gi, Problem::expected(p->go));
+}
+
+TEST_F(ExecutorTest, ExecutorOutlivesFinalize) {
+    // A planned executor keeps its configuration snapshot; it may run after re-initialization.
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-a3"));
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+}
+
+// ---- workspace: atlas-training with cubeMathType 1 rounds FLOAT to FLOAT16 in a scratch buffer ----
+
+TEST_F(ExecutorTest, WorkspaceSizeIsDeterministicAndNonZero) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-training"));
+    Problem p;
+    uint64_t ws1 = 0, ws2 = 0;
+    aclOpExecutor *e1 = nullptr, *e2 = nullptr;
+    ASSERT_EQ(p.plan(&ws1, &e1, 1), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.plan(&ws2, &e2, 1), ACLNN_SUCCESS) << takeErr();
+    EXPECT_GT(ws1, 0u);
+    EXPECT_EQ(ws1, ws2);
+    std::vector<uint8_t> w(ws1);
+    ASSERT_EQ(aclnnAvgPool2dBackward(w.data(), ws1, e1, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go)) << "values are exact in FLOAT16";
+    void *dev = nullptr;
+    ASSERT_EQ(aclrtMalloc(&dev, ws2, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    std::fill(p.gi.begin(), p.gi.end(), 0.0f);
+    ASSERT_EQ(aclnnAvgPool2dBackward(dev, ws2, e2, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    aclrtFree(dev);
+}
+
+TEST_F(ExecutorTest, LargerWorkspaceIsFine) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-training"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec, 1), ACLNN_SUCCESS) << takeErr();
+    std::vector<uint8_t> w(ws + 4096);
+    ASSERT_EQ(aclnnAvgPool2dBackward(w.data(), w.size(), exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+}
+
+TEST_F(ExecutorTest, SmallerWorkspaceIs161002) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-training"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec, 1), ACLNN_SUCCESS) << takeErr();
+    ASSERT_GT(ws, 0u);
+    std::vector<uint8_t> w(ws);
+    EXPECT_EQ(aclnnAvgPool2dBackward(w.data(), ws - 1, exec, stream_), ACLNN_ERR_PARAM_INVALID);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("workspace"), std::string::npos) << msg;
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f)) << "nothing is computed";
+}
+
+TEST_F(ExecutorTest, NullWorkspaceWithNonZeroSizeIs161002) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-training"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec, 1), ACLNN_SUCCESS) << takeErr();
+    ASSERT_GT(ws, 0u);
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("workspace"), std::string::npos);
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f));
+}
+
+TEST_F(ExecutorTest, RepeatableExecutorSurvivesAWorkspaceError) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-training"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec, 1), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    std::vector<uint8_t> w(ws);
+    EXPECT_EQ(aclnnAvgPool2dBackward(w.data(), 0, exec, stream_), ACLNN_ERR_PARAM_INVALID);
+    (void)takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(w.data(), ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+}
+
+TEST_F(ExecutorTest, PlanningFailureReturnsNoExecutor) {
+    Problem p;
+    aclTensor *wrong = nchw({N, C, 3, 3}, p.go.data());  // not the pooled shape of self
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnAvgPool2dBackwardGetWorkspaceSize(wrong, p.tSelf, p.kernel, p.stride, p.padding, false, true, 0, 0,
+                                                     p.tGi, &ws, &exec),
+              ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(exec, nullptr);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("gradOutput"), std::string::npos) << msg;
+    aclDestroyTensor(wrong);
+}
+
+}  // namespace

@@ -1,0 +1,249 @@
+// The manifest parser (registry/manifest.hpp): every error names the file AND the line
+// ("<file>:<line>: <what>"), one table row per rule; good manifests (the in-tree plugin's and the test
+// fixtures') parse into what they declare.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "manifest.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using aclcpu::ManifestError;
+using aclcpu::parse_manifest;
+using aclcpu::ParamType;
+
+// A good manifest, one entry per line (line numbers are 1-based in the table below).
+const std::vector<std::string> kGood = {
+    /*  1 */ "# a good manifest",
+    /*  2 */ "plugin: fixture",
+    /*  3 */ "library: aclnn_fixture",
+    /*  4 */ "abi: 1",
+    /*  5 */ "operators:",
+    /*  6 */ "  - name: Foo",
+    /*  7 */ "    header: aclnn_foo.h",
+    /*  8 */ "    params:",
+    /*  9 */ "      - {name: self, type: tensor}",
+    /* 10 */ "      - {name: sizes, type: int_array, optional: true}",
+    /* 11 */ "      - {name: alpha, type: int64}",
+    /* 12 */ "      - {name: mode, type: int8}",
+    /* 13 */ "      - {name: out, type: tensor, output: true}",
+    /* 14 */ "    formats: {self: [ND], out: [ND]}",
+    /* 15 */ "    ranks: {self: [1, 2]}",
+    /* 16 */ "    attrs:",
+    /* 17 */ "      alpha: {range: [0, 8]}",
+    /* 18 */ "    same_dtype: [self, out]",
+    /* 19 */ "    cube_math: {param: mode, input: self}",
+    /* 20 */ "    products:",
+    /* 21 */ "      atlas-a2:",
+    /* 22 */ "        dtypes: {self: [FLOAT, BF16], out: [FLOAT, BF16]}",
+    /* 23 */ "      atlas-training:",
+    /* 24 */ "        dtypes: {self: [FLOAT], out: [FLOAT]}",
+};
+
+std::string join(const std::vector<std::string> &lines) {
+    std::string s;
+    for (const auto &l : lines) s += l + "\n";
+    return s;
+}
+// Line `n` (1-based) replaced by `text`.
+std::string with(int n, const std::string &text) {
+    auto l = kGood;
+    l[static_cast<size_t>(n - 1)] = text;
+    return join(l);
+}
+std::string without(int n) {
+    auto l = kGood;
+    l[static_cast<size_t>(n - 1)] = "# (removed)";
+    return join(l);
+}
+std::string inserted(int n, const std::string &text) {  // `text` becomes line n
+    auto l = kGood;
+    l.insert(l.begin() + (n - 1), text);
+    return join(l);
+}
+std::string appended(const std::string &text) { return join(kGood) + text; }
+std::string firstLines(int n) { return join(std::vector<std::string>(kGood.begin(), kGood.begin() + n)); }
+// Lines first..last (1-based, inclusive) replaced by the one line `text`.
+std::string replacedRange(int first, int last, const std::string &text) {
+    auto l = kGood;
+    l.erase(l.begin() + (first - 1), l.begin() + last);
+    l.insert(l.begin() + (first - 1), text);
+    return join(l);
+}
+
+struct BadManifest {
+    const char *what;
+    std::string text;
+    int line;            // the line the message must name; 0 = any line >= 1
+    const char *needle;  // a word the message must contain
+};
+void PrintTo(const BadManifest &b, std::ostream *os) { *os << b.what; }
+
+std::string regexEscape(const std::string &s) {
+    static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
+    return std::regex_replace(s, special, R"(\$&)");
+}
+
+class BadManifestTest : public ::testing::TestWithParam<BadManifest> {};
+
+TEST_P(BadManifestTest, ErrorNamesFileAndLine) {
+    const BadManifest &b = GetParam();
+    const std::string path = coretest::writeTempFile(std::string("manifest-") + b.what, b.text);
+    try {
+        (void)parse_manifest(path);
+        FAIL() << b.what << ": parsed without error:\n" << b.text;
+    } catch (const ManifestError &e) {
+        const std::string msg = e.what();
+        if (b.line > 0) {
+            EXPECT_NE(msg.find(path + ":" + std::to_string(b.line) + ":"), std::string::npos)
+                << b.what << ": expected '" << path << ":" << b.line << ":' in: " << msg;
+        } else {
+            EXPECT_TRUE(std::regex_search(msg, std::regex(regexEscape(path) + ":[1-9][0-9]*:")))
+                << b.what << ": expected '<file>:<line>:' with a line >= 1 in: " << msg;
+        }
+        EXPECT_NE(msg.find(b.needle), std::string::npos) << b.what << ": expected '" << b.needle << "' in: " << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    } catch (const std::exception &e) {
+        FAIL() << b.what << ": threw something other than ManifestError: " << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadManifestTest,
+    ::testing::Values(
+        BadManifest{"missing_library", without(3), 0, "library"},
+        BadManifest{"missing_plugin", without(2), 0, "plugin"},
+        BadManifest{"missing_abi", without(4), 0, "abi"},
+        BadManifest{"abi_not_an_integer", with(4, "abi: one"), 4, "abi"},
+        BadManifest{"unknown_top_level_key", inserted(5, "colour: red"), 5, "colour"},
+        BadManifest{"unknown_operator_key", inserted(8, "    colour: red"), 8, "colour"},
+        BadManifest{"unknown_param_key", with(11, "      - {name: alpha, type: int64, colour: red}"), 11, "colour"},
+        BadManifest{"unknown_product_key", inserted(22, "        colour: {self: [ND]}"), 22, "colour"},
+        BadManifest{"unknown_dtype", with(22, "        dtypes: {self: [FLOAT, FLAOT], out: [FLOAT]}"), 22, "FLAOT"},
+        BadManifest{"unknown_format", with(14, "    formats: {self: [ND], out: [NDD]}"), 14, "NDD"},
+        BadManifest{"unknown_param_type", with(11, "      - {name: alpha, type: int65}"), 11, "int65"},
+        BadManifest{"param_without_type", with(11, "      - {name: alpha}"), 11, "alpha"},
+        BadManifest{"duplicate_param", with(13, "      - {name: self, type: tensor, output: true}"), 13, "self"},
+        BadManifest{"format_rule_names_a_non_parameter", with(14, "    formats: {self: [ND], output: [ND]}"), 14, "output"},
+        BadManifest{"rank_rule_names_a_non_parameter", with(15, "    ranks: {selff: [1, 2]}"), 15, "selff"},
+        BadManifest{"attr_rule_names_a_non_parameter", with(17, "      beta: {range: [0, 8]}"), 17, "beta"},
+        BadManifest{"dtype_rule_names_a_non_parameter", with(24, "        dtypes: {self: [FLOAT], outt: [FLOAT]}"), 24, "outt"},
+        BadManifest{"same_dtype_names_a_non_parameter", with(18, "    same_dtype: [self, other]"), 18, "other"},
+        BadManifest{"cube_math_names_a_non_parameter", with(19, "    cube_math: {param: mod, input: self}"), 19, "mod"},
+        BadManifest{"null_order_names_a_non_parameter", inserted(14, "    null_order: [out, nothing]"), 14, "nothing"},
+        BadManifest{"format_rule_on_a_non_tensor", with(14, "    formats: {self: [ND], alpha: [ND]}"), 14, "alpha"},
+        BadManifest{"attr_rule_on_a_tensor", with(17, "      self: {range: [0, 8]}"), 17, "self"},
+        BadManifest{"attr_range_reversed", with(17, "      alpha: {range: [8, 0]}"), 17, "range"},
+        BadManifest{"length_rule_on_a_scalar", with(17, "      alpha: {length: [1]}"), 17, "length"},
+        BadManifest{"cube_math_param_not_int8", with(19, "    cube_math: {param: alpha, input: self}"), 19, "int8"},
+        BadManifest{"dtypes_at_operator_level", inserted(20, "    dtypes: {self: [FLOAT], out: [FLOAT]}"), 20, "dtypes"},
+        BadManifest{"optional_by_value_param", with(11, "      - {name: alpha, type: int64, optional: true}"), 11, "alpha"},
+        BadManifest{"output_non_tensor", with(11, "      - {name: alpha, type: int64, output: true}"), 11, "alpha"},
+        BadManifest{"output_int_array", with(10, "      - {name: sizes, type: int_array, output: true}"), 10, "sizes"},
+        BadManifest{"operator_without_header", without(7), 6, "header"},
+        BadManifest{"misspelled_products_key", inserted(20, "    products_typo:"), 20, "products_typo"},
+        BadManifest{"operator_without_products", firstLines(19), 6, "products"},
+        BadManifest{"operator_name_not_alphanumeric", with(6, "  - name: Foo-Bar"), 6, "Foo-Bar"},
+        BadManifest{"operator_declared_twice",
+                    appended("  - name: Foo\n"                                 // line 25
+                             "    header: aclnn_foo2.h\n"
+                             "    params:\n"
+                             "      - {name: self, type: tensor}\n"
+                             "    products:\n"
+                             "      atlas-a2: {dtypes: {self: [FLOAT]}}\n"),
+                    25, "Foo"},
+        BadManifest{"yaml_syntax_error", with(4, "abi: 1: 2"), 4, ""},
+        BadManifest{"yaml_unclosed_flow_map", with(11, "      - {name: alpha, type: int64"), 0, ""},
+        BadManifest{"yaml_tab_indentation", with(12, "\t  - {name: mode, type: int8}"), 12, ""},
+        BadManifest{"params_not_a_list", replacedRange(8, 13, "    params: {self: tensor, out: tensor}"), 8, "params"},
+        BadManifest{"root_not_a_mapping", "- just\n- a list\n", 0, "mapping"}),
+    [](const ::testing::TestParamInfo<BadManifest> &i) { return std::string(i.param.what); });
+
+TEST(Manifest, MissingFileNamesTheFile) {
+    const std::string path = (coretest::scratchDir() / "no-such-manifest.yaml").string();
+    try {
+        (void)parse_manifest(path);
+        FAIL() << "parsed a missing file";
+    } catch (const ManifestError &e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+}
+
+TEST(Manifest, GoodManifestParses) {
+    const std::string path = coretest::writeTempFile("manifest-good", join(kGood));
+    const aclcpu::Manifest m = parse_manifest(path);
+    EXPECT_EQ(m.file, path);
+    EXPECT_EQ(m.plugin, "fixture");
+    EXPECT_EQ(m.library, "aclnn_fixture");
+    EXPECT_EQ(m.abi, 1u);
+    EXPECT_EQ(m.library_path(), (std::filesystem::path(path).parent_path() / "libaclnn_fixture.so").string());
+    ASSERT_EQ(m.ops.size(), 1u);
+    const auto &op = m.ops[0];
+    EXPECT_EQ(op.name, "Foo");
+    EXPECT_EQ(op.line, 6);
+    ASSERT_EQ(op.headers.size(), 1u);
+    EXPECT_EQ(op.headers[0], "aclnn_foo.h");
+    ASSERT_EQ(op.params.size(), 5u);
+    EXPECT_EQ(op.params[0].name, "self");
+    EXPECT_EQ(op.params[0].type, ParamType::Tensor);
+    EXPECT_FALSE(op.params[0].output);
+    EXPECT_EQ(op.params[1].type, ParamType::IntArray);
+    EXPECT_TRUE(op.params[1].optional);
+    EXPECT_EQ(op.params[2].type, ParamType::Int64);
+    EXPECT_EQ(op.params[3].type, ParamType::Int8);
+    EXPECT_TRUE(op.params[4].output);
+    EXPECT_EQ(op.params[4].line, 13);
+    EXPECT_EQ(op.index_of("alpha"), 2);
+    EXPECT_EQ(op.index_of("nothing"), -1);
+    ASSERT_TRUE(op.cube_math);
+    EXPECT_EQ(op.cube_math->param, "mode");
+    ASSERT_EQ(op.same_dtype.size(), 1u);
+    EXPECT_EQ(op.same_dtype[0], (std::vector<std::string>{"self", "out"}));
+
+    const auto a2 = op.rules_for("atlas-a2");
+    ASSERT_TRUE(a2);
+    EXPECT_EQ(a2->dtypes.at("self"), (std::vector<int32_t>{0, 27}));
+    EXPECT_EQ(a2->formats.at("self"), (std::vector<int32_t>{2}));  // common rules apply per product
+    EXPECT_EQ(a2->ranks.at("self"), (std::vector<int64_t>{1, 2}));
+    ASSERT_TRUE(a2->attrs.at("alpha").range);
+    EXPECT_EQ(a2->attrs.at("alpha").range->second, 8);
+    const auto tr = op.rules_for("atlas-training");
+    ASSERT_TRUE(tr);
+    EXPECT_EQ(tr->dtypes.at("self"), (std::vector<int32_t>{0}));
+    EXPECT_FALSE(op.rules_for("atlas-200i-500-a2")) << "a product not listed is unsupported";
+}
+
+TEST(Manifest, InTreeAvgPool2dManifestParses) {
+    const aclcpu::Manifest m = parse_manifest(ACLNN_CPU_TEST_AVGPOOL_MANIFEST);
+    EXPECT_EQ(m.plugin, "avgpool2d");
+    EXPECT_EQ(m.abi, 1u);
+    bool found = false;
+    for (const auto &op : m.ops)
+        if (op.name == "AvgPool2dBackward") {
+            found = true;
+            EXPECT_EQ(op.params.size(), 10u);
+            EXPECT_TRUE(op.rules_for("atlas-a2"));
+            EXPECT_FALSE(op.rules_for("atlas-200i-500-a2")) << "products.md: not supported on 200I/500 A2";
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST(Manifest, EveryFixtureManifestParses) {
+    namespace fs = std::filesystem;
+    int n = 0;
+    for (const auto &e : fs::directory_iterator(ACLNN_CPU_TEST_FIXTURE_SOURCE_DIR)) {
+        const fs::path m = e.path() / "manifest.yaml";
+        if (!fs::exists(m)) continue;
+        EXPECT_NO_THROW((void)parse_manifest(m.string())) << m;
+        ++n;
+    }
+    EXPECT_GE(n, 7);
+}
+
+}  // namespace

@@ -1,0 +1,382 @@
+// The plugin registry through its public behaviour, with the fixture plugins of
+// tests/fixtures/plugins/ (built like third-party plugins into <build>/fixture-plugins/<name>/):
+//  - a good third-party operator (FixtureAddOne) works through its generated aclnn entry point;
+//  - every broken plugin is skipped with one diagnostic naming its file, its operators are unavailable
+//    (561003), and the process and the other operators carry on;
+//  - a duplicate AvgPool2dBackward does not replace the real one unless `implementations:` picks it.
+// The registry is cached per search-path list: each test appends a unique nonexistent directory to
+// ACLNN_CPU_PLUGIN_PATH so that its registry is built afresh (and its diagnostics printed) in this process.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "aclnnop/aclnn_fixture_abi2.h"
+#include "aclnnop/aclnn_fixture_abi_major.h"
+#include "aclnnop/aclnn_fixture_add_one.h"
+#include "aclnnop/aclnn_fixture_init_fails.h"
+#include "aclnnop/aclnn_fixture_missing_op.h"
+#include "aclnnop/aclnn_fixture_no_entry.h"
+#include "aclnnop/aclnn_fixture_present_op.h"
+#include "test_util.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using coretest::EnvGuard;
+using coretest::StderrCapture;
+using coretest::takeErr;
+using coretest::writeTempFile;
+
+const std::string kFixtures = ACLNN_CPU_TEST_FIXTURE_DIR;         // <build>/fixture-plugins
+const std::string kInstalled = ACLNN_CPU_TEST_INSTALLED_PLUGIN_DIR;  // <stage>/lib/aclnn-cpu/plugins
+
+std::string fixture(const std::string &name) { return kFixtures + "/" + name; }
+
+aclTensor *dense(const std::vector<int64_t> &dims, void *data, aclFormat format = ACL_FORMAT_ND,
+                 aclDataType dt = ACL_FLOAT) {
+    std::vector<int64_t> strides(dims.size());
+    int64_t s = 1;
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) strides[d] = s, s *= dims[d];
+    const int64_t storage[1] = {s};
+    return aclCreateTensor(dims.data(), dims.size(), dt, strides.data(), 0, format, storage, 1, data);
+}
+
+// Runs both phases of a generated (self, out) entry point; returns the first failing status.
+template <class Plan, class Run>
+aclnnStatus runUnary(Plan plan, Run run, aclTensor *self, aclTensor *out) {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const aclnnStatus st = plan(self, out, &ws, &exec);
+    if (st != ACLNN_SUCCESS) return st;
+    std::vector<uint8_t> workspace(ws);
+    return run(ws ? workspace.data() : nullptr, ws, exec, nullptr);
+}
+
+// The real AvgPool2dBackward: (1,1,4,4) input, 2x2 kernel, stride 2. Returns gradInput; every element
+// is gradOutput / 4 = 1, 2, 3, 4 by quadrant. `status` receives the first failing status.
+std::vector<float> runAvgPoolBackward(aclnnStatus *status) {
+    std::vector<float> go = {4, 8, 12, 16}, self(16, 1.0f), gi(16, -1.0f);
+    aclTensor *tGo = dense({1, 1, 2, 2}, go.data(), ACL_FORMAT_NCHW), *tSelf = dense({1, 1, 4, 4}, self.data(), ACL_FORMAT_NCHW),
+              *tGi = dense({1, 1, 4, 4}, gi.data(), ACL_FORMAT_NCHW);
+    const int64_t k[2] = {2, 2}, p[2] = {0, 0};
+    aclIntArray *kernel = aclCreateIntArray(k, 2), *padding = aclCreateIntArray(p, 2);
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    aclnnStatus st =
+        aclnnAvgPool2dBackwardGetWorkspaceSize(tGo, tSelf, kernel, nullptr, padding, false, true, 0, 0, tGi, &ws, &exec);
+    std::vector<uint8_t> workspace(ws);
+    if (st == ACLNN_SUCCESS) st = aclnnAvgPool2dBackward(ws ? workspace.data() : nullptr, ws, exec, nullptr);
+    *status = st;
+    aclDestroyTensor(tGo);
+    aclDestroyTensor(tSelf);
+    aclDestroyTensor(tGi);
+    aclDestroyIntArray(kernel);
+    aclDestroyIntArray(padding);
+    return gi;
+}
+
+const std::vector<float> kRealAvgPool = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+
+class PluginTest : public coretest::RuntimeTest {
+protected:
+    // aclInit with ACLNN_CPU_PLUGIN_PATH = `paths` (plus a unique entry: a fresh registry).
+    void initWithEnvPath(const std::string &paths, const char *config = nullptr) {
+        EnvGuard env("ACLNN_CPU_PLUGIN_PATH", paths + ":" + coretest::uniqueMissingDir());
+        ASSERT_EQ(aclInit(config), ACL_SUCCESS) << takeErr();
+    }
+    // aclInit with a config file listing `plugin_paths` (plus a unique entry) and extra YAML.
+    void initWithConfig(const std::vector<std::string> &paths, const std::string &extra = "") {
+        std::string yaml = "plugin_paths:\n";
+        for (const auto &p : paths) yaml += "  - " + p + "\n";
+        yaml += "  - " + coretest::uniqueMissingDir() + "\n" + extra;
+        const std::string cfg = writeTempFile("plugins", yaml);
+        ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
+    }
+    void expectRealAvgPool() {
+        aclnnStatus st = -1;
+        const auto gi = runAvgPoolBackward(&st);
+        ASSERT_EQ(st, ACLNN_SUCCESS) << takeErr();
+        EXPECT_EQ(gi, kRealAvgPool) << "AvgPool2dBackward is not the real implementation";
+    }
+};
+
+// ---- (a) a good third-party operator ----
+
+void expectAddOneWorks() {
+    std::vector<float> in = {1.5f, -2.0f, 0.0f, 100.0f, -0.25f, 7.0f}, out(6, 0.0f);
+    aclTensor *tin = dense({2, 3}, in.data()), *tout = dense({2, 3}, out.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(aclnnFixtureAddOneGetWorkspaceSize(tin, tout, &ws, &exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_GE(ws, 6u * sizeof(float)) << "the fixture reserves one FLOAT buffer";
+    std::vector<uint8_t> workspace(ws);
+    ASSERT_EQ(aclnnFixtureAddOne(workspace.data(), ws, exec, nullptr), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(out, (std::vector<float>{2.5f, -1.0f, 1.0f, 101.0f, 0.75f, 8.0f}));
+    aclDestroyTensor(tin);
+    aclDestroyTensor(tout);
+}
+
+TEST_F(PluginTest, GoodThirdPartyOperatorViaEnvironmentPath) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectAddOneWorks());
+    const std::string err = cap.text();
+    EXPECT_EQ(err, "") << "a good plugin loads silently at the default log level";
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+}
+
+TEST_F(PluginTest, GoodThirdPartyOperatorViaConfigPluginPaths) {
+    ASSERT_NO_FATAL_FAILURE(initWithConfig({fixture("fixture_add_one")}));
+    ASSERT_NO_FATAL_FAILURE(expectAddOneWorks());
+}
+
+TEST_F(PluginTest, GoodThirdPartyOperatorFoundByScanningAParentDirectory) {
+    // The path names the directory of plugin directories: every fixture is found (broken ones skipped).
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(kFixtures));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectAddOneWorks());
+    (void)cap.text();
+}
+
+TEST_F(PluginTest, GoodThirdPartyOperatorOnAStridedView) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    // self is the transpose of a 3x2 storage: self[i][j] = storage[j][i].
+    std::vector<float> storage = {1, 2, 3, 4, 5, 6}, out(6, 0.0f);
+    const int64_t dims[2] = {2, 3}, strides[2] = {1, 2}, st[1] = {6};
+    aclTensor *tin = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, st, 1, storage.data());
+    aclTensor *tout = dense({2, 3}, out.data());
+    ASSERT_EQ(runUnary(aclnnFixtureAddOneGetWorkspaceSize, aclnnFixtureAddOne, tin, tout), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(out, (std::vector<float>{2, 4, 6, 3, 5, 7}));
+    aclDestroyTensor(tin);
+    aclDestroyTensor(tout);
+}
+
+TEST_F(PluginTest, GoodThirdPartyOperatorOnEveryProductItDeclares) {
+    for (const auto &p : coretest::products()) {
+        ASSERT_NO_FATAL_FAILURE(initWithConfig({fixture("fixture_add_one")}, std::string("product: ") + p.id + "\n"));
+        ASSERT_NO_FATAL_FAILURE(expectAddOneWorks()) << p.id;
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    }
+}
+
+TEST_F(PluginTest, CoreEnforcesTheThirdPartyManifest) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    std::vector<float> f(4);
+    std::vector<uint16_t> h(4);
+    aclTensor *ok = dense({4}, f.data()), *half = dense({4}, h.data(), ACL_FORMAT_ND, ACL_FLOAT16),
+              *nhwc = dense({1, 1, 2, 2}, f.data(), ACL_FORMAT_NHWC), *out4 = dense({1, 1, 2, 2}, f.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(nullptr, ok, &ws, &exec), ACLNN_ERR_PARAM_NULLPTR);
+    std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnFixtureAddOne", 0), 0u) << msg;
+    EXPECT_NE(msg.find("self"), std::string::npos) << msg;
+
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(half, half, &ws, &exec), ACLNN_ERR_PARAM_INVALID) << "FLOAT16 undeclared";
+    msg = takeErr();
+    EXPECT_NE(msg.find("FLOAT16"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Atlas A2"), std::string::npos) << "names the product: " << msg;
+
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(nhwc, out4, &ws, &exec), ACLNN_ERR_PARAM_INVALID) << "NHWC undeclared";
+    EXPECT_NE(takeErr().find("NHWC"), std::string::npos);
+
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(ok, out4, &ws, &exec), ACLNN_ERR_PARAM_INVALID) << "plugin's own check";
+    EXPECT_NE(takeErr().find("out"), std::string::npos);
+    for (aclTensor *t : {ok, half, nhwc, out4}) aclDestroyTensor(t);
+}
+
+TEST_F(PluginTest, FixturesAreNotInTheInstalledPluginDirectory) {
+    EXPECT_FALSE(fs::exists(kInstalled + "/fixture_add_one"));
+    EXPECT_FALSE(fs::exists(kInstalled + "/fixture_duplicate"));
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR)
+        << "without a plugin path the fixture is not loaded";
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("FixtureAddOne"), std::string::npos) << msg;
+    aclDestroyTensor(t);
+}
+
+// ---- (b) .. (g) broken plugins ----
+
+using PlanFn = aclnnStatus (*)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+
+struct Broken {
+    const char *name;         // fixture directory
+    const char *library;      // its library name (lib<library>.so)
+    std::vector<PlanFn> ops;  // entry points of the operators it declares
+    const char *reason;       // a word the diagnostic must contain
+};
+void PrintTo(const Broken &b, std::ostream *os) { *os << b.name; }
+
+class BrokenPluginTest : public PluginTest, public ::testing::WithParamInterface<Broken> {};
+
+TEST_P(BrokenPluginTest, IsSkippedWithOneDiagnosticNamingItsFile) {
+    const Broken &b = GetParam();
+    const std::string dir = fixture(b.name);
+    ASSERT_TRUE(fs::exists(dir + "/manifest.yaml")) << dir;
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    StderrCapture cap;
+    for (PlanFn plan : b.ops) {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(plan(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR) << "operator of a skipped plugin";
+        EXPECT_EQ(exec, nullptr);
+        (void)takeErr();
+    }
+    const std::string err = cap.text();
+    aclDestroyTensor(t);
+
+    const auto lines = coretest::linesContaining(err, dir + "/");
+    ASSERT_EQ(lines.size(), 1u) << "expected one diagnostic naming " << dir << "; stderr:\n" << err;
+    const std::string &line = lines[0];
+    const bool names_file = line.find(dir + "/manifest.yaml") != std::string::npos ||
+                            line.find(dir + "/lib" + b.library + ".so") != std::string::npos;
+    EXPECT_TRUE(names_file) << "the diagnostic names neither the manifest nor the library: " << line;
+    EXPECT_NE(line.find(b.reason), std::string::npos) << "the diagnostic does not say why: " << line;
+
+    // The process survives and every other operator still works.
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+}
+
+TEST_P(BrokenPluginTest, IsSkippedWhenGivenThroughTheConfig) {
+    const Broken &b = GetParam();
+    ASSERT_NO_FATAL_FAILURE(initWithConfig({fixture(b.name)}));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    StderrCapture cap;
+    for (PlanFn plan : b.ops) {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(plan(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+        (void)takeErr();
+    }
+    EXPECT_NE(cap.text().find(fixture(b.name) + "/"), std::string::npos);
+    aclDestroyTensor(t);
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+}
+
+TEST_P(BrokenPluginTest, DiagnosticIsSilentAtLogLevel4) {
+    const Broken &b = GetParam();
+    EnvGuard lvl("ASCEND_GLOBAL_LOG_LEVEL", "4");
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture(b.name)));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    StderrCapture cap;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(b.ops[0](t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+    EXPECT_EQ(cap.text(), "");
+    (void)takeErr();
+    aclDestroyTensor(t);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, BrokenPluginTest,
+    ::testing::Values(
+        Broken{"fixture_abi_major", "aclnn_fixture_abi_major", {aclnnFixtureAbiMajorGetWorkspaceSize}, "99"},
+        Broken{"fixture_no_entry", "aclnn_fixture_no_entry", {aclnnFixtureNoEntryGetWorkspaceSize}, "aclnn_cpu_plugin"},
+        Broken{"fixture_init_fails", "aclnn_fixture_init_fails", {aclnnFixtureInitFailsGetWorkspaceSize},
+               "refuses to start"},
+        Broken{"fixture_missing_op", "aclnn_fixture_missing_op",
+               {aclnnFixtureMissingOpGetWorkspaceSize, aclnnFixturePresentOpGetWorkspaceSize}, "FixtureMissingOp"},
+        Broken{"fixture_abi2", "aclnn_fixture_abi2", {aclnnFixtureAbi2GetWorkspaceSize}, "ABI"}),
+    [](const ::testing::TestParamInfo<Broken> &i) { return std::string(i.param.name); });
+
+TEST_F(PluginTest, AllFixturesTogether) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(kFixtures));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectAddOneWorks());
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    for (PlanFn plan : {aclnnFixtureAbiMajorGetWorkspaceSize, aclnnFixtureNoEntryGetWorkspaceSize,
+                        aclnnFixtureInitFailsGetWorkspaceSize, aclnnFixtureMissingOpGetWorkspaceSize,
+                        aclnnFixturePresentOpGetWorkspaceSize, aclnnFixtureAbi2GetWorkspaceSize}) {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(plan(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+        (void)takeErr();
+    }
+    aclDestroyTensor(t);
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+    const std::string err = cap.text();
+    for (const char *name : {"fixture_abi_major", "fixture_no_entry", "fixture_init_fails", "fixture_missing_op",
+                             "fixture_abi2", "fixture_duplicate"})
+        EXPECT_EQ(coretest::linesContaining(err, fixture(name) + "/").size(), 1u) << name << "; stderr:\n" << err;
+    EXPECT_TRUE(coretest::linesContaining(err, fixture("fixture_add_one") + "/").empty()) << err;
+}
+
+// ---- (d) the duplicate operator ----
+
+TEST_F(PluginTest, DuplicateDoesNotReplaceTheRealOperator) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_duplicate")));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+    const std::string err = cap.text();
+    const auto lines = coretest::linesContaining(err, "AvgPool2dBackward");
+    ASSERT_EQ(lines.size(), 1u) << "one diagnostic for the duplicate; stderr:\n" << err;
+    EXPECT_NE(lines[0].find(fixture("fixture_duplicate") + "/manifest.yaml"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(kInstalled + "/avgpool2d/manifest.yaml"), std::string::npos)
+        << "the message names both files: " << lines[0];
+}
+
+TEST_F(PluginTest, DuplicateGivenThroughTheConfigDoesNotReplaceTheRealOperator) {
+    ASSERT_NO_FATAL_FAILURE(initWithConfig({fixture("fixture_duplicate")}));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+    (void)cap.text();
+}
+
+TEST_F(PluginTest, ImplementationsSelectsTheDuplicate) {
+    ASSERT_NO_FATAL_FAILURE(
+        initWithConfig({fixture("fixture_duplicate")}, "implementations: {AvgPool2dBackward: fixture_duplicate}\n"));
+    StderrCapture cap;
+    aclnnStatus st = -1;
+    const auto gi = runAvgPoolBackward(&st);
+    const std::string err = cap.text();
+    ASSERT_EQ(st, ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(gi, std::vector<float>(16, 42.0f)) << "the configured implementation did not run";
+    EXPECT_TRUE(coretest::linesContaining(err, "ERROR").empty()) << "a chosen duplicate is not an error: " << err;
+}
+
+TEST_F(PluginTest, ImplementationsSelectsTheDuplicateFromEnvironmentPath) {
+    const std::string cfg = writeTempFile("impl", "implementations: {AvgPool2dBackward: fixture_duplicate}\n");
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_duplicate"), cfg.c_str()));
+    aclnnStatus st = -1;
+    const auto gi = runAvgPoolBackward(&st);
+    ASSERT_EQ(st, ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(gi, std::vector<float>(16, 42.0f));
+}
+
+TEST_F(PluginTest, ImplementationsNamingTheRealPluginKeepsIt) {
+    ASSERT_NO_FATAL_FAILURE(
+        initWithConfig({fixture("fixture_duplicate")}, "implementations: {AvgPool2dBackward: avgpool2d}\n"));
+    StderrCapture cap;
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+    const std::string err = cap.text();
+    EXPECT_TRUE(coretest::linesContaining(err, "ERROR").empty()) << "a resolved duplicate is not an error: " << err;
+}
+
+TEST_F(PluginTest, ImplementationChoiceEndsWithFinalize) {
+    ASSERT_NO_FATAL_FAILURE(
+        initWithConfig({fixture("fixture_duplicate")}, "implementations: {AvgPool2dBackward: fixture_duplicate}\n"));
+    aclnnStatus st = -1;
+    EXPECT_EQ(runAvgPoolBackward(&st), std::vector<float>(16, 42.0f));
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(expectRealAvgPool());
+}
+
+}  // namespace

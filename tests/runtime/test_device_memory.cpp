@@ -1,0 +1,269 @@
+// Devices, streams, events and memory of the runtime subset (api.md "Runtime subset").
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "test_util.hpp"
+
+namespace {
+
+using coretest::takeErr;
+
+class DeviceTest : public coretest::RuntimeTest {
+protected:
+    void SetUp() override {
+        coretest::RuntimeTest::SetUp();
+        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    }
+    void TearDown() override {
+        (void)aclrtResetDevice(0);
+        coretest::RuntimeTest::TearDown();
+    }
+};
+
+// ---- devices ----
+
+TEST_F(DeviceTest, OneDevice) {
+    uint32_t count = 99;
+    ASSERT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
+    EXPECT_EQ(count, 1u);
+}
+
+TEST_F(DeviceTest, GetDeviceCountNull) {
+    EXPECT_NE(aclrtGetDeviceCount(nullptr), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(DeviceTest, SetDeviceZeroThenGet) {
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    int32_t dev = -7;
+    ASSERT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS);
+    EXPECT_EQ(dev, 0);
+    EXPECT_EQ(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, BadDeviceIdsFail) {
+    for (int32_t id : {1, 2, -1, 1000}) {
+        EXPECT_NE(aclrtSetDevice(id), ACL_SUCCESS) << id;
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find("aclrtSetDevice"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(aclrtSetDevice(1), ACL_ERROR_INVALID_DEVICE);
+    EXPECT_NE(aclrtResetDevice(1), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, FailedSetDeviceKeepsTheCurrentDevice) {
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_NE(aclrtSetDevice(1), ACL_SUCCESS);
+    int32_t dev = -7;
+    ASSERT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS);
+    EXPECT_EQ(dev, 0);
+}
+
+TEST_F(DeviceTest, GetDeviceNull) {
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    EXPECT_NE(aclrtGetDevice(nullptr), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, SynchronizeDevice) { EXPECT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS); }
+
+// ---- streams ----
+
+TEST_F(DeviceTest, StreamLifecycle) {
+    aclrtStream s = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, StreamsAreDistinct) {
+    aclrtStream a = nullptr, b = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&b), ACL_SUCCESS);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(aclrtDestroyStream(a), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(b), ACL_SUCCESS) << "destroying one stream must not affect another";
+    EXPECT_EQ(aclrtDestroyStream(b), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, DefaultNullStreamSynchronizes) { EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS); }
+
+TEST_F(DeviceTest, CreateStreamNull) {
+    EXPECT_NE(aclrtCreateStream(nullptr), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(DeviceTest, DestroyStreamTwiceIsAnError) {
+    aclrtStream s = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_NE(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS) << "a destroyed stream is not live";
+}
+
+TEST_F(DeviceTest, DestroyNullOrForeignStreamIsAnError) {
+    EXPECT_NE(aclrtDestroyStream(nullptr), ACL_SUCCESS);
+    int not_a_stream = 0;
+    EXPECT_NE(aclrtDestroyStream(&not_a_stream), ACL_SUCCESS);
+    EXPECT_NE(aclrtSynchronizeStream(&not_a_stream), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, StreamFromAnotherThread) {
+    aclrtStream s = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclError rc = -1;
+    std::thread t([&] { rc = aclrtSynchronizeStream(s); });
+    t.join();
+    EXPECT_EQ(rc, ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+// ---- events ----
+
+TEST_F(DeviceTest, EventLifecycle) {
+    aclrtStream s = nullptr;
+    aclrtEvent e = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(aclrtRecordEvent(e, s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtStreamWaitEvent(s, e), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeEvent(e), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, EventErrors) {
+    EXPECT_NE(aclrtCreateEvent(nullptr), ACL_SUCCESS);
+    aclrtEvent e = nullptr;
+    ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+    EXPECT_NE(aclrtDestroyEvent(e), ACL_SUCCESS) << "destroying an event twice is an error";
+    EXPECT_NE(aclrtSynchronizeEvent(e), ACL_SUCCESS);
+    EXPECT_NE(aclrtRecordEvent(e, nullptr), ACL_SUCCESS);
+    EXPECT_NE(aclrtStreamWaitEvent(nullptr, e), ACL_SUCCESS);
+    EXPECT_NE(aclrtDestroyEvent(nullptr), ACL_SUCCESS);
+    EXPECT_NE(aclrtSynchronizeEvent(nullptr), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(DeviceTest, RecordOnDeadStreamIsAnError) {
+    aclrtStream s = nullptr;
+    aclrtEvent e = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_NE(aclrtRecordEvent(e, s), ACL_SUCCESS);
+    EXPECT_NE(aclrtStreamWaitEvent(s, e), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+}
+
+// ---- memory ----
+
+TEST_F(DeviceTest, MallocIsWritableAndAligned) {
+    for (size_t size : {size_t{1}, size_t{63}, size_t{64}, size_t{4097}, size_t{1} << 20}) {
+        void *p = nullptr;
+        ASSERT_EQ(aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS) << size;
+        ASSERT_NE(p, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignof(std::max_align_t), 0u) << size;
+        std::memset(p, 0xab, size);  // the whole requested size is usable (ASan checks the bounds)
+        EXPECT_EQ(static_cast<unsigned char *>(p)[size - 1], 0xab);
+        EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    }
+}
+
+TEST_F(DeviceTest, MallocEveryPolicy) {
+    for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY}) {
+        void *p = nullptr;
+        ASSERT_EQ(aclrtMalloc(&p, 128, policy), ACL_SUCCESS) << policy;
+        EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    }
+}
+
+TEST_F(DeviceTest, MallocErrors) {
+    void *p = reinterpret_cast<void *>(0x1);
+    EXPECT_NE(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_NE(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_NE(aclrtMalloc(&p, 16, static_cast<aclrtMemMallocPolicy>(7)), ACL_SUCCESS);
+    EXPECT_EQ(p, reinterpret_cast<void *>(0x1)) << "a failed aclrtMalloc must not write *devPtr";
+    EXPECT_NE(aclrtFree(nullptr), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, MallocHost) {
+    void *p = nullptr;
+    ASSERT_EQ(aclrtMallocHost(&p, 100), ACL_SUCCESS);
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 1, 100);
+    EXPECT_EQ(aclrtFreeHost(p), ACL_SUCCESS);
+    EXPECT_NE(aclrtMallocHost(nullptr, 100), ACL_SUCCESS);
+    EXPECT_NE(aclrtFreeHost(nullptr), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, MemcpyEveryKind) {
+    std::vector<uint8_t> src(256), dst(256);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+    for (auto kind : {ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+                      ACL_MEMCPY_DEVICE_TO_DEVICE}) {
+        std::fill(dst.begin(), dst.end(), 0);
+        ASSERT_EQ(aclrtMemcpy(dst.data(), dst.size(), src.data(), src.size(), kind), ACL_SUCCESS) << kind;
+        EXPECT_EQ(dst, src) << kind;
+    }
+}
+
+TEST_F(DeviceTest, MemcpyThroughDeviceMemory) {
+    const std::vector<float> host = {1.5f, -2.0f, 3.25f, 1e30f};
+    void *dev = nullptr;
+    const size_t bytes = host.size() * sizeof(float);
+    ASSERT_EQ(aclrtMalloc(&dev, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemcpy(dev, bytes, host.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    std::vector<float> back(host.size());
+    ASSERT_EQ(aclrtMemcpy(back.data(), bytes, dev, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(back, host);
+    EXPECT_EQ(aclrtFree(dev), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, MemcpyPartialAndZeroCount) {
+    std::vector<uint8_t> src(16, 5), dst(16, 9);
+    ASSERT_EQ(aclrtMemcpy(dst.data(), 16, src.data(), 4, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(dst[3], 5);
+    EXPECT_EQ(dst[4], 9) << "only count bytes are copied";
+    EXPECT_EQ(aclrtMemcpy(dst.data(), 16, src.data(), 0, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, MemcpyErrorsLeaveDestinationUntouched) {
+    std::vector<uint8_t> src(16, 5), dst(16, 9);
+    const std::vector<uint8_t> before = dst;
+    EXPECT_NE(aclrtMemcpy(nullptr, 16, src.data(), 16, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_NE(aclrtMemcpy(dst.data(), 16, nullptr, 16, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    EXPECT_NE(aclrtMemcpy(nullptr, 0, nullptr, 0, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    EXPECT_NE(aclrtMemcpy(dst.data(), 8, src.data(), 9, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS) << "count > destMax";
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMemcpy"), std::string::npos) << msg;
+    EXPECT_NE(aclrtMemcpy(dst.data(), 16, src.data(), 16, static_cast<aclrtMemcpyKind>(9)), ACL_SUCCESS)
+        << "unknown copy kind";
+    EXPECT_EQ(dst, before);
+}
+
+TEST_F(DeviceTest, MemsetAndErrors) {
+    std::vector<uint8_t> buf(32, 0);
+    ASSERT_EQ(aclrtMemset(buf.data(), buf.size(), 0x5a, 16), ACL_SUCCESS);
+    EXPECT_EQ(buf[0], 0x5a);
+    EXPECT_EQ(buf[15], 0x5a);
+    EXPECT_EQ(buf[16], 0) << "only count bytes are set";
+    EXPECT_NE(aclrtMemset(nullptr, 16, 0, 16), ACL_SUCCESS);
+    EXPECT_FALSE(takeErr().empty());
+    EXPECT_NE(aclrtMemset(buf.data(), 8, 0x11, 9), ACL_SUCCESS) << "count > maxCount";
+    EXPECT_EQ(buf[0], 0x5a) << "a failed memset writes nothing";
+    EXPECT_EQ(aclrtMemset(buf.data(), 8, 0x11, 0), ACL_SUCCESS);
+    EXPECT_EQ(buf[0], 0x5a);
+}
+
+}  // namespace

@@ -1,0 +1,253 @@
+// aclInit / aclFinalize: NULL and YAML configurations, every config error, and product selection
+// (config key > ACLNN_CPU_PRODUCT > atlas-a2) as seen through aclrtGetSocName (api.md, products.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "acl/acl.h"
+#include "context.hpp"  // core/runtime: the runtime state snapshot (threads, plugin paths) for white-box checks
+#include "test_util.hpp"
+
+namespace {
+
+using coretest::EnvGuard;
+using coretest::takeErr;
+using coretest::writeTempFile;
+
+class InitTest : public coretest::RuntimeTest {};
+
+std::string soc() {
+    const char *s = aclrtGetSocName();
+    return s ? std::string(s) : std::string("<NULL>");
+}
+
+TEST_F(InitTest, NullConfigInitializesWithDefaults) {
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910B") << "the default product is atlas-a2";
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+}
+
+TEST_F(InitTest, EmptyPathIsLikeNull) {
+    ASSERT_EQ(aclInit(""), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910B");
+}
+
+TEST_F(InitTest, InitFinalizeCycles) {
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << "cycle " << i << ": " << takeErr();
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS) << "cycle " << i;
+    }
+}
+
+TEST_F(InitTest, YamlConfigWithEveryRuntimeKey) {
+    const std::string extra = coretest::uniqueMissingDir();
+    const std::string path = writeTempFile("full", "# runtime configuration\n"
+                                                   "product: atlas-training\n"
+                                                   "threads: 3\n"
+                                                   "log_level: 3\n"
+                                                   "plugin_paths: [" + extra + "]\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910");
+    const auto state = aclcpu::runtime_state();
+    ASSERT_TRUE(state);
+    EXPECT_EQ(state->product.id, "atlas-training");
+    EXPECT_EQ(state->threads, 3);
+    ASSERT_TRUE(state->arena);
+    EXPECT_EQ(state->arena->max_concurrency(), 3);
+    const auto &pp = state->plugin_paths;
+    EXPECT_NE(std::find(pp.begin(), pp.end(), extra), pp.end()) << "plugin_paths entry not searched";
+    // The configured directory comes before the installed plugin directory.
+    ASSERT_FALSE(pp.empty());
+    EXPECT_EQ(pp.back(), aclcpu::install_layout().plugin_dir);
+}
+
+TEST_F(InitTest, EmptyYamlFileIsDefaults) {
+    const std::string path = writeTempFile("empty", "# nothing set\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910B");
+}
+
+TEST_F(InitTest, ProductMayBeGivenBySocNameInConfig) {
+    const std::string path = writeTempFile("soc", "product: Ascend310P\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend310P");
+}
+
+TEST_F(InitTest, NonexistentFileIs100003) {
+    const std::string path = (coretest::scratchDir() / "does-not-exist.yaml").string();
+    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_INVALID_FILE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    // Nothing was initialized: finalize has nothing to undo.
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
+TEST_F(InitTest, DirectoryIsNotAConfigFile) {
+    EXPECT_EQ(aclInit(coretest::scratchDir().c_str()), ACL_ERROR_INVALID_FILE);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+TEST_F(InitTest, SyntaxErrorIs100006WithFileAndLine) {
+    // line 3 holds the error ("illegal map value")
+    const std::string path = writeTempFile("syntax", "product: atlas-a2\nthreads: 2\nfoo: bar: baz\n");
+    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find(path + ":3:"), std::string::npos) << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
+TEST_F(InitTest, UnclosedFlowSequenceReportsFileAndLine) {
+    const std::string path = writeTempFile("flow", "product: atlas-a2\nplugin_paths: [a, b\n");
+    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find(path + ":"), std::string::npos) << msg;
+}
+
+TEST_F(InitTest, UnknownKeyIsRejectedWithFileLineAndKey) {
+    const std::string path = writeTempFile("unknown", "product: atlas-a2\nthreads: 2\nthread_count: 4\n");
+    const aclError rc = aclInit(path.c_str());
+    EXPECT_NE(rc, ACL_SUCCESS);
+    EXPECT_TRUE(rc == ACL_ERROR_PARSE_FILE || rc == ACL_ERROR_INVALID_PARAM) << rc;
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("thread_count"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path + ":3"), std::string::npos) << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
+TEST_F(InitTest, BadValueTypeIsAParseError) {
+    const std::string path = writeTempFile("badvalue", "product: atlas-a2\nthreads: lots\n");
+    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+}
+
+TEST_F(InitTest, NegativeThreadsIsRejected) {
+    const std::string path = writeTempFile("negthreads", "threads: -2\n");
+    EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    EXPECT_NE(takeErr().find("threads"), std::string::npos);
+}
+
+TEST_F(InitTest, PluginPathsMustBeAList) {
+    const std::string path = writeTempFile("pp", "plugin_paths: /opt/plugins\n");
+    EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("plugin_paths"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path + ":"), std::string::npos) << msg;
+}
+
+TEST_F(InitTest, UnknownProductListsKnownIds) {
+    const std::string path = writeTempFile("badproduct", "product: atlas-z9\n");
+    EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("atlas-z9"), std::string::npos) << msg;
+    for (const auto &p : coretest::products()) EXPECT_NE(msg.find(p.id), std::string::npos) << p.id << " missing in: " << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE) << "a failed aclInit must not leave the runtime initialized";
+    // ... and a later good aclInit works.
+    EXPECT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+}
+
+TEST_F(InitTest, UnknownProductInEnvironmentIsRejected) {
+    EnvGuard env("ACLNN_CPU_PRODUCT", "Ascend999");
+    EXPECT_NE(aclInit(nullptr), ACL_SUCCESS);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("Ascend999"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("atlas-a2"), std::string::npos) << msg;
+}
+
+TEST_F(InitTest, DoubleInitIs100002) {
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    EXPECT_EQ(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE);
+    EXPECT_FALSE(takeErr().empty());
+    // The first initialization is still in force.
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
+TEST_F(InitTest, DoubleInitKeepsTheFirstProduct) {
+    const std::string training = writeTempFile("p", "product: atlas-training\n");
+    const std::string a3 = writeTempFile("p", "product: atlas-a3\n");
+    ASSERT_EQ(aclInit(training.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(aclInit(a3.c_str()), ACL_ERROR_REPEAT_INITIALIZE);
+    EXPECT_EQ(soc(), "Ascend910");
+}
+
+TEST_F(InitTest, FinalizeWithoutInitIs100001) {
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+// ---- product selection: config key > ACLNN_CPU_PRODUCT (id or SoC name) > atlas-a2 ----
+
+class SocNameTest : public coretest::RuntimeTest, public ::testing::WithParamInterface<coretest::ProductRow> {};
+
+TEST_P(SocNameTest, ConfigProductKey) {
+    const auto &p = GetParam();
+    const std::string path = writeTempFile("product", std::string("product: ") + p.id + "\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), p.soc);
+}
+
+TEST_P(SocNameTest, EnvironmentId) {
+    const auto &p = GetParam();
+    EnvGuard env("ACLNN_CPU_PRODUCT", p.id);
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), p.soc);
+}
+
+TEST_P(SocNameTest, EnvironmentSocName) {
+    const auto &p = GetParam();
+    EnvGuard env("ACLNN_CPU_PRODUCT", p.soc);
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), p.soc);
+}
+
+TEST_P(SocNameTest, ConfigKeyBeatsEnvironment) {
+    const auto &p = GetParam();
+    // The environment names a different product; the config key wins.
+    EnvGuard env("ACLNN_CPU_PRODUCT", std::string(p.id) == "atlas-a3" ? "atlas-training" : "atlas-a3");
+    const std::string path = writeTempFile("product", std::string("product: ") + p.id + "\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), p.soc);
+}
+
+TEST_P(SocNameTest, EnvironmentBeatsDefaultWithConfigWithoutProduct) {
+    const auto &p = GetParam();
+    EnvGuard env("ACLNN_CPU_PRODUCT", p.id);
+    const std::string path = writeTempFile("noproduct", "threads: 1\n");
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), p.soc);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllProducts, SocNameTest, ::testing::ValuesIn(coretest::products()),
+                         [](const ::testing::TestParamInfo<coretest::ProductRow> &info) {
+                             std::string n = info.param.id;
+                             std::replace(n.begin(), n.end(), '-', '_');
+                             return n;
+                         });
+
+TEST_F(InitTest, EmptyEnvironmentMeansDefault) {
+    EnvGuard env("ACLNN_CPU_PRODUCT", "");
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910B");
+}
+
+TEST_F(InitTest, SocNameWithoutInitUsesDefaultProduct) {
+    // CANN programs may ask before aclInit; the default selection applies.
+    EXPECT_EQ(soc(), "Ascend910B");
+}
+
+TEST_F(InitTest, ProductChangesAcrossFinalize) {
+    const std::string a = writeTempFile("p", "product: atlas-inference\n");
+    const std::string b = writeTempFile("p", "product: atlas-a3\n");
+    ASSERT_EQ(aclInit(a.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend310P");
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    ASSERT_EQ(aclInit(b.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910_93");
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910B") << "aclInit(NULL) after a configured init returns to the default product";
+}
+
+}  // namespace
