@@ -37,6 +37,12 @@ struct Parser {
         if (!n || !n.IsScalar()) fail(n, what + " must be a string");
         return n.as<std::string>();
     }
+    // A required key of `parent`: a missing one is reported at the parent's line.
+    YAML::Node required(const YAML::Node &parent, const char *key, const std::string &what) const {
+        const YAML::Node n = parent[key];
+        if (!n) fail(parent, "missing '" + std::string(key) + "' (" + what + ")");
+        return n;
+    }
     int64_t integer(const YAML::Node &n, const std::string &what) const {
         try {
             return n.as<int64_t>();
@@ -156,7 +162,7 @@ struct Parser {
                   "an operator");
         OpManifest op;
         op.line = n.Mark().line + 1;
-        op.name = str(n["name"], "operator name");
+        op.name = str(required(n, "name", "the operator name"), "operator name");
         for (char c : op.name)
             if (!std::isalnum(static_cast<unsigned char>(c))) fail(n["name"], "operator name must be alphanumeric, got '" + op.name + "'");
         if (n["header"]) op.headers.push_back(str(n["header"], "header"));
@@ -173,7 +179,7 @@ struct Parser {
             only_keys(pn, {"name", "type", "optional", "output"}, "a parameter");
             Param p;
             p.line = pn.Mark().line + 1;
-            p.name = str(pn["name"], "parameter name");
+            p.name = str(required(pn, "name", "the parameter name"), "parameter name");
             if (!seen.insert(p.name).second) fail(pn, "duplicate parameter '" + p.name + "'");
             if (!pn["type"]) fail(pn, "parameter '" + p.name + "' needs a 'type'");
             p.type = param_type(pn["type"]);
@@ -195,7 +201,8 @@ struct Parser {
             const auto cm = n["cube_math"];
             expect_map(cm, "cube_math");
             only_keys(cm, {"param", "input"}, "cube_math");
-            CubeMath c{str(cm["param"], "cube_math.param"), str(cm["input"], "cube_math.input")};
+            CubeMath c{str(required(cm, "param", "the cubeMathType parameter"), "cube_math.param"),
+                       str(required(cm, "input", "the tensor whose dtype selects the rule"), "cube_math.input")};
             if (param(op, cm["param"], c.param).type != ParamType::Int8) fail(cm["param"], "cube_math.param must be an int8 parameter");
             tensor_param(op, cm["input"], c.input);
             op.cube_math = c;
@@ -279,8 +286,8 @@ Manifest parse_manifest(const std::string &path) {
         m.file = path;
         m.dir = std::filesystem::path(path).parent_path().string();
         if (m.dir.empty()) m.dir = ".";
-        m.plugin = p.str(root["plugin"], "plugin");
-        m.library = p.str(root["library"], "library");
+        m.plugin = p.str(p.required(root, "plugin", "the plugin name"), "plugin");
+        m.library = p.str(p.required(root, "library", "the library file is lib<library>.so"), "library");
         if (!root["abi"]) p.fail(root, "missing 'abi' (the plugin ABI major version)");
         m.abi = static_cast<unsigned>(p.integer(root["abi"], "abi"));
         if (root["version"]) m.version = p.str(root["version"], "version");

@@ -25,9 +25,11 @@ aclnnStatus reported(const std::string &fn, Body &&body) noexcept {
     }
 }
 
-aclOpExecutor *live_executor(aclOpExecutor *exec, int32_t null_code) {
-    if (!exec) fail(null_code, "executor must not be NULL");
-    if (!executor_alive(exec))
+// The live executor behind a handle, or a failure saying why there is none.
+aclOpExecutor *live_executor(aclOpExecutor *handle, int32_t null_code) {
+    if (!handle) fail(null_code, "executor must not be NULL");
+    aclOpExecutor *exec = resolve_executor(handle);
+    if (!exec)
         fail(ACLNN_ERR_RUNTIME_ERROR, "executor was already consumed by a previous run or destroyed "
                                       "(call aclSetAclOpExecutorRepeatable after phase 1 to run it again)");
     return exec;
@@ -36,7 +38,7 @@ aclOpExecutor *live_executor(aclOpExecutor *exec, int32_t null_code) {
 aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *exec, size_t index, aclTensor *tensor, void *addr,
                             bool output) {
     return reported(fn, [&] {
-        live_executor(exec, ACLNN_ERR_PARAM_NULLPTR);
+        exec = live_executor(exec, ACLNN_ERR_PARAM_NULLPTR);
         const auto &list = output ? exec->outputs : exec->inputs;
         const char *kind = output ? "output" : "input";
         if (index >= list.size())
@@ -94,11 +96,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace,
             fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + exec->op_name + "GetWorkspaceSize");
         // A single-use executor is consumed by this call whatever its outcome.
         struct Consume {
-            aclOpExecutor *e;
+            aclOpExecutor *handle;
+            bool repeatable;
             ~Consume() {
-                if (e && !e->repeatable) destroy_executor(e);
+                if (!repeatable) destroy_executor(handle);
             }
-        } consume{exec};
+        } consume{executor, exec->repeatable};
         return run_executor(*exec, workspace, workspaceSize);
     });
 }
@@ -112,7 +115,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *exe
 
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
     return reported("aclDestroyAclOpExecutor", [&] {
-        destroy_executor(live_executor(executor, ACLNN_ERR_INNER_NULLPTR));
+        live_executor(executor, ACLNN_ERR_INNER_NULLPTR);
+        destroy_executor(executor);
         return ACLNN_SUCCESS;
     });
 }

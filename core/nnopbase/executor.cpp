@@ -3,7 +3,6 @@
 #include <tbb/task_arena.h>
 
 #include <cstring>
-#include <unordered_set>
 
 #include "../runtime/log.hpp"
 #include "aclnn_cpu/dtype.hpp"
@@ -91,11 +90,29 @@ const acp_host_api kHostApi = {
     host_add_store, host_set_plan_state, host_log, host_arg_data, host_buffer_data, host_fail,
 };
 
-// ---- live executors ----
-std::mutex g_live_mutex;
-std::unordered_set<const aclOpExecutor *> &live() {
-    static auto *s = new std::unordered_set<const aclOpExecutor *>;
+// ---- executor handles ----
+// Callers hold handles, not object addresses: slot index plus a generation that changes when the
+// executor dies, so a consumed or destroyed handle never finds a newer executor at a reused address.
+struct Slot {
+    aclOpExecutor *exec = nullptr;
+    uint32_t generation = 1;
+};
+std::mutex g_handle_mutex;
+std::vector<Slot> &slots() {
+    static auto *s = new std::vector<Slot>;
     return *s;
+}
+std::vector<uint32_t> &free_slots() {
+    static auto *f = new std::vector<uint32_t>;
+    return *f;
+}
+bool decode(const aclOpExecutor *handle, uint32_t &slot, uint32_t &generation) {
+    const auto v = reinterpret_cast<uintptr_t>(handle);
+    const auto index = static_cast<uint32_t>(v & 0xffffffffu);
+    generation = static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32);
+    if (index == 0) return false;
+    slot = index - 1;
+    return true;
 }
 
 }  // namespace
@@ -297,20 +314,38 @@ int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_si
 }
 
 aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec) {
-    std::lock_guard<std::mutex> lock(g_live_mutex);
-    live().insert(exec.get());
-    return exec.release();
+    std::lock_guard<std::mutex> lock(g_handle_mutex);
+    uint32_t slot;
+    if (!free_slots().empty()) {
+        slot = free_slots().back();
+        free_slots().pop_back();
+    } else {
+        slot = static_cast<uint32_t>(slots().size());
+        slots().push_back({});
+    }
+    slots()[slot].exec = exec.release();
+    const uint64_t handle = (static_cast<uint64_t>(slots()[slot].generation) << 32) | (slot + 1u);
+    return reinterpret_cast<aclOpExecutor *>(static_cast<uintptr_t>(handle));
 }
 
-bool executor_alive(const aclOpExecutor *exec) {
-    std::lock_guard<std::mutex> lock(g_live_mutex);
-    return live().count(exec) != 0;
+aclOpExecutor *resolve_executor(const aclOpExecutor *handle) {
+    uint32_t slot, generation;
+    if (!decode(handle, slot, generation)) return nullptr;
+    std::lock_guard<std::mutex> lock(g_handle_mutex);
+    if (slot >= slots().size() || slots()[slot].generation != generation) return nullptr;
+    return slots()[slot].exec;
 }
 
-void destroy_executor(aclOpExecutor *exec) {
+void destroy_executor(const aclOpExecutor *handle) {
+    uint32_t slot, generation;
+    aclOpExecutor *exec = nullptr;
+    if (!decode(handle, slot, generation)) return;
     {
-        std::lock_guard<std::mutex> lock(g_live_mutex);
-        live().erase(exec);
+        std::lock_guard<std::mutex> lock(g_handle_mutex);
+        if (slot >= slots().size() || slots()[slot].generation != generation) return;
+        exec = slots()[slot].exec;
+        slots()[slot] = {nullptr, generation + 1 == 0 ? 1u : generation + 1};
+        free_slots().push_back(slot);
     }
     delete exec;
 }

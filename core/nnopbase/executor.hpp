@@ -101,10 +101,11 @@ void build_graph(aclOpExecutor &exec);
 // Phase 2.
 int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size);
 
-// The executor registry: which executors are alive (phase 2 on a consumed one is an error, not a crash).
-aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec);
-bool executor_alive(const aclOpExecutor *exec);
-void destroy_executor(aclOpExecutor *exec);
+// Executor handles: what callers hold is a handle (slot + generation), never the object's address,
+// so a consumed or destroyed executor is an error, not a crash or someone else's executor.
+aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec);  // returns the handle
+aclOpExecutor *resolve_executor(const aclOpExecutor *handle);            // the live object or nullptr
+void destroy_executor(const aclOpExecutor *handle);
 
 // Core node builders (convert.cpp).
 int32_t add_convert_node(aclOpExecutor &exec, int32_t src_arg, int32_t dst_buffer, int32_t dst_dtype, int32_t precision,

@@ -91,19 +91,26 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
     else t->storage_dims = t->dims;
     int64_t storage = 1;
     for (int64_t d : t->storage_dims) {
-        if (d < 0) {
+        if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) {
             delete t;
-            return creation_failed<aclTensor>(fn, "storageDims must be >= 0");
+            return creation_failed<aclTensor>(fn, "storageDims must be >= 0 with a product below 2^63");
         }
-        storage *= d;
     }
-    // Every element of a non-empty view must lie inside the storage, so kernels never leave it.
-    if (t->numel() > 0) {
-        int64_t last = offset;
-        for (uint64_t d = 0; d < viewDimsNum; ++d) last += (t->dims[d] - 1) * t->strides[d];
-        if (last >= storage) {
+    int64_t count = 1;
+    for (int64_t d : t->dims)
+        if (__builtin_mul_overflow(count, d, &count)) {
             delete t;
-            return creation_failed<aclTensor>(fn, "the view reaches element " + std::to_string(last) +
+            return creation_failed<aclTensor>(fn, "viewDims have more than 2^63 elements");
+        }
+    // Every element of a non-empty view must lie inside the storage, so kernels never leave it.
+    if (count > 0) {
+        int64_t last = offset, step = 0;
+        bool overflow = false;
+        for (uint64_t d = 0; d < viewDimsNum && !overflow; ++d)
+            overflow = __builtin_mul_overflow(t->dims[d] - 1, t->strides[d], &step) || __builtin_add_overflow(last, step, &last);
+        if (overflow || last >= storage) {
+            delete t;
+            return creation_failed<aclTensor>(fn, overflow ? std::string("the view's last element offset overflows int64") : "the view reaches element " + std::to_string(last) +
                                                       " but the storage holds " + std::to_string(storage) + " elements");
         }
     }

@@ -19,6 +19,7 @@ namespace aclcpu {
 namespace {
 
 constexpr const char *kDefaultProduct = "atlas-a2";
+constexpr int kDefaultLogLevel = 3;  // error
 
 struct Config {
     std::string product;
@@ -101,9 +102,11 @@ std::shared_ptr<const RuntimeState> build_state(const Config &c) {
         s->allow_threads = std::make_shared<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
                                                                  static_cast<size_t>(threads));
     s->arena = std::make_shared<tbb::task_arena>(threads);
-    s->plugin_paths = split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"));
-    for (const auto &pp : c.plugin_paths) s->plugin_paths.push_back(pp);
+    // The installed plugins first: an operator that another plugin on the path provides again is
+    // the duplicate (skipped with a diagnostic) unless `implementations` picks it.
     s->plugin_paths.push_back(install_layout().plugin_dir);
+    for (const auto &pp : c.plugin_paths) s->plugin_paths.push_back(pp);
+    for (const auto &pp : split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"))) s->plugin_paths.push_back(pp);
     s->implementations = p->implementations;
     for (const auto &kv : c.implementations) s->implementations[kv.first] = kv.second;
     s->enabled_ops = c.enabled_ops;
@@ -188,12 +191,12 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
             return set_error(ACL_ERROR_PARSE_FILE, std::string("aclInit: ") + e.what());
         }
     }
-    if (c.log_level >= 0) set_config_log_level(c.log_level);
     try {
         g_state = build_state(c);
     } catch (const std::exception &e) {
         return set_error(ACL_ERROR_INVALID_PARAM, std::string("aclInit: ") + e.what());
     }
+    set_config_log_level(c.log_level >= 0 ? c.log_level : kDefaultLogLevel);  // only an accepted config counts
     g_initialized = true;
     log(LogLevel::Info, "aclInit: product " + g_state->product.id + " (" + g_state->product.soc + "), " +
                             std::to_string(g_state->threads) + " threads");
@@ -205,6 +208,7 @@ ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
     if (!g_initialized) return set_error(ACL_ERROR_UNINITIALIZE, "aclFinalize: aclInit was not called");
     g_initialized = false;
     g_state.reset();  // live executors keep their own snapshot
+    set_config_log_level(kDefaultLogLevel);
     return ACL_SUCCESS;
 }
 

@@ -21,7 +21,7 @@ struct RuntimeState {
     int threads = 1;                                 // worker threads of `arena`
     std::shared_ptr<tbb::task_arena> arena; // executors run inside it
     std::shared_ptr<tbb::global_control> allow_threads;  // lifts TBB's default cap when threads > cores
-    std::vector<std::string> plugin_paths;           // search order: env, config, installed
+    std::vector<std::string> plugin_paths;           // search order: installed, config, env
     std::map<std::string, std::string> implementations;  // operator -> preferred plugin (config over profile)
     std::vector<std::string> enabled_ops, disabled_ops;  // from the config file, on top of the profile
     uint64_t generation = 0;                         // bumps on every aclInit

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_avgpool2d.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
 #include "test_util.hpp"
 
@@ -195,6 +197,24 @@ TEST_F(ExecutorTest, ConsumedExecutorRerunIs361001) {
     // Neither may it be destroyed or made repeatable after the fact.
     EXPECT_NE(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
     EXPECT_NE(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+}
+
+// A stale handle stays stale even when a later phase 1 creates a new executor (whose memory may be the
+// consumed one's): running it is an error and must neither run nor consume the new executor.
+TEST_F(ExecutorTest, ConsumedExecutorRerunAfterAnotherPlanIs361001) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *first = nullptr, *second = nullptr;
+    ASSERT_EQ(p.plan(&ws, &first), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, first, stream_), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.plan(&ws, &second), ACLNN_SUCCESS) << takeErr();
+    std::fill(p.gi.begin(), p.gi.end(), -5.0f);
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, first, stream_), ACLNN_ERR_RUNTIME_ERROR)
+        << "the consumed executor ran (its handle " << static_cast<void *>(first) << " now names the new executor "
+        << static_cast<void *>(second) << ")";
+    (void)takeErr();
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, second, stream_), ACLNN_SUCCESS)
+        << "the new executor was consumed by a call through a stale handle: " << takeErr();
 }
 
 TEST_F(ExecutorTest, FailedRunConsumesTheExecutor) {
@@ -499,6 +519,100 @@ TEST_F(ExecutorTest, PlanningFailureReturnsNoExecutor) {
     EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
     EXPECT_NE(msg.find("gradOutput"), std::string::npos) << msg;
     aclDestroyTensor(wrong);
+}
+
+TEST_F(ExecutorTest, RunningThroughAnotherOperatorsEntryPointIsAnError) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    EXPECT_NE(aclnnAvgPool2d(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << "a backward executor run as the forward op";
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2d", 0), 0u) << msg;
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f));
+    // The mistaken call did not run the plan; the right entry point still can.
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+}
+
+// ---- support on the product (products.md): unsupported or disabled => 161002 naming the product ----
+
+TEST_F(ExecutorTest, UnsupportedProductIs161002NamingTheProduct) {
+    ASSERT_NO_FATAL_FAILURE(useProduct("atlas-200i-500-a2"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(p.plan(&ws, &exec), ACLNN_ERR_PARAM_INVALID);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("Atlas 200I/500 A2"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, ConfigDisabledOpIs161002NamingTheProduct) {
+    aclrtDestroyStream(stream_);
+    stream_ = nullptr;
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    const std::string cfg = writeTempFile("disabled", "disabled_ops: [AvgPool2dBackward]\n");
+    ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(p.plan(&ws, &exec), ACLNN_ERR_PARAM_INVALID);
+    const std::string msg = takeErr();
+    EXPECT_EQ(msg.rfind("aclnnAvgPool2dBackward", 0), 0u) << msg;
+    EXPECT_NE(msg.find("Atlas A2"), std::string::npos) << msg;
+}
+
+TEST_F(ExecutorTest, ConfigEnabledOpsListDisablesTheRest) {
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    const std::string cfg = writeTempFile("enabled", "enabled_ops: [AvgPool2d]\n");
+    ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(p.plan(&ws, &exec), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+// ---- thread safety (architecture.md property 4) ----
+
+TEST_F(ExecutorTest, ConcurrentPlansAndRunsOnManyThreads) {
+    constexpr int kThreads = 4, kIters = 25;
+    std::vector<int> bad(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([t, &bad] {
+            for (int i = 0; i < kIters; ++i) {
+                Problem p(4.0f * static_cast<float>(t + 1));
+                uint64_t ws = 0;
+                aclOpExecutor *exec = nullptr;
+                if (p.plan(&ws, &exec) != ACLNN_SUCCESS || aclnnAvgPool2dBackward(nullptr, ws, exec, nullptr) != ACLNN_SUCCESS ||
+                    p.gi != Problem::expected(p.go))
+                    ++bad[t];
+            }
+        });
+    for (auto &th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(bad[t], 0) << "thread " << t;
+}
+
+TEST_F(ExecutorTest, OneRepeatableExecutorRunFromTwoThreads) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    int failures = 0;
+    std::thread a([&] {
+        for (int i = 0; i < 50; ++i)
+            if (aclnnAvgPool2dBackward(nullptr, ws, exec, nullptr) != ACLNN_SUCCESS) ++failures;
+    });
+    int failures_b = 0;
+    for (int i = 0; i < 50; ++i)
+        if (aclnnAvgPool2dBackward(nullptr, ws, exec, nullptr) != ACLNN_SUCCESS) ++failures_b;
+    a.join();
+    EXPECT_EQ(failures + failures_b, 0);
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
 }
 
 }  // namespace

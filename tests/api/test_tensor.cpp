@@ -10,6 +10,7 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/aclnn_base.h"
+#include "enum_shims.h"
 #include "test_util.hpp"
 
 namespace {
@@ -28,7 +29,7 @@ struct BadTensor {
     std::vector<int64_t> dims;
     uint64_t dims_num;  // may differ from dims.size() (NULL dims with n > 0)
     bool null_dims;
-    aclDataType dtype;
+    int dtype;  // an int: out-of-range aclDataType values go through the C shim
     std::vector<int64_t> strides;
     int64_t offset;
     std::vector<int64_t> storage;
@@ -41,8 +42,8 @@ class BadTensorTest : public TensorApiTest, public ::testing::WithParamInterface
 TEST_P(BadTensorTest, ReturnsNullWithAMessage) {
     const BadTensor &b = GetParam();
     float storage[64] = {};
-    aclTensor *t = aclCreateTensor(b.null_dims ? nullptr : b.dims.data(), b.dims_num, b.dtype, b.strides.data(), b.offset,
-                                   ACL_FORMAT_ND, b.storage.data(), b.storage.size(), storage);
+    aclTensor *t = shim_aclCreateTensor(b.null_dims ? nullptr : b.dims.data(), b.dims_num, b.dtype, b.strides.data(),
+                                        b.offset, ACL_FORMAT_ND, b.storage.data(), b.storage.size(), storage);
     EXPECT_EQ(t, nullptr) << b.what;
     if (t) aclDestroyTensor(t);
     const std::string msg = takeErr();
@@ -65,9 +66,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadTensor{"rank_9", k9, 9, false, ACL_FLOAT, k9, 0, {1}},
         BadTensor{"null_dims_with_rank_2", {}, 2, true, ACL_FLOAT, {1, 1}, 0, {1}},
         BadTensor{"dtype_undefined", {2}, 1, false, ACL_DT_UNDEFINED, {1}, 0, {2}},
-        BadTensor{"dtype_99", {2}, 1, false, static_cast<aclDataType>(99), {1}, 0, {2}},
-        BadTensor{"dtype_gap_5", {2}, 1, false, static_cast<aclDataType>(5), {1}, 0, {2}},
-        BadTensor{"dtype_negative_7", {2}, 1, false, static_cast<aclDataType>(-7), {1}, 0, {2}}),
+        BadTensor{"dtype_99", {2}, 1, false, 99, {1}, 0, {2}},
+        BadTensor{"dtype_gap_5", {2}, 1, false, 5, {1}, 0, {2}},
+        BadTensor{"dtype_negative_7", {2}, 1, false, -7, {1}, 0, {2}},
+        // int64 overflow must not let a view escape its storage (testing.md R5: int64 index math throughout)
+        BadTensor{"element_count_overflows_int64", {1LL << 32, 1LL << 32}, 2, false, ACL_FLOAT, {1LL << 32, 1}, 0, {16}},
+        BadTensor{"view_extent_overflows_int64", {2, 2}, 2, false, ACL_FLOAT, {1LL << 62, 1LL << 62}, 0, {4}},
+        BadTensor{"offset_plus_extent_overflows_int64", {2}, 1, false, ACL_FLOAT, {1}, INT64_MAX, {4}}),
     [](const ::testing::TestParamInfo<BadTensor> &i) { return std::string(i.param.what); });
 
 TEST_F(TensorApiTest, StorageRankAbove8IsRejected) {
@@ -415,7 +420,7 @@ TEST_F(TensorApiTest, Scalars) {
     }
     EXPECT_EQ(aclCreateScalar(nullptr, ACL_FLOAT), nullptr);
     EXPECT_FALSE(takeErr().empty());
-    EXPECT_EQ(aclCreateScalar(&f, static_cast<aclDataType>(99)), nullptr) << "unknown dtype";
+    EXPECT_EQ(shim_aclCreateScalar(&f, 99), nullptr) << "unknown dtype";
 }
 
 TEST_F(TensorApiTest, TensorList) {

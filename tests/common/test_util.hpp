@@ -47,14 +47,20 @@ private:
     std::optional<std::string> old_;
 };
 
-// A per-process scratch directory under /tmp/coretests (removed at exit is not needed: tiny files).
+// A per-process scratch directory under $TMPDIR/coretests, removed when the process exits.
 inline fs::path scratchDir() {
-    static const fs::path dir = [] {
-        fs::path d = fs::temp_directory_path() / "coretests" / ("run-" + std::to_string(::getpid()));
-        fs::create_directories(d);
-        return d;
-    }();
-    return dir;
+    struct Dir {
+        fs::path path;
+        Dir() : path(fs::temp_directory_path() / "coretests" / ("run-" + std::to_string(::getpid()))) {
+            fs::create_directories(path);
+        }
+        ~Dir() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    };
+    static const Dir dir;
+    return dir.path;
 }
 
 // Writes `text` to a fresh file in the scratch directory and returns its path.
@@ -123,10 +129,14 @@ inline std::string takeErr() {
     return m ? std::string(m) : std::string();
 }
 
-// Leaves the runtime uninitialized and the thread's error message empty.
+// Leaves the runtime uninitialized, the configured log level at its default (3) and the thread's error
+// message empty, whatever the previous test in this process did.
 inline void resetRuntime() {
+    static const std::string defaults = writeTempFile("reset-defaults", "log_level: 3\n");
     EnvGuard quiet("ASCEND_GLOBAL_LOG_LEVEL", "4");  // "aclFinalize: aclInit was not called" is expected here
+    EnvGuard product("ACLNN_CPU_PRODUCT", std::nullopt);
     (void)aclFinalize();
+    if (aclInit(defaults.c_str()) == ACL_SUCCESS) (void)aclFinalize();
     (void)aclGetRecentErrMsg();
 }
 

@@ -152,6 +152,16 @@ TEST_F(LogTest, ConfigLogLevelEndsWithFinalize) {
         << "log_level: 4 of a finalized configuration still silences errors";
 }
 
+// A configuration that aclInit rejects changes nothing, its log level included.
+TEST_F(LogTest, RejectedConfigDoesNotChangeTheLogLevel) {
+    const std::string path = writeTempFile("quiet-bad", "log_level: 4\nproduct: atlas-z9\n");
+    ASSERT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    (void)aclGetRecentErrMsg();
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    EXPECT_NE(errorOutput().find("aclrtSetDevice"), std::string::npos)
+        << "log_level: 4 of a rejected configuration silences errors";
+}
+
 TEST_F(LogTest, NothingOnStdoutOnError) {
     ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
     std::fflush(stdout);

@@ -57,9 +57,10 @@ TEST_F(InitTest, YamlConfigWithEveryRuntimeKey) {
     EXPECT_EQ(state->arena->max_concurrency(), 3);
     const auto &pp = state->plugin_paths;
     EXPECT_NE(std::find(pp.begin(), pp.end(), extra), pp.end()) << "plugin_paths entry not searched";
-    // The configured directory comes before the installed plugin directory.
+    // The installed plugins are searched first, so a plugin on a configured path never silently
+    // replaces a built-in operator (duplicates need `implementations:`).
     ASSERT_FALSE(pp.empty());
-    EXPECT_EQ(pp.back(), aclcpu::install_layout().plugin_dir);
+    EXPECT_EQ(pp.front(), aclcpu::install_layout().plugin_dir);
 }
 
 TEST_F(InitTest, EmptyYamlFileIsDefaults) {

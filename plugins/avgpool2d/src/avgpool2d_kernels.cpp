@@ -11,8 +11,9 @@
 // plain aligned vertical sum of 1 or 2 (ceil(kH/sH)) rows, rounded and stored straight from the
 // register. gradInput rows are independent, so work items are (plane, row block) pairs run with a
 // static partition: no atomics, no races, the same bits at any thread count.
-// Forward: column sums over the window rows (stage 1), then window sums along the row with
-// gathers (stage 2), times the scale.
+// Forward: column sums over the window rows (stage 1), then window sums along the row (stage 2:
+// the same kind of permutation tables, with three source vectors so that 16 outputs may span 48
+// input columns, e.g. k3 s2; vgatherdps when even that does not fit), times the scale.
 //
 // The scalar path (any CPU, any strides) does every arithmetic step in the same order as the
 // AVX-512 path: sums start at +0.0f (so an accumulator is never -0 and a masked-off "+0" is a
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -43,12 +45,12 @@
 namespace avgpool2d {
 namespace {
 
-// Per-task scratch lives on the stack (run() never allocates); these bound it (~60 KB backward).
+// Per-task scratch lives on the stack (run() never allocates); these bound it (~68 KB backward).
 constexpr int64_t kSegWMax = 512;  // backward: widest gradInput column segment (multiple of 16)
 constexpr int64_t kRMax = 2048;    // backward: max gradOutput columns feeding one segment
 constexpr int64_t kRing = 8192;    // backward: floats of cached Q rows
+constexpr int64_t kSBuf = 8192;    // backward: floats of P and its sliding window sums
 constexpr int64_t kRingRows = 64;  // backward: max cached Q rows
-constexpr int64_t kStage = 16384;  // backward: bytes batched per non-temporal flush (stays in L1)
 constexpr int64_t kSegO = 512;     // forward: output row segment width (multiple of 16)
 constexpr int64_t kVMax = 4096;    // forward: max input columns feeding one segment
 constexpr int64_t kMinItems = 64;  // split planes into row blocks when there are fewer planes
@@ -183,17 +185,23 @@ int64_t row_blocks_for(int64_t planes, int64_t rows) {
 // One term of stage A for a 16-wide chunk: lane l adds P[off + idx[l]] when bit l of mask is set.
 struct alignas(64) Term {
     int32_t idx[16];
-    uint16_t mask;
+    uint16_t mask;  // an __mmask16
 };
 
 // Stage A of one 16-column chunk: load P[off .. off + 32), then apply terms [first, first + count).
+// Backward chunks whose lanes need at most two window sizes a <= b also have a "select" form
+// (sel >= 0): Q = +0 + (one permute of S_a[off_a .. off_a + 16) : S_b[off_b .. off_b + 16) by
+// terms[sel], zero outside its mask), S_c being the sliding sums of c consecutive P entries.
 struct Chunk {
     int32_t off, first, count;
+    int32_t sel = -1, a = 0, b = 0, off_a = 0, off_b = 0;
 };
 
 struct BwSeg {
     int64_t w0, w1;    // gradInput columns [w0, w1), w0 a multiple of 16
     int64_t rlo, rhi;  // gradOutput columns feeding them; P[j] holds column rlo + j
+    int32_t terms = -1;  // stage-A terms of every chunk when they all have the same count, else -1
+    int32_t smax = 0;    // > 0: every chunk has the select form, using S_1 .. S_smax
 };
 
 struct BackwardPlan {
@@ -207,6 +215,7 @@ struct BackwardPlan {
     int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most
     std::vector<int64_t> slot;  // per oh: offset of its Q row in the ring
     bool vec_w = false;      // stage-A permutation tables are valid
+    int64_t sstride = 0;     // floats per sliding-sum row S_c in the scratch (select forms)
     std::vector<Chunk> chunks;  // per 16 gradInput columns
     std::vector<Term> terms;
     int64_t row_blocks = 1;
@@ -214,9 +223,16 @@ struct BackwardPlan {
 };
 
 struct FwSeg {
-    int64_t ow0, ow1;  // output columns [ow0, ow1)
-    int64_t vlo, vhi;  // input columns feeding them
+    int64_t ow0, ow1;  // output columns [ow0, ow1), ow0 a multiple of 16
+    int64_t vlo, vhi;  // input columns feeding them; V[j] holds column vlo + j
     int64_t tmax;      // widest window in the segment
+};
+
+// Forward stage 2 of one 16-output chunk: load V[off .. off + 48) as three vectors A, B, C; each
+// term adds, in the lanes of `mask`, (A:B)[idx] or, in the lanes of `mask_hi`, C[idx - 32].
+struct alignas(64) FwTerm {
+    int32_t idx[16];
+    uint16_t mask, mask_hi;
 };
 
 struct ForwardPlan {
@@ -227,8 +243,11 @@ struct ForwardPlan {
     Scales sc;
     std::vector<FwSeg> segs;
     bool direct = false;  // some window is wider than kVMax: per-element scalar path
-    bool vec_ok = false;  // int32 column tables valid
+    bool vec_ok = false;  // int32 column tables valid (gather stage 2)
     std::vector<int32_t> wlo32, wid32;  // per ow: window start and width (zero padded by 16)
+    bool perm_ok = false;  // permutation tables valid (every chunk's windows fit 48 columns)
+    std::vector<Chunk> chunks;  // per 16 outputs
+    std::vector<FwTerm> terms;
     int64_t row_blocks = 1;
 };
 
@@ -260,6 +279,7 @@ void plan_segments(BackwardPlan& P) {
         const int64_t qstride = round_up16(std::min(segw, g.W));
         if (span <= kRMax && rows * qstride <= kRing) {
             P.segs = std::move(segs);
+            P.sstride = round_up16(span) + 64;
             P.slot.resize(static_cast<size_t>(g.Ho));
             for (int64_t oh = 0; oh < g.Ho; ++oh) P.slot[oh] = (oh % rows) * qstride;
             return;
@@ -269,6 +289,115 @@ void plan_segments(BackwardPlan& P) {
     P.segs = make_bw_segs(P.aw, g.W, kSegWMax);
 }
 
+// Forward segments: 16-aligned runs of outputs whose windows span at most kVMax input columns
+// (the widest runs that fit); none fits: the direct path.
+void plan_fw_segments(ForwardPlan& P) {
+    const Axis& aw = P.aw;
+    const int64_t Wo = P.g.Wo;
+    auto make = [&](int64_t sego) {
+        std::vector<FwSeg> segs;
+        for (int64_t ow0 = 0; ow0 < Wo; ow0 += sego) {
+            FwSeg s{};
+            s.ow0 = ow0;
+            s.ow1 = std::min(ow0 + sego, Wo);
+            s.vlo = aw.lo[ow0];  // lo / hi are non-decreasing
+            s.vhi = std::max(s.vlo, aw.hi[s.ow1 - 1]);
+            for (int64_t ow = ow0; ow < s.ow1; ++ow) s.tmax = std::max(s.tmax, aw.hi[ow] - aw.lo[ow]);
+            segs.push_back(s);
+        }
+        return segs;
+    };
+    for (int64_t sego = kSegO; sego >= 16; sego /= 2) {
+        std::vector<FwSeg> segs = make(sego);
+        bool fits = true;
+        for (const FwSeg& s : segs) fits = fits && s.vhi - s.vlo <= kVMax;
+        if (fits) {
+            P.segs = std::move(segs);
+            return;
+        }
+    }
+    P.direct = true;
+    P.segs = make(kSegO);
+}
+
+// Forward stage-2 tables (like the backward's stage-A tables, with a third source vector).
+void build_fw_tables(ForwardPlan& P) {
+    const Axis& aw = P.aw;
+    if (P.direct || P.g.W >= (int64_t{1} << 30)) return;  // perm_ok stays false
+    P.chunks.resize(static_cast<size_t>((P.g.Wo + 15) / 16));
+    for (const FwSeg& s : P.segs) {
+        for (int64_t m = s.ow0 / 16; m < (s.ow1 + 15) / 16; ++m) {
+            const int64_t oa = 16 * m, ob = std::min(oa + 16, s.ow1);
+            const int64_t off = aw.lo[oa] - s.vlo;
+            int64_t T = 0;
+            for (int64_t ow = oa; ow < ob; ++ow) T = std::max(T, aw.hi[ow] - aw.lo[ow]);
+            const int32_t first = static_cast<int32_t>(P.terms.size());
+            for (int64_t t = 0; t < T; ++t) {
+                FwTerm tm{};
+                for (int64_t ow = oa; ow < ob; ++ow) {
+                    if (t >= aw.hi[ow] - aw.lo[ow]) continue;
+                    const int64_t idx = aw.lo[ow] + t - s.vlo - off;
+                    if (idx >= 48) return;  // does not fit three vectors: perm_ok stays false
+                    tm.idx[ow - oa] = static_cast<int32_t>(idx);
+                    tm.mask = static_cast<uint16_t>(tm.mask | (1u << (ow - oa)));
+                    if (idx >= 32) tm.mask_hi = static_cast<uint16_t>(tm.mask_hi | (1u << (ow - oa)));
+                }
+                P.terms.push_back(tm);
+            }
+            P.chunks[m] = Chunk{static_cast<int32_t>(off), first, static_cast<int32_t>(T)};
+        }
+    }
+    P.perm_ok = true;
+}
+
+// The select form of chunk m (see Chunk), when its covered lanes need at most two window sizes and
+// each size's window starts fit one 16-wide load (two loads of one size when there is only one).
+void add_select_form(BackwardPlan& P, const BwSeg& s, int64_t m) {
+    const Axis& aw = P.aw;
+    const int64_t wa = 16 * m, wb = std::min(wa + 16, s.w1);
+    int64_t ca = 0, cb = 0;  // the sizes, ca < cb (cb = 0: one size)
+    for (int64_t w = wa; w < wb; ++w) {
+        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w];
+        if (c == 0 || c == ca || c == cb) continue;
+        if (ca == 0) {
+            ca = c;
+        } else if (cb == 0) {
+            cb = std::max(c, ca);
+            ca = std::min(c, ca);
+        } else {
+            return;  // three sizes
+        }
+    }
+    if (ca == 0) return;  // nothing covered: the generic form (no terms) is as cheap
+    int64_t lo_a = INT64_MAX, hi_a = -1, lo_b = INT64_MAX, hi_b = -1;
+    for (int64_t w = wa; w < wb; ++w) {
+        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w], j = aw.cov_lo[w] - s.rlo;
+        if (c == ca) lo_a = std::min(lo_a, j), hi_a = std::max(hi_a, j);
+        if (c != 0 && c == cb) lo_b = std::min(lo_b, j), hi_b = std::max(hi_b, j);
+    }
+    if (cb == 0) {  // one size: S_a[off_a .. off_a + 32) as two loads
+        if (hi_a - lo_a >= 32) return;
+        cb = ca;
+        lo_b = lo_a + 16;
+    } else if (hi_a - lo_a >= 16 || hi_b - lo_b >= 16) {
+        return;
+    }
+    Term t{};
+    for (int64_t w = wa; w < wb; ++w) {
+        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w], j = aw.cov_lo[w] - s.rlo;
+        if (c == 0) continue;
+        t.idx[w - wa] = static_cast<int32_t>(c == ca && j - lo_a < 16 ? j - lo_a : 16 + j - lo_b);
+        t.mask = static_cast<uint16_t>(t.mask | (1u << (w - wa)));
+    }
+    Chunk& ck = P.chunks[m];
+    ck.sel = static_cast<int32_t>(P.terms.size());
+    P.terms.push_back(t);
+    ck.a = static_cast<int32_t>(ca);
+    ck.b = static_cast<int32_t>(cb);
+    ck.off_a = static_cast<int32_t>(lo_a);
+    ck.off_b = static_cast<int32_t>(lo_b);
+}
+
 bool same_term(const Term& a, const Term& b) {
     return a.mask == b.mask && std::equal(std::begin(a.idx), std::end(a.idx), std::begin(b.idx));
 }
@@ -276,18 +405,19 @@ bool same_term(const Term& a, const Term& b) {
 // Stage-A tables. The 32 P entries a chunk loads start at a multiple of 16 when its terms fit
 // there (then the loads match the 64-byte stores that wrote P and are forwarded from the store
 // buffer), else at the chunk's first term.
-void build_stage2_tables(BackwardPlan& P) {
+void build_stage_a_tables(BackwardPlan& P) {
     const Axis& aw = P.aw;
     if (P.g.Wo >= (int64_t{1} << 30)) return;  // vec_w stays false
     const int64_t nchunks = (P.g.W + 15) / 16;
     P.chunks.resize(static_cast<size_t>(nchunks));
     std::vector<std::pair<int32_t, int32_t>> patterns;  // distinct term sequences (first, count)
     std::vector<Term> cand;
-    for (const BwSeg& s : P.segs) {
+    for (BwSeg& s : P.segs) {
+        s.terms = -2;  // none seen yet
         for (int64_t m = s.w0 / 16; m < (s.w1 + 15) / 16; ++m) {
             const int64_t wa = 16 * m, wb = std::min(wa + 16, s.w1);
             const int64_t base = aw.cov_lo[wa] - s.rlo;  // cov_lo is non-decreasing: chunk minimum
-            int64_t T = 0, reach = 0;                     // terms; last R index used, + 1
+            int64_t T = 0, reach = 0;                     // terms; last P index used, + 1
             for (int64_t w = wa; w < wb; ++w) {
                 T = std::max(T, aw.cov_hi[w] - aw.cov_lo[w]);
                 if (aw.cov_hi[w] > aw.cov_lo[w]) reach = std::max(reach, aw.cov_hi[w] - s.rlo);
@@ -316,7 +446,20 @@ void build_stage2_tables(BackwardPlan& P) {
                 if (patterns.size() < 256) patterns.emplace_back(first, static_cast<int32_t>(T));
             }
             P.chunks[m] = Chunk{static_cast<int32_t>(off), first, static_cast<int32_t>(T)};
+            s.terms = s.terms == -2 || s.terms == T ? static_cast<int32_t>(T) : -1;
+            add_select_form(P, s, m);
         }
+    }
+    // The select forms are used segment-wide, when every chunk has one and the sums fit.
+    for (BwSeg& s : P.segs) {
+        int32_t smax = 1;
+        bool all = true;
+        for (int64_t m = s.w0 / 16; m < (s.w1 + 15) / 16; ++m) {
+            all = all && P.chunks[m].sel >= 0;
+            smax = std::max({smax, P.chunks[m].a, P.chunks[m].b});
+        }
+        const bool fits = smax <= 32 && smax * P.sstride <= kSBuf;
+        s.smax = all && fits ? smax : 0;
     }
     P.vec_w = true;
 }
@@ -332,7 +475,7 @@ void bw_products_scalar(float* P, const char* go_row, int64_t go_w, const float*
 }
 
 // Stage A: Q[w - w0] = 0 + sum of P over the columns covering w.
-void bw_stage_a_scalar(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
+void bw_stage_a_scalar(const BackwardPlan& B, const BwSeg& s, float* P, float* Q) {
     for (int64_t w = s.w0; w < s.w1; ++w) {
         float acc = 0.0f;
         for (int64_t ow = B.aw.cov_lo[w]; ow < B.aw.cov_hi[w]; ++ow) acc = acc + P[ow - s.rlo];
@@ -411,26 +554,34 @@ void round_scalar(const float* src, uint16_t* dst, int64_t n, DType dt) {
         for (int64_t i = 0; i < n; ++i) dst[i] = acp::float_to_bf16(src[i]);
 }
 
-// A run of bytes written in address order with non-temporal stores: every 64-byte line wholly
-// inside the run is written with one streaming store (no read-for-ownership of the line); partial
-// lines at the ends of the run use plain stores, so a line shared with a neighbouring work item is
-// never streamed.
-struct Sink {
-    char* pos = nullptr;
-    unsigned cstart = 0;  // first byte of `carry` that belongs to the run
-    alignas(64) unsigned char carry[64];
+// Streaming-store state of one task. Full 64-byte lines of gradInput are written with
+// non-temporal stores (no read-for-ownership of lines that are wholly overwritten). A 16-bit
+// chunk is half a line: a chunk starting a line is held back in `pend` until the chunk that
+// completes the line follows (the next row of a contiguous plane, often); if something else
+// comes first, the pending half is written with a plain store. Anything not line-aligned uses
+// plain stores. Each byte is written exactly once, and a line is streamed only when this task
+// produced all of it, so lines shared with another work item are never streamed.
+struct NtWriter {
+    char* half = nullptr;  // line whose first 32 bytes are pending in `pend`
+    alignas(32) unsigned char pend[32];
 };
 
-void sink_begin(Sink& k, char* dst) {
-    k.pos = dst;
-    k.cstart = static_cast<unsigned>(reinterpret_cast<uintptr_t>(dst) & 63u);
-}
+struct BwRowsArgs {  // see bw_rows_avx
+    const BackwardPlan* B;
+    const BwSeg* s;
+    const char* go;  // gradOutput plane
+    int64_t go_h;
+    char* gi;        // gradInput plane
+    int64_t gi_h;
+    int64_t h0, h1;
+    float* ring;     // Q rows
+    float* S;        // products of one gradOutput row (and their sliding sums)
+    NtWriter* wr;    // streaming-store state, or null
+};
 
-void sink_end(Sink& k) {  // plain-store the partial last line
-    if (!k.pos) return;
-    const unsigned off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(k.pos) & 63u);
-    if (off > k.cstart) std::memcpy(k.pos - off + k.cstart, k.carry + k.cstart, off - k.cstart);
-    k.pos = nullptr;
+void nt_flush_half(NtWriter& wr) {
+    if (wr.half) std::memcpy(wr.half, wr.pend, sizeof wr.pend);
+    wr.half = nullptr;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,16 +623,19 @@ AVX512_FN inline __m256i vround_f16(__m512 v) {
     return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-// acp::float_to_bf16 in integer form (vcvtneps2bf16 would flush subnormals).
+// acp::float_to_bf16 in integer form (vcvtneps2bf16 would flush subnormals): add 0x7fff plus the
+// lsb of the result, or for a NaN set the quiet bit; the result is the upper half of each lane,
+// gathered with one word permute.
 AVX512_FN inline __m256i vround_bf16(__m512 v) {
     const __m512i x = _mm512_castps_si512(v);
-    const __m512i hi = _mm512_maskz_srli_epi32(kAll, x, 16);
-    const __m512i lsb = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-    const __m512i r = _mm512_maskz_srli_epi32(kAll, _mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
-                                                  _mm512_set1_epi32(0x7f800000));
-    const __m512i q = _mm512_or_si512(hi, _mm512_set1_epi32(0x40));
-    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_mask_mov_epi32(r, nan, q));
+    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
+    const __m512i odd_words = _mm512_set_epi32(0x001f001d, 0x001b0019, 0x00170015, 0x00130011, 0x000f000d, 0x000b0009,
+                                               0x00070005, 0x00030001, 0x001f001d, 0x001b0019, 0x00170015, 0x00130011,
+                                               0x000f000d, 0x000b0009, 0x00070005, 0x00030001);
+    return _mm512_maskz_extracti64x4_epi64(0xf, _mm512_maskz_permutexvar_epi16(~__mmask32{0}, odd_words, q), 0);
 }
 
 // Store 16 FLOATs as DT to p; `left` elements remain in the run (masked tail store below 16).
@@ -499,6 +653,36 @@ AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
         else
             _mm256_mask_storeu_epi16(p, tail_mask(left), r);
     }
+}
+
+// Store 16 FLOATs as DT at p (`left` elements remain in the run), streaming when possible.
+template <DType DT>
+AVX512_FN inline void put_chunk(NtWriter* wr, char* p, __m512 v, int64_t left) {
+    if (wr && left >= 16) {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(p) & 63u;
+        if constexpr (DT == DType::F32) {
+            if (a == 0) {
+                _mm512_stream_ps(reinterpret_cast<float*>(p), v);
+                return;
+            }
+        } else {
+            const __m256i r = DT == DType::F16 ? vround_f16(v) : vround_bf16(v);
+            if (a == 0) {  // first half of a line: hold it back
+                nt_flush_half(*wr);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(wr->pend), r);
+                wr->half = p;
+                return;
+            }
+            if (a == 32 && wr->half == p - 32) {  // second half: stream the whole line
+                const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(wr->pend));
+                _mm512_stream_si512(reinterpret_cast<__m512i*>(p - 32),
+                                    _mm512_maskz_inserti64x4(0xff, _mm512_castsi256_si512(first), r, 1));
+                wr->half = nullptr;
+                return;
+            }
+        }
+    }
+    vstore<DT>(p, v, left);
 }
 
 AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
@@ -526,13 +710,62 @@ AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const
 // acc += (lo:hi)[idx] in the lanes of the term's mask.
 AVX512_FN inline __m512 apply_term(__m512 acc, __m512 lo, __m512 hi, const Term& t) {
     const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t.idx), hi);
-    return _mm512_mask_add_ps(acc, static_cast<__mmask16>(t.mask), acc, v);
+    return _mm512_mask_add_ps(acc, _load_mask16(const_cast<__mmask16*>(&t.mask)), acc, v);
 }
 
-// Stage A: whole 16-column chunks of Q (lanes past the segment get 0).
-AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
+// Stage A when every chunk of the segment has T terms: no per-chunk dispatch.
+template <int T>
+AVX512_FN inline void bw_stage_a_uniform(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P,
+                                         float* Q) {
+    for (int64_t i = 0; i < nchunks; ++i, ++ck, Q += 16) {
+        const __m512 lo = _mm512_loadu_ps(P + ck->off);
+        const __m512 hi = _mm512_loadu_ps(P + ck->off + 16);
+        const Term* t = terms + ck->first;
+        __m512 acc = _mm512_setzero_ps();
+        for (int k = 0; k < T; ++k) acc = apply_term(acc, lo, hi, t[k]);
+        _mm512_store_ps(Q, acc);
+    }
+}
+
+// Stage A from the select forms: the sliding sums S_2 .. S_smax of P (S_c[j] = S_(c-1)[j] +
+// P[j + c - 1], so S_c[j] = ((P[j] + P[j+1]) + ...) in ascending order), then one permute per
+// chunk. +0 + sum == (sum) + 0 bit for bit (they can differ only in the sign of a zero, which the
+// final +0 settles as the leading +0 does), hence the add of +0.
+AVX512_FN void bw_stage_a_select(const BackwardPlan& B, const BwSeg& s, float* S, float* Q) {
+    const int64_t n = round_up16(s.rhi - s.rlo), ss = B.sstride;
+    for (int32_t c = 2; c <= s.smax; ++c) {
+        const float* prev = S + (c - 2) * ss;
+        float* cur = S + (c - 1) * ss;
+        for (int64_t j = 0; j < n; j += 16)
+            _mm512_store_ps(cur + j, _mm512_add_ps(_mm512_load_ps(prev + j), _mm512_loadu_ps(S + j + c - 1)));
+    }
     const Chunk* ck = B.chunks.data() + s.w0 / 16;
     const Term* terms = B.terms.data();
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t w = s.w0; w < s.w1; w += 16, ++ck, Q += 16) {
+        const __m512 ta = _mm512_loadu_ps(S + (ck->a - 1) * ss + ck->off_a);
+        const __m512 tb = _mm512_loadu_ps(S + (ck->b - 1) * ss + ck->off_b);
+        const Term& t = terms[ck->sel];
+        const __m512 v = _mm512_maskz_permutex2var_ps(_load_mask16(const_cast<__mmask16*>(&t.mask)), ta,
+                                                      _mm512_load_si512(t.idx), tb);
+        _mm512_store_ps(Q, _mm512_add_ps(v, zero));
+    }
+}
+
+// Stage A: whole 16-column chunks of Q (lanes past the segment get 0). S holds P (= S_1), and
+// room for its sliding sums.
+AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, float* S, float* Q) {
+    if (s.smax > 0) return bw_stage_a_select(B, s, S, Q);
+    const float* P = S;
+    const Chunk* ck = B.chunks.data() + s.w0 / 16;
+    const Term* terms = B.terms.data();
+    const int64_t nchunks = (s.w1 - s.w0 + 15) / 16;
+    switch (s.terms) {
+        case 1: return bw_stage_a_uniform<1>(ck, terms, nchunks, P, Q);
+        case 2: return bw_stage_a_uniform<2>(ck, terms, nchunks, P, Q);
+        case 3: return bw_stage_a_uniform<3>(ck, terms, nchunks, P, Q);
+        default: break;
+    }
     for (int64_t w = s.w0; w < s.w1; w += 16, ++ck, Q += 16) {
         const __m512 lo = _mm512_loadu_ps(P + ck->off);
         const __m512 hi = _mm512_loadu_ps(P + ck->off + 16);
@@ -552,21 +785,63 @@ AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float
 
 // Stage B into a contiguous run of n elements of DT. Starting from rows[0] instead of
 // +0 + rows[0] gives the same bits: a Q entry is never -0 (stage A starts from +0).
+// `wr`: streaming-store state, or null for plain stores.
 template <DType DT>
-AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, void* out) {
+AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, NtWriter* wr) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
-    char* d = static_cast<char*>(out);
     if (count == 2) {  // the common case (kH <= 2 sH) without the inner loop
         const float* a = rows[0];
         const float* b = rows[1];
         for (int64_t j = 0; j < n; j += 16)
-            vstore<DT>(d + j * es, _mm512_add_ps(_mm512_load_ps(a + j), _mm512_load_ps(b + j)), n - j);
+            put_chunk<DT>(wr, out + j * es, _mm512_add_ps(_mm512_load_ps(a + j), _mm512_load_ps(b + j)), n - j);
         return;
     }
     for (int64_t j = 0; j < n; j += 16) {
         __m512 acc = _mm512_load_ps(rows[0] + j);
         for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
-        vstore<DT>(d + j * es, acc, n - j);
+        put_chunk<DT>(wr, out + j * es, acc, n - j);
+    }
+}
+
+// One task's rows [h0, h1) of one segment of one plane, for the common case: AVX-512, w stride 1
+// on both sides, stage-A tables valid. The same steps in the same order as the generic row loop in
+// BackwardKernel::run, fused into one function (no per-row indirect calls).
+template <DType DT>
+AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
+    constexpr int64_t es = DT == DType::F32 ? 4 : 2;
+    const BackwardPlan& B = *a.B;
+    const BwSeg& s = *a.s;
+    const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;
+    const int64_t* cov_lo = B.ah.cov_lo.data();
+    const int64_t* cov_hi = B.ah.cov_hi.data();
+    const int64_t* slot = B.slot.data();
+    int64_t have = -1;  // Q rows [.., have) of this segment are in the ring
+    for (int64_t h = a.h0; h < a.h1; ++h) {
+        const int64_t oh0 = cov_lo[h], oh1 = cov_hi[h];
+        char* dst = a.gi + (h * a.gi_h + s.w0) * es;
+        if (oh0 == oh1) {  // no window covers the row
+            for (int64_t j = 0; j < nw; j += 16) put_chunk<DT>(a.wr, dst + j * es, _mm512_setzero_ps(), nw - j);
+            continue;
+        }
+        if (have < oh0) have = oh0;
+        for (; have < oh1; ++have) {  // stage A
+            bw_products_avx<DT>(a.S, a.go + (have * a.go_h + s.rlo) * es, 1, B.sc.row(have) + s.rlo, span, DT);
+            bw_stage_a_avx(B, s, a.S, a.ring + slot[have]);
+        }
+        const float* q0 = a.ring + slot[oh0];  // stage B (see bw_stage_b_avx)
+        if (oh1 - oh0 == 1) {
+            for (int64_t j = 0; j < nw; j += 16) put_chunk<DT>(a.wr, dst + j * es, _mm512_load_ps(q0 + j), nw - j);
+        } else if (oh1 - oh0 == 2) {
+            const float* q1 = a.ring + slot[oh0 + 1];
+            for (int64_t j = 0; j < nw; j += 16)
+                put_chunk<DT>(a.wr, dst + j * es, _mm512_add_ps(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j)), nw - j);
+        } else {
+            for (int64_t j = 0; j < nw; j += 16) {
+                __m512 acc = _mm512_load_ps(q0 + j);
+                for (int64_t oh = oh0 + 1; oh < oh1; ++oh) acc = _mm512_add_ps(acc, _mm512_load_ps(a.ring + slot[oh] + j));
+                put_chunk<DT>(a.wr, dst + j * es, acc, nw - j);
+            }
+        }
     }
 }
 
@@ -598,34 +873,24 @@ AVX512_FN void fw_stage2_avx(const ForwardPlan& P, const FwSeg& s, const float* 
     }
 }
 
-AVX512_FN void sink_push_nt(Sink& k, const void* src_v, size_t n) {
-    const char* src = static_cast<const char*>(src_v);
-    while (n > 0) {
-        const unsigned off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(k.pos) & 63u);
-        if (off == 0 && n >= 64) {  // whole lines straight from the source
-            const size_t lines = n / 64;
-            for (size_t i = 0; i < lines; ++i)
-                _mm512_stream_si512(reinterpret_cast<__m512i*>(k.pos + 64 * i), _mm512_loadu_si512(src + 64 * i));
-            k.pos += 64 * lines;
-            src += 64 * lines;
-            n -= 64 * lines;
-            k.cstart = 0;
-            continue;
+// Forward stage 2 from the permutation tables (perm_ok).
+AVX512_FN void fw_stage2_perm_avx(const ForwardPlan& P, const FwSeg& s, const float* V, const float* srow, float* out) {
+    const Chunk* ck = P.chunks.data() + s.ow0 / 16;
+    const FwTerm* terms = P.terms.data();
+    for (int64_t ow = s.ow0; ow < s.ow1; ow += 16, ++ck) {
+        const __m512 a = _mm512_loadu_ps(V + ck->off);
+        const __m512 b = _mm512_loadu_ps(V + ck->off + 16);
+        const __m512 c = _mm512_loadu_ps(V + ck->off + 32);
+        const FwTerm* t = terms + ck->first;
+        __m512 acc = _mm512_setzero_ps();
+        for (int32_t i = 0; i < ck->count; ++i) {
+            const __m512i idx = _mm512_load_si512(t[i].idx);
+            __m512 v = _mm512_permutex2var_ps(a, idx, b);
+            if (t[i].mask_hi) v = _mm512_mask_permutexvar_ps(v, static_cast<__mmask16>(t[i].mask_hi), idx, c);
+            acc = _mm512_mask_add_ps(acc, static_cast<__mmask16>(t[i].mask), acc, v);
         }
-        if (off == 0) k.cstart = 0;
-        const size_t take = std::min<size_t>(n, 64 - off);
-        std::memcpy(k.carry + off, src, take);
-        k.pos += take;
-        src += take;
-        n -= take;
-        if ((reinterpret_cast<uintptr_t>(k.pos) & 63u) == 0) {  // the carried line is complete
-            char* line = k.pos - 64;
-            if (k.cstart == 0)
-                _mm512_stream_si512(reinterpret_cast<__m512i*>(line), _mm512_load_si512(k.carry));
-            else
-                std::memcpy(line + k.cstart, k.carry + k.cstart, 64 - k.cstart);
-            k.cstart = 0;
-        }
+        const __mmask16 m = tail_mask(s.ow1 - ow);
+        _mm512_storeu_ps(out + (ow - s.ow0), _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, srow + ow)));
     }
 }
 
@@ -640,11 +905,14 @@ struct Ops {
     bool avx = false;
     // P of a w-stride-1 gradOutput row (the scalar one handles any stride).
     void (*bw_products)(float*, const char*, int64_t, const float*, int64_t, DType) = bw_products_scalar;
-    void (*bw_stage_a)(const BackwardPlan&, const BwSeg&, const float*, float*) = bw_stage_a_scalar;
+    void (*bw_stage_a)(const BackwardPlan&, const BwSeg&, float*, float*) = bw_stage_a_scalar;  // P in S
     // Stage B into a w-stride-1 run as dt (null: use bw_stage_b_scalar).
-    void (*bw_stage_b)(const float* const*, int64_t, int64_t, void*) = nullptr;
+    void (*bw_stage_b)(const float* const*, int64_t, int64_t, char*, NtWriter*) = nullptr;
+    // The fused row loop of the common case (null: the generic loop).
+    void (*bw_rows)(const BwRowsArgs&) = nullptr;
     void (*fw_stage1)(const FwStage1Args&) = fw_stage1_scalar;  // in_w == 1 only if avx
     void (*fw_stage2)(const ForwardPlan&, const FwSeg&, const float*, const float*, float*) = fw_stage2_scalar;
+    void (*fw_stage2_perm)(const ForwardPlan&, const FwSeg&, const float*, const float*, float*) = fw_stage2_scalar;
     void (*round)(const float*, uint16_t*, int64_t, DType) = round_scalar;
 };
 
@@ -659,21 +927,25 @@ Ops select_ops(bool avx, DType dt) {
             case DType::F32:
                 o.bw_products = bw_products_avx<DType::F32>;
                 o.bw_stage_b = bw_stage_b_avx<DType::F32>;
+                o.bw_rows = bw_rows_avx<DType::F32>;
                 o.fw_stage1 = fw_stage1_avx<DType::F32>;
                 break;
             case DType::F16:
                 o.bw_products = bw_products_avx<DType::F16>;
                 o.bw_stage_b = bw_stage_b_avx<DType::F16>;
+                o.bw_rows = bw_rows_avx<DType::F16>;
                 o.fw_stage1 = fw_stage1_avx<DType::F16>;
                 break;
             case DType::BF16:
                 o.bw_products = bw_products_avx<DType::BF16>;
                 o.bw_stage_b = bw_stage_b_avx<DType::BF16>;
+                o.bw_rows = bw_rows_avx<DType::BF16>;
                 o.fw_stage1 = fw_stage1_avx<DType::BF16>;
                 break;
         }
         o.bw_stage_a = bw_stage_a_avx;
         o.fw_stage2 = fw_stage2_avx;
+        o.fw_stage2_perm = fw_stage2_perm_avx;
         o.round = round_avx;
     }
 #else
@@ -694,49 +966,10 @@ void put_row(const float* row, int64_t n, void* dst, DType dt, const Ops& ops) {
 // Where the backward writes a w-stride-1 run: straight to the destination (plain stores), or into
 // an L1-resident staging buffer flushed with non-temporal stores in address order. Consecutive
 // runs that continue each other (rows of a contiguous plane) form one streamed region.
-struct BwScratch {  // per-task backward scratch (on the stack, ~59 KB)
+struct BwScratch {  // per-task backward scratch (on the stack, ~44 KB)
     alignas(64) float ring[kRing];     // Q rows
-    alignas(64) float P[kRMax + 64];   // products of one gradOutput row (+ slack for 32-wide loads)
+    alignas(64) float S[kSBuf];        // P of one gradOutput row (+ slack for 32-wide loads), its sums
     alignas(64) float row[kSegWMax + 16];
-    alignas(64) unsigned char stage[kStage];
-};
-
-struct Output {
-    bool stream = false;
-    Sink sink;
-    unsigned char* stage = nullptr;
-    size_t used = 0;
-    char* next = nullptr;  // destination of the byte after the staged ones
-
-    void* reserve(char* dst, size_t nbytes) {
-        if (!stream) return dst;
-        if (dst != next) {
-            flush();
-            sink_end(sink);
-            sink_begin(sink, dst);
-        } else if (used + nbytes > static_cast<size_t>(kStage)) {
-            flush();
-        }
-        void* p = stage + used;
-        used += nbytes;
-        next = dst + nbytes;
-        return p;
-    }
-    void flush() {
-#if AVGPOOL_X86
-        if (used) sink_push_nt(sink, stage, used);
-#endif
-        used = 0;
-    }
-    void finish() {
-        if (!stream) return;
-        flush();
-        sink_end(sink);
-        next = nullptr;
-#if AVGPOOL_X86
-        store_fence();  // order the non-temporal stores before the task completes
-#endif
-    }
 };
 
 }  // namespace
@@ -771,7 +1004,7 @@ BackwardKernel::BackwardKernel(const Geometry& g, DType dt, int32_t precision) {
     P->sc = make_scales(g, P->ah, P->aw, precision);
     if (g.W > 0) {
         plan_segments(*P);
-        if (!P->direct) build_stage2_tables(*P);
+        if (!P->direct) build_stage_a_tables(*P);
     }
     P->row_blocks = row_blocks_for(P->planes, g.H);
     P->stream_auto = P->planes * g.H * g.W * elem_size(dt) > kStreamBytes;
@@ -790,16 +1023,16 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
     const auto products = go.w == 1 ? ops.bw_products : bw_products_scalar;
     const auto stage_a = B.vec_w ? ops.bw_stage_a : bw_stage_a_scalar;
     const auto stage_b = gi.w == 1 ? ops.bw_stage_b : nullptr;
+    const auto fused = B.vec_w && !B.direct && go.w == 1 && gi.w == 1 ? ops.bw_rows : nullptr;
     const int64_t es = elem_size(B.dt);
     const int64_t items = B.planes * B.row_blocks;
 
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
         BwScratch scr;
         // Entries past a segment's span are loaded (whole vectors) but never used; keep them defined.
-        std::fill(std::begin(scr.P), std::end(scr.P), 0.0f);
-        Output out;
-        out.stream = stream;
-        out.stage = scr.stage;
+        std::fill(std::begin(scr.S), std::end(scr.S), 0.0f);
+        NtWriter ntw;
+        NtWriter* wr = stream ? &ntw : nullptr;
         const float* rows[kRingRows];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
             const int64_t p = item / B.row_blocks, b = item % B.row_blocks;
@@ -808,8 +1041,11 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
             const char* goP = static_cast<const char*>(gradOutput) + (n * go.n + c * go.c) * es;
             char* giP = static_cast<char*>(gradInput) + (n * gi.n + c * gi.c) * es;
             for (const BwSeg& s : B.segs) {
+                if (fused) {
+                    fused(BwRowsArgs{&B, &s, goP, go.h, giP, gi.h, h0, h1, scr.ring, scr.S, wr});
+                    continue;
+                }
                 const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;
-                const size_t nbytes = static_cast<size_t>(nw * es);
                 int64_t have = -1;  // Q rows [.., have) of this segment are in the ring
                 for (int64_t h = h0; h < h1; ++h) {
                     const int64_t oh0 = B.ah.cov_lo[h], oh1 = B.ah.cov_hi[h];
@@ -820,7 +1056,7 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
                         else
                             bw_direct_scalar(B, s, goP, go, oh0, oh1, scr.row);
                         if (gi.w == 1)
-                            put_row(scr.row, nw, out.reserve(dst, nbytes), B.dt, ops);
+                            put_row(scr.row, nw, dst, B.dt, ops);
                         else
                             for (int64_t i = 0; i < nw; ++i) store_elem(dst + i * gi.w * es, scr.row[i], B.dt);
                         continue;
@@ -828,21 +1064,25 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
                     // Stage A for the gradOutput rows not yet in the ring.
                     if (have < oh0) have = oh0;
                     for (; have < oh1; ++have) {
-                        products(scr.P, goP + (have * go.h + s.rlo * go.w) * es, go.w, B.sc.row(have) + s.rlo,
+                        products(scr.S, goP + (have * go.h + s.rlo * go.w) * es, go.w, B.sc.row(have) + s.rlo,
                                  span, B.dt);
-                        stage_a(B, s, scr.P, scr.ring + B.slot[have]);
+                        stage_a(B, s, scr.S, scr.ring + B.slot[have]);
                     }
                     // Stage B, rounded and stored.
                     for (int64_t oh = oh0; oh < oh1; ++oh) rows[oh - oh0] = scr.ring + B.slot[oh];
                     if (stage_b)
-                        stage_b(rows, oh1 - oh0, nw, out.reserve(dst, nbytes));
+                        stage_b(rows, oh1 - oh0, nw, dst, wr);
                     else
-                        bw_stage_b_scalar(rows, oh1 - oh0, nw, gi.w == 1 ? static_cast<char*>(out.reserve(dst, nbytes)) : dst,
-                                          gi.w * es, B.dt);
+                        bw_stage_b_scalar(rows, oh1 - oh0, nw, dst, gi.w * es, B.dt);
                 }
             }
         }
-        out.finish();
+        if (wr) {
+            nt_flush_half(ntw);
+#if AVGPOOL_X86
+            store_fence();  // order the non-temporal stores before the task completes
+#endif
+        }
     };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), body, tbb::static_partitioner());
 }
@@ -859,21 +1099,8 @@ ForwardKernel::ForwardKernel(const Geometry& g, DType dt, int32_t precision) {
     P->aw = make_axis(g.W, g.Wo, g.kW, g.sW, g.pW, g.count_include_pad);
     P->sc = make_scales(g, P->ah, P->aw, precision);
     const Axis& aw = P->aw;
-    for (int64_t ow = 0; ow < g.Wo; ++ow)
-        if (aw.hi[ow] - aw.lo[ow] > kVMax) P->direct = true;
-    // Segments: consecutive outputs whose windows together span at most kVMax input columns.
-    for (int64_t ow0 = 0; ow0 < g.Wo;) {
-        FwSeg s{};
-        s.ow0 = ow0;
-        s.vlo = aw.lo[ow0];  // lo / hi are non-decreasing
-        int64_t ow1 = ow0 + 1;
-        while (ow1 < g.Wo && ow1 - ow0 < kSegO && (P->direct || aw.hi[ow1] - s.vlo <= kVMax)) ++ow1;
-        s.ow1 = ow1;
-        s.vhi = std::max(s.vlo, aw.hi[ow1 - 1]);
-        for (int64_t ow = ow0; ow < ow1; ++ow) s.tmax = std::max(s.tmax, aw.hi[ow] - aw.lo[ow]);
-        P->segs.push_back(s);
-        ow0 = ow1;
-    }
+    plan_fw_segments(*P);
+    build_fw_tables(*P);
     P->vec_ok = g.W < (int64_t{1} << 30);
     if (P->vec_ok) {
         P->wlo32.assign(static_cast<size_t>(g.Wo + 16), 0);
@@ -895,12 +1122,13 @@ void ForwardKernel::run(const void* self, View4 in, void* out, View4 outv) const
     if (P.planes <= 0 || g.Ho <= 0 || g.Wo <= 0) return;
     const Ops ops = select_ops(want_avx(isa_), P.dt);
     const auto stage1 = in.w == 1 ? ops.fw_stage1 : fw_stage1_scalar;
-    const auto stage2 = P.vec_ok ? ops.fw_stage2 : fw_stage2_scalar;
+    const auto stage2 = P.perm_ok ? ops.fw_stage2_perm : P.vec_ok ? ops.fw_stage2 : fw_stage2_scalar;
     const int64_t es = elem_size(P.dt);
     const int64_t items = P.planes * P.row_blocks;
 
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
-        alignas(64) float V[kVMax + 32];
+        alignas(64) float V[kVMax + 64];  // + slack for the 48-wide loads of stage 2
+        std::fill(std::begin(V), std::end(V), 0.0f);  // entries past a segment are loaded, never used
         alignas(64) float row[kSegO + 16];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
             const int64_t p = item / P.row_blocks, b = item % P.row_blocks;

@@ -1,0 +1,20 @@
+/* C shims for calls with enum values outside the enumerators (a C client may pass any int; in C++ an
+ * out-of-range enum value is undefined behaviour, which UBSan rightly flags in the test itself). */
+#include "enum_shims.h"
+
+aclError shim_aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, int kind) {
+    return aclrtMemcpy(dst, destMax, src, count, (aclrtMemcpyKind)kind);
+}
+
+aclError shim_aclrtMalloc(void **devPtr, size_t size, int policy) {
+    return aclrtMalloc(devPtr, size, (aclrtMemMallocPolicy)policy);
+}
+
+aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
+                                int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
+                                void *tensorData) {
+    return aclCreateTensor(viewDims, viewDimsNum, (aclDataType)dataType, stride, offset, (aclFormat)format, storageDims,
+                           storageDimsNum, tensorData);
+}
+
+aclScalar *shim_aclCreateScalar(void *value, int dataType) { return aclCreateScalar(value, (aclDataType)dataType); }

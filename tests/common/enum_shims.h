@@ -1,0 +1,22 @@
+/* See enum_shims.c. */
+#ifndef ACLNN_CPU_TESTS_COMMON_ENUM_SHIMS_H_
+#define ACLNN_CPU_TESTS_COMMON_ENUM_SHIMS_H_
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+aclError shim_aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, int kind);
+aclError shim_aclrtMalloc(void **devPtr, size_t size, int policy);
+aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
+                                int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
+                                void *tensorData);
+aclScalar *shim_aclCreateScalar(void *value, int dataType);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
