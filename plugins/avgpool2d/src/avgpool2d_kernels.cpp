@@ -375,12 +375,19 @@ void add_select_form(BackwardPlan& P, const BwSeg& s, int64_t m) {
         if (c == ca) lo_a = std::min(lo_a, j), hi_a = std::max(hi_a, j);
         if (c != 0 && c == cb) lo_b = std::min(lo_b, j), hi_b = std::max(hi_b, j);
     }
+    // Loads start at a multiple of 16 when the window still fits: then they match the 64-byte
+    // stores that just wrote S and are forwarded from the store buffer.
+    auto align = [](int64_t lo, int64_t hi, int64_t width) { return hi - (lo & ~int64_t{15}) < width ? lo & ~int64_t{15} : lo; };
     if (cb == 0) {  // one size: S_a[off_a .. off_a + 32) as two loads
         if (hi_a - lo_a >= 32) return;
         cb = ca;
+        lo_a = align(lo_a, hi_a, 32);
         lo_b = lo_a + 16;
     } else if (hi_a - lo_a >= 16 || hi_b - lo_b >= 16) {
         return;
+    } else {
+        lo_a = align(lo_a, hi_a, 16);
+        lo_b = align(lo_b, hi_b, 16);
     }
     Term t{};
     for (int64_t w = wa; w < wb; ++w) {
@@ -736,8 +743,15 @@ AVX512_FN void bw_stage_a_select(const BackwardPlan& B, const BwSeg& s, float* S
     for (int32_t c = 2; c <= s.smax; ++c) {
         const float* prev = S + (c - 2) * ss;
         float* cur = S + (c - 1) * ss;
-        for (int64_t j = 0; j < n; j += 16)
-            _mm512_store_ps(cur + j, _mm512_add_ps(_mm512_load_ps(prev + j), _mm512_loadu_ps(S + j + c - 1)));
+        // P[j + c - 1 ..] from two aligned loads and a permute (an unaligned load would straddle
+        // two recent stores and wait for them to reach the cache).
+        const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                               _mm512_set1_epi32(c - 1));
+        for (int64_t j = 0; j < n; j += 16) {
+            const __m512 p = c - 1 < 16 ? _mm512_permutex2var_ps(_mm512_load_ps(S + j), shift, _mm512_load_ps(S + j + 16))
+                                        : _mm512_loadu_ps(S + j + c - 1);
+            _mm512_store_ps(cur + j, _mm512_add_ps(_mm512_load_ps(prev + j), p));
+        }
     }
     const Chunk* ck = B.chunks.data() + s.w0 / 16;
     const Term* terms = B.terms.data();
