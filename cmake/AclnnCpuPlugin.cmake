@@ -49,6 +49,8 @@ function(aclnn_cpu_add_plugin name)
     COMMENT "Generating aclnn entry points of plugin ${name}")
 
   add_custom_target(${name}_codegen DEPENDS ${gen})
+  # The library target of plugin <name>, for targets that must be built after it (it is never linked).
+  set_property(GLOBAL PROPERTY ACLNN_CPU_PLUGIN_LIBRARY_${name} ${lib})
   if(in_tree)
     set_property(GLOBAL APPEND PROPERTY ACLNN_CPU_OPAPI_SOURCES ${gen})
     set_property(GLOBAL APPEND PROPERTY ACLNN_CPU_CODEGEN_TARGETS ${name}_codegen)

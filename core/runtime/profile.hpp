@@ -13,7 +13,7 @@ namespace aclcpu {
 // What the product's cube unit does with an input dtype under one cubeMathType value.
 enum class CubeAction { Keep, Fp16, Hf32, Reject };
 
-struct Profile {
+struct ACL_FUNC_VISIBILITY Profile {
     std::string id;    // "atlas-a2"
     std::string name;  // "Atlas A2 training series / ..."
     std::string soc;   // "Ascend910B"

@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -45,11 +44,10 @@
 namespace avgpool2d {
 namespace {
 
-// Per-task scratch lives on the stack (run() never allocates); these bound it (~68 KB backward).
+// Per-task scratch lives on the stack (run() never allocates); these bound it (~53 KB backward).
 constexpr int64_t kSegWMax = 512;  // backward: widest gradInput column segment (multiple of 16)
 constexpr int64_t kRMax = 2048;    // backward: max gradOutput columns feeding one segment
 constexpr int64_t kRing = 8192;    // backward: floats of cached Q rows
-constexpr int64_t kSBuf = 8192;    // backward: floats of P and its sliding window sums
 constexpr int64_t kRingRows = 64;  // backward: max cached Q rows
 constexpr int64_t kSegO = 512;     // forward: output row segment width (multiple of 16)
 constexpr int64_t kVMax = 4096;    // forward: max input columns feeding one segment
@@ -189,19 +187,14 @@ struct alignas(64) Term {
 };
 
 // Stage A of one 16-column chunk: load P[off .. off + 32), then apply terms [first, first + count).
-// Backward chunks whose lanes need at most two window sizes a <= b also have a "select" form
-// (sel >= 0): Q = +0 + (one permute of S_a[off_a .. off_a + 16) : S_b[off_b .. off_b + 16) by
-// terms[sel], zero outside its mask), S_c being the sliding sums of c consecutive P entries.
 struct Chunk {
     int32_t off, first, count;
-    int32_t sel = -1, a = 0, b = 0, off_a = 0, off_b = 0;
 };
 
 struct BwSeg {
     int64_t w0, w1;    // gradInput columns [w0, w1), w0 a multiple of 16
     int64_t rlo, rhi;  // gradOutput columns feeding them; P[j] holds column rlo + j
     int32_t terms = -1;  // stage-A terms of every chunk when they all have the same count, else -1
-    int32_t smax = 0;    // > 0: every chunk has the select form, using S_1 .. S_smax
 };
 
 struct BackwardPlan {
@@ -212,10 +205,9 @@ struct BackwardPlan {
     Scales sc;
     std::vector<BwSeg> segs;
     bool direct = false;     // no segmentation fits the scratch: per-element scalar path
-    int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most
+    int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most, + 1 (ring size)
     std::vector<int64_t> slot;  // per oh: offset of its Q row in the ring
     bool vec_w = false;      // stage-A permutation tables are valid
-    int64_t sstride = 0;     // floats per sliding-sum row S_c in the scratch (select forms)
     std::vector<Chunk> chunks;  // per 16 gradInput columns
     std::vector<Term> terms;
     int64_t row_blocks = 1;
@@ -271,6 +263,7 @@ void plan_segments(BackwardPlan& P) {
     const Geometry& g = P.g;
     int64_t rows = 1;
     for (int64_t h = 0; h < g.H; ++h) rows = std::max(rows, P.ah.cov_hi[h] - P.ah.cov_lo[h]);
+    ++rows;  // + 1: stage A may run one gradOutput row ahead (pairs of rows)
     P.ring_rows = rows;
     for (int64_t segw = kSegWMax; segw >= 16 && rows <= kRingRows; segw /= 2) {
         std::vector<BwSeg> segs = make_bw_segs(P.aw, g.W, segw);
@@ -279,7 +272,6 @@ void plan_segments(BackwardPlan& P) {
         const int64_t qstride = round_up16(std::min(segw, g.W));
         if (span <= kRMax && rows * qstride <= kRing) {
             P.segs = std::move(segs);
-            P.sstride = round_up16(span) + 64;
             P.slot.resize(static_cast<size_t>(g.Ho));
             for (int64_t oh = 0; oh < g.Ho; ++oh) P.slot[oh] = (oh % rows) * qstride;
             return;
@@ -350,61 +342,6 @@ void build_fw_tables(ForwardPlan& P) {
     P.perm_ok = true;
 }
 
-// The select form of chunk m (see Chunk), when its covered lanes need at most two window sizes and
-// each size's window starts fit one 16-wide load (two loads of one size when there is only one).
-void add_select_form(BackwardPlan& P, const BwSeg& s, int64_t m) {
-    const Axis& aw = P.aw;
-    const int64_t wa = 16 * m, wb = std::min(wa + 16, s.w1);
-    int64_t ca = 0, cb = 0;  // the sizes, ca < cb (cb = 0: one size)
-    for (int64_t w = wa; w < wb; ++w) {
-        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w];
-        if (c == 0 || c == ca || c == cb) continue;
-        if (ca == 0) {
-            ca = c;
-        } else if (cb == 0) {
-            cb = std::max(c, ca);
-            ca = std::min(c, ca);
-        } else {
-            return;  // three sizes
-        }
-    }
-    if (ca == 0) return;  // nothing covered: the generic form (no terms) is as cheap
-    int64_t lo_a = INT64_MAX, hi_a = -1, lo_b = INT64_MAX, hi_b = -1;
-    for (int64_t w = wa; w < wb; ++w) {
-        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w], j = aw.cov_lo[w] - s.rlo;
-        if (c == ca) lo_a = std::min(lo_a, j), hi_a = std::max(hi_a, j);
-        if (c != 0 && c == cb) lo_b = std::min(lo_b, j), hi_b = std::max(hi_b, j);
-    }
-    // Loads start at a multiple of 16 when the window still fits: then they match the 64-byte
-    // stores that just wrote S and are forwarded from the store buffer.
-    auto align = [](int64_t lo, int64_t hi, int64_t width) { return hi - (lo & ~int64_t{15}) < width ? lo & ~int64_t{15} : lo; };
-    if (cb == 0) {  // one size: S_a[off_a .. off_a + 32) as two loads
-        if (hi_a - lo_a >= 32) return;
-        cb = ca;
-        lo_a = align(lo_a, hi_a, 32);
-        lo_b = lo_a + 16;
-    } else if (hi_a - lo_a >= 16 || hi_b - lo_b >= 16) {
-        return;
-    } else {
-        lo_a = align(lo_a, hi_a, 16);
-        lo_b = align(lo_b, hi_b, 16);
-    }
-    Term t{};
-    for (int64_t w = wa; w < wb; ++w) {
-        const int64_t c = aw.cov_hi[w] - aw.cov_lo[w], j = aw.cov_lo[w] - s.rlo;
-        if (c == 0) continue;
-        t.idx[w - wa] = static_cast<int32_t>(c == ca && j - lo_a < 16 ? j - lo_a : 16 + j - lo_b);
-        t.mask = static_cast<uint16_t>(t.mask | (1u << (w - wa)));
-    }
-    Chunk& ck = P.chunks[m];
-    ck.sel = static_cast<int32_t>(P.terms.size());
-    P.terms.push_back(t);
-    ck.a = static_cast<int32_t>(ca);
-    ck.b = static_cast<int32_t>(cb);
-    ck.off_a = static_cast<int32_t>(lo_a);
-    ck.off_b = static_cast<int32_t>(lo_b);
-}
-
 bool same_term(const Term& a, const Term& b) {
     return a.mask == b.mask && std::equal(std::begin(a.idx), std::end(a.idx), std::begin(b.idx));
 }
@@ -454,19 +391,7 @@ void build_stage_a_tables(BackwardPlan& P) {
             }
             P.chunks[m] = Chunk{static_cast<int32_t>(off), first, static_cast<int32_t>(T)};
             s.terms = s.terms == -2 || s.terms == T ? static_cast<int32_t>(T) : -1;
-            add_select_form(P, s, m);
         }
-    }
-    // The select forms are used segment-wide, when every chunk has one and the sums fit.
-    for (BwSeg& s : P.segs) {
-        int32_t smax = 1;
-        bool all = true;
-        for (int64_t m = s.w0 / 16; m < (s.w1 + 15) / 16; ++m) {
-            all = all && P.chunks[m].sel >= 0;
-            smax = std::max({smax, P.chunks[m].a, P.chunks[m].b});
-        }
-        const bool fits = smax <= 32 && smax * P.sstride <= kSBuf;
-        s.smax = all && fits ? smax : 0;
     }
     P.vec_w = true;
 }
@@ -482,7 +407,7 @@ void bw_products_scalar(float* P, const char* go_row, int64_t go_w, const float*
 }
 
 // Stage A: Q[w - w0] = 0 + sum of P over the columns covering w.
-void bw_stage_a_scalar(const BackwardPlan& B, const BwSeg& s, float* P, float* Q) {
+void bw_stage_a_scalar(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
     for (int64_t w = s.w0; w < s.w1; ++w) {
         float acc = 0.0f;
         for (int64_t ow = B.aw.cov_lo[w]; ow < B.aw.cov_hi[w]; ++ow) acc = acc + P[ow - s.rlo];
@@ -561,18 +486,6 @@ void round_scalar(const float* src, uint16_t* dst, int64_t n, DType dt) {
         for (int64_t i = 0; i < n; ++i) dst[i] = acp::float_to_bf16(src[i]);
 }
 
-// Streaming-store state of one task. Full 64-byte lines of gradInput are written with
-// non-temporal stores (no read-for-ownership of lines that are wholly overwritten). A 16-bit
-// chunk is half a line: a chunk starting a line is held back in `pend` until the chunk that
-// completes the line follows (the next row of a contiguous plane, often); if something else
-// comes first, the pending half is written with a plain store. Anything not line-aligned uses
-// plain stores. Each byte is written exactly once, and a line is streamed only when this task
-// produced all of it, so lines shared with another work item are never streamed.
-struct NtWriter {
-    char* half = nullptr;  // line whose first 32 bytes are pending in `pend`
-    alignas(32) unsigned char pend[32];
-};
-
 struct BwRowsArgs {  // see bw_rows_avx
     const BackwardPlan* B;
     const BwSeg* s;
@@ -582,14 +495,10 @@ struct BwRowsArgs {  // see bw_rows_avx
     int64_t gi_h;
     int64_t h0, h1;
     float* ring;     // Q rows
-    float* S;        // products of one gradOutput row (and their sliding sums)
-    NtWriter* wr;    // streaming-store state, or null
+    float* P;        // products of one gradOutput row
+    float* P1;       // and of the next one
+    bool stream;     // non-temporal stores for whole aligned lines
 };
-
-void nt_flush_half(NtWriter& wr) {
-    if (wr.half) std::memcpy(wr.half, wr.pend, sizeof wr.pend);
-    wr.half = nullptr;
-}
 
 // ---------------------------------------------------------------------------------------------
 // AVX-512 row stages (same order and roundings as the scalar ones above)
@@ -645,8 +554,28 @@ AVX512_FN inline __m256i vround_bf16(__m512 v) {
     return _mm512_maskz_extracti64x4_epi64(0xf, _mm512_maskz_permutexvar_epi16(~__mmask32{0}, odd_words, q), 0);
 }
 
+// The same with vcvtneps2bf16 (AVX512_BF16; only called when the CPU has it, hence the asm: the
+// file is not built for it). The instruction rounds to nearest even and quiets NaNs exactly as
+// acp::float_to_bf16 but flushes FLOAT subnormal inputs to zero: vectors holding one take the
+// integer formula (vfpclassps finds them; they are rare).
+AVX512_FN inline __m256i vround_bf16_hw(__m512 v) {
+    __m256i r;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
+    const __mmask16 sub = _mm512_fpclass_ps_mask(v, 0x20);  // 0x20: subnormal
+    if (__builtin_expect(sub != 0, 0)) r = vround_bf16(v);
+    return r;
+}
+
+// FLOAT -> 16 lanes of DT's 16-bit encoding; HW: use vround_bf16_hw for BF16.
+template <DType DT, bool HW>
+AVX512_FN inline __m256i vround(__m512 v) {
+    if constexpr (DT == DType::F16) return vround_f16(v);
+    else if constexpr (HW) return vround_bf16_hw(v);
+    else return vround_bf16(v);
+}
+
 // Store 16 FLOATs as DT to p; `left` elements remain in the run (masked tail store below 16).
-template <DType DT>
+template <DType DT, bool HW = false>
 AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
     if constexpr (DT == DType::F32) {
         if (left >= 16)
@@ -654,7 +583,7 @@ AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
         else
             _mm512_mask_storeu_ps(p, tail_mask(left), v);
     } else {
-        const __m256i r = DT == DType::F16 ? vround_f16(v) : vround_bf16(v);
+        const __m256i r = vround<DT, HW>(v);
         if (left >= 16)
             _mm256_storeu_si256(static_cast<__m256i*>(p), r);
         else
@@ -662,43 +591,47 @@ AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
     }
 }
 
-// Store 16 FLOATs as DT at p (`left` elements remain in the run), streaming when possible.
-template <DType DT>
-AVX512_FN inline void put_chunk(NtWriter* wr, char* p, __m512 v, int64_t left) {
-    if (wr && left >= 16) {
-        const uintptr_t a = reinterpret_cast<uintptr_t>(p) & 63u;
-        if constexpr (DT == DType::F32) {
-            if (a == 0) {
-                _mm512_stream_ps(reinterpret_cast<float*>(p), v);
-                return;
-            }
-        } else {
-            const __m256i r = DT == DType::F16 ? vround_f16(v) : vround_bf16(v);
-            if (a == 0) {  // first half of a line: hold it back
-                nt_flush_half(*wr);
-                _mm256_store_si256(reinterpret_cast<__m256i*>(wr->pend), r);
-                wr->half = p;
-                return;
-            }
-            if (a == 32 && wr->half == p - 32) {  // second half: stream the whole line
-                const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(wr->pend));
-                _mm512_stream_si512(reinterpret_cast<__m512i*>(p - 32),
-                                    _mm512_maskz_inserti64x4(0xff, _mm512_castsi256_si512(first), r, 1));
-                wr->half = nullptr;
-                return;
+// Store a run of n elements of DT whose FLOAT values come 16 at a time from f(j) (j = 0, 16, ...).
+// With `stream`, whole 64-byte lines that are 64-byte aligned are written with non-temporal stores
+// (no read-for-ownership of lines that are wholly overwritten; for 16-bit types two chunks make one
+// line, after at most one plain chunk to reach alignment); everything else (run ends, misaligned
+// runs) uses plain stores. A line is streamed only when it lies wholly inside this run, so lines
+// shared with a neighbouring row or work item are never streamed.
+template <DType DT, bool HW, class F>
+AVX512_FN inline void store_row(char* dst, int64_t n, bool stream, F f) {
+    constexpr int64_t es = DT == DType::F32 ? 4 : 2;
+    int64_t j = 0;
+    if (stream) {
+        uintptr_t a = reinterpret_cast<uintptr_t>(dst) & 63u;
+        if (DT != DType::F32 && a == 32 && n >= 16) {
+            vstore<DT, HW>(dst, f(0), n);
+            j = 16;
+            a = 0;
+        }
+        if (a == 0) {
+            if constexpr (DT == DType::F32) {
+                for (; j + 16 <= n; j += 16) _mm512_stream_ps(reinterpret_cast<float*>(dst + j * es), f(j));
+            } else {
+                for (; j + 32 <= n; j += 32) {
+                    const __m256i r0 = vround<DT, HW>(f(j));
+                    const __m256i r1 = vround<DT, HW>(f(j + 16));
+                    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + j * es),
+                                        _mm512_maskz_inserti64x4(0xff, _mm512_castsi256_si512(r0), r1, 1));
+                }
             }
         }
     }
-    vstore<DT>(p, v, left);
+    for (; j < n; j += 16) vstore<DT, HW>(dst + j * es, f(j), n - j);
 }
 
+template <bool HW>
 AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
     for (int64_t i = 0; i < n; i += 16) {
         const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), src + i);
         if (dt == DType::F16)
             vstore<DType::F16>(dst + i, v, n - i);
         else
-            vstore<DType::BF16>(dst + i, v, n - i);
+            vstore<DType::BF16, HW>(dst + i, v, n - i);
     }
 }
 
@@ -714,113 +647,84 @@ AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const
     }
 }
 
-// acc += (lo:hi)[idx] in the lanes of the term's mask.
-AVX512_FN inline __m512 apply_term(__m512 acc, __m512 lo, __m512 hi, const Term& t) {
-    const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t.idx), hi);
-    return _mm512_mask_add_ps(acc, _load_mask16(const_cast<__mmask16*>(&t.mask)), acc, v);
-}
-
-// Stage A when every chunk of the segment has T terms: no per-chunk dispatch.
+// Stage A, one gradOutput row: whole 16-column chunks of Q (lanes past the segment get 0).
+// T > 0: every chunk of the segment has T terms (no per-chunk dispatch); T = 0: per-chunk counts.
+// acc += (lo:hi)[idx] in the lanes of each term's mask.
 template <int T>
-AVX512_FN inline void bw_stage_a_uniform(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P,
-                                         float* Q) {
+AVX512_FN inline void bw_stage_a_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P, float* Q) {
     for (int64_t i = 0; i < nchunks; ++i, ++ck, Q += 16) {
-        const __m512 lo = _mm512_loadu_ps(P + ck->off);
-        const __m512 hi = _mm512_loadu_ps(P + ck->off + 16);
+        const __m512 lo = _mm512_loadu_ps(P + ck->off), hi = _mm512_loadu_ps(P + ck->off + 16);
         const Term* t = terms + ck->first;
         __m512 acc = _mm512_setzero_ps();
-        for (int k = 0; k < T; ++k) acc = apply_term(acc, lo, hi, t[k]);
+        const int32_t count = T > 0 ? T : ck->count;
+        for (int32_t k = 0; k < count; ++k) {
+            const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t[k].idx), hi);
+            acc = _mm512_mask_add_ps(acc, _load_mask16(const_cast<__mmask16*>(&t[k].mask)), acc, v);
+        }
         _mm512_store_ps(Q, acc);
     }
 }
 
-// Stage A from the select forms: the sliding sums S_2 .. S_smax of P (S_c[j] = S_(c-1)[j] +
-// P[j + c - 1], so S_c[j] = ((P[j] + P[j+1]) + ...) in ascending order), then one permute per
-// chunk. +0 + sum == (sum) + 0 bit for bit (they can differ only in the sign of a zero, which the
-// final +0 settles as the leading +0 does), hence the add of +0.
-AVX512_FN void bw_stage_a_select(const BackwardPlan& B, const BwSeg& s, float* S, float* Q) {
-    const int64_t n = round_up16(s.rhi - s.rlo), ss = B.sstride;
-    for (int32_t c = 2; c <= s.smax; ++c) {
-        const float* prev = S + (c - 2) * ss;
-        float* cur = S + (c - 1) * ss;
-        // P[j + c - 1 ..] from two aligned loads and a permute (an unaligned load would straddle
-        // two recent stores and wait for them to reach the cache).
-        const __m512i shift = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                               _mm512_set1_epi32(c - 1));
-        for (int64_t j = 0; j < n; j += 16) {
-            const __m512 p = c - 1 < 16 ? _mm512_permutex2var_ps(_mm512_load_ps(S + j), shift, _mm512_load_ps(S + j + 16))
-                                        : _mm512_loadu_ps(S + j + c - 1);
-            _mm512_store_ps(cur + j, _mm512_add_ps(_mm512_load_ps(prev + j), p));
+// Stage A of two gradOutput rows at once: the chunk descriptors, indices and masks are loaded once.
+template <int T>
+AVX512_FN inline void bw_stage_a2_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P0,
+                                       const float* P1, float* Q0, float* Q1) {
+    for (int64_t i = 0; i < nchunks; ++i, ++ck, Q0 += 16, Q1 += 16) {
+        const __m512 lo0 = _mm512_loadu_ps(P0 + ck->off), hi0 = _mm512_loadu_ps(P0 + ck->off + 16);
+        const __m512 lo1 = _mm512_loadu_ps(P1 + ck->off), hi1 = _mm512_loadu_ps(P1 + ck->off + 16);
+        const Term* t = terms + ck->first;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        const int32_t count = T > 0 ? T : ck->count;
+        for (int32_t k = 0; k < count; ++k) {
+            const __m512i idx = _mm512_load_si512(t[k].idx);
+            const __mmask16 m = _load_mask16(const_cast<__mmask16*>(&t[k].mask));
+            acc0 = _mm512_mask_add_ps(acc0, m, acc0, _mm512_permutex2var_ps(lo0, idx, hi0));
+            acc1 = _mm512_mask_add_ps(acc1, m, acc1, _mm512_permutex2var_ps(lo1, idx, hi1));
         }
-    }
-    const Chunk* ck = B.chunks.data() + s.w0 / 16;
-    const Term* terms = B.terms.data();
-    const __m512 zero = _mm512_setzero_ps();
-    for (int64_t w = s.w0; w < s.w1; w += 16, ++ck, Q += 16) {
-        const __m512 ta = _mm512_loadu_ps(S + (ck->a - 1) * ss + ck->off_a);
-        const __m512 tb = _mm512_loadu_ps(S + (ck->b - 1) * ss + ck->off_b);
-        const Term& t = terms[ck->sel];
-        const __m512 v = _mm512_maskz_permutex2var_ps(_load_mask16(const_cast<__mmask16*>(&t.mask)), ta,
-                                                      _mm512_load_si512(t.idx), tb);
-        _mm512_store_ps(Q, _mm512_add_ps(v, zero));
+        _mm512_store_ps(Q0, acc0);
+        _mm512_store_ps(Q1, acc1);
     }
 }
 
-// Stage A: whole 16-column chunks of Q (lanes past the segment get 0). S holds P (= S_1), and
-// room for its sliding sums.
-AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, float* S, float* Q) {
-    if (s.smax > 0) return bw_stage_a_select(B, s, S, Q);
-    const float* P = S;
+AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
     const Chunk* ck = B.chunks.data() + s.w0 / 16;
-    const Term* terms = B.terms.data();
+    const int64_t nchunks = (s.w1 - s.w0 + 15) / 16;
+    switch (s.terms) {  // the common uniform counts unrolled
+        case 1: return bw_stage_a_loop<1>(ck, B.terms.data(), nchunks, P, Q);
+        case 2: return bw_stage_a_loop<2>(ck, B.terms.data(), nchunks, P, Q);
+        case 3: return bw_stage_a_loop<3>(ck, B.terms.data(), nchunks, P, Q);
+        default: return bw_stage_a_loop<0>(ck, B.terms.data(), nchunks, P, Q);
+    }
+}
+
+AVX512_FN void bw_stage_a2_avx(const BackwardPlan& B, const BwSeg& s, const float* P0, const float* P1, float* Q0,
+                               float* Q1) {
+    const Chunk* ck = B.chunks.data() + s.w0 / 16;
     const int64_t nchunks = (s.w1 - s.w0 + 15) / 16;
     switch (s.terms) {
-        case 1: return bw_stage_a_uniform<1>(ck, terms, nchunks, P, Q);
-        case 2: return bw_stage_a_uniform<2>(ck, terms, nchunks, P, Q);
-        case 3: return bw_stage_a_uniform<3>(ck, terms, nchunks, P, Q);
-        default: break;
-    }
-    for (int64_t w = s.w0; w < s.w1; w += 16, ++ck, Q += 16) {
-        const __m512 lo = _mm512_loadu_ps(P + ck->off);
-        const __m512 hi = _mm512_loadu_ps(P + ck->off + 16);
-        const Term* t = terms + ck->first;
-        __m512 acc = _mm512_setzero_ps();
-        switch (ck->count) {  // the common counts unrolled
-            case 3: acc = apply_term(acc, lo, hi, *t++); [[fallthrough]];
-            case 2: acc = apply_term(acc, lo, hi, *t++); [[fallthrough]];
-            case 1: acc = apply_term(acc, lo, hi, *t); break;
-            case 0: break;
-            default:
-                for (int32_t i = 0; i < ck->count; ++i) acc = apply_term(acc, lo, hi, t[i]);
-        }
-        _mm512_store_ps(Q, acc);
+        case 1: return bw_stage_a2_loop<1>(ck, B.terms.data(), nchunks, P0, P1, Q0, Q1);
+        case 2: return bw_stage_a2_loop<2>(ck, B.terms.data(), nchunks, P0, P1, Q0, Q1);
+        case 3: return bw_stage_a2_loop<3>(ck, B.terms.data(), nchunks, P0, P1, Q0, Q1);
+        default: return bw_stage_a2_loop<0>(ck, B.terms.data(), nchunks, P0, P1, Q0, Q1);
     }
 }
 
 // Stage B into a contiguous run of n elements of DT. Starting from rows[0] instead of
 // +0 + rows[0] gives the same bits: a Q entry is never -0 (stage A starts from +0).
-// `wr`: streaming-store state, or null for plain stores.
-template <DType DT>
-AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, NtWriter* wr) {
-    constexpr int64_t es = DT == DType::F32 ? 4 : 2;
-    if (count == 2) {  // the common case (kH <= 2 sH) without the inner loop
-        const float* a = rows[0];
-        const float* b = rows[1];
-        for (int64_t j = 0; j < n; j += 16)
-            put_chunk<DT>(wr, out + j * es, _mm512_add_ps(_mm512_load_ps(a + j), _mm512_load_ps(b + j)), n - j);
-        return;
-    }
-    for (int64_t j = 0; j < n; j += 16) {
+// `stream`: see store_row.
+template <DType DT, bool HW>
+AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, bool stream) {
+    store_row<DT, HW>(out, n, stream, [&](int64_t j) AVX512_FN {
         __m512 acc = _mm512_load_ps(rows[0] + j);
         for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
-        put_chunk<DT>(wr, out + j * es, acc, n - j);
-    }
+        return acc;
+    });
 }
 
 // One task's rows [h0, h1) of one segment of one plane, for the common case: AVX-512, w stride 1
 // on both sides, stage-A tables valid. The same steps in the same order as the generic row loop in
 // BackwardKernel::run, fused into one function (no per-row indirect calls).
-template <DType DT>
+template <DType DT, bool HW>
 AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
     const BackwardPlan& B = *a.B;
@@ -829,32 +733,43 @@ AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
     const int64_t* cov_lo = B.ah.cov_lo.data();
     const int64_t* cov_hi = B.ah.cov_hi.data();
     const int64_t* slot = B.slot.data();
+    const int64_t last = cov_hi[a.h1 - 1];  // gradOutput rows [.., last) may be needed
     int64_t have = -1;  // Q rows [.., have) of this segment are in the ring
     for (int64_t h = a.h0; h < a.h1; ++h) {
         const int64_t oh0 = cov_lo[h], oh1 = cov_hi[h];
         char* dst = a.gi + (h * a.gi_h + s.w0) * es;
         if (oh0 == oh1) {  // no window covers the row
-            for (int64_t j = 0; j < nw; j += 16) put_chunk<DT>(a.wr, dst + j * es, _mm512_setzero_ps(), nw - j);
+            const __m512 zero = _mm512_setzero_ps();
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t) AVX512_FN { return zero; });
             continue;
         }
         if (have < oh0) have = oh0;
-        for (; have < oh1; ++have) {  // stage A
-            bw_products_avx<DT>(a.S, a.go + (have * a.go_h + s.rlo) * es, 1, B.sc.row(have) + s.rlo, span, DT);
-            bw_stage_a_avx(B, s, a.S, a.ring + slot[have]);
+        while (have < oh1) {  // stage A, two rows at a time when the next one will be needed too
+            const char* g0 = a.go + (have * a.go_h + s.rlo) * es;
+            bw_products_avx<DT>(a.P, g0, 1, B.sc.row(have) + s.rlo, span, DT);
+            if (have + 1 < last) {
+                bw_products_avx<DT>(a.P1, g0 + a.go_h * es, 1, B.sc.row(have + 1) + s.rlo, span, DT);
+                bw_stage_a2_avx(B, s, a.P, a.P1, a.ring + slot[have], a.ring + slot[have + 1]);
+                have += 2;
+            } else {
+                bw_stage_a_avx(B, s, a.P, a.ring + slot[have]);
+                ++have;
+            }
         }
         const float* q0 = a.ring + slot[oh0];  // stage B (see bw_stage_b_avx)
         if (oh1 - oh0 == 1) {
-            for (int64_t j = 0; j < nw; j += 16) put_chunk<DT>(a.wr, dst + j * es, _mm512_load_ps(q0 + j), nw - j);
-        } else if (oh1 - oh0 == 2) {
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN { return _mm512_load_ps(q0 + j); });
+        } else if (oh1 - oh0 == 2) {  // the common case (kH <= 2 sH) without the inner loop
             const float* q1 = a.ring + slot[oh0 + 1];
-            for (int64_t j = 0; j < nw; j += 16)
-                put_chunk<DT>(a.wr, dst + j * es, _mm512_add_ps(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j)), nw - j);
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN {
+                return _mm512_add_ps(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j));
+            });
         } else {
-            for (int64_t j = 0; j < nw; j += 16) {
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN {
                 __m512 acc = _mm512_load_ps(q0 + j);
                 for (int64_t oh = oh0 + 1; oh < oh1; ++oh) acc = _mm512_add_ps(acc, _mm512_load_ps(a.ring + slot[oh] + j));
-                put_chunk<DT>(a.wr, dst + j * es, acc, nw - j);
-            }
+                return acc;
+            });
         }
     }
 }
@@ -919,9 +834,9 @@ struct Ops {
     bool avx = false;
     // P of a w-stride-1 gradOutput row (the scalar one handles any stride).
     void (*bw_products)(float*, const char*, int64_t, const float*, int64_t, DType) = bw_products_scalar;
-    void (*bw_stage_a)(const BackwardPlan&, const BwSeg&, float*, float*) = bw_stage_a_scalar;  // P in S
+    void (*bw_stage_a)(const BackwardPlan&, const BwSeg&, const float*, float*) = bw_stage_a_scalar;
     // Stage B into a w-stride-1 run as dt (null: use bw_stage_b_scalar).
-    void (*bw_stage_b)(const float* const*, int64_t, int64_t, char*, NtWriter*) = nullptr;
+    void (*bw_stage_b)(const float* const*, int64_t, int64_t, char*, bool) = nullptr;
     // The fused row loop of the common case (null: the generic loop).
     void (*bw_rows)(const BwRowsArgs&) = nullptr;
     void (*fw_stage1)(const FwStage1Args&) = fw_stage1_scalar;  // in_w == 1 only if avx
@@ -932,38 +847,43 @@ struct Ops {
 
 bool want_avx(Isa isa) { return isa != Isa::Scalar && detail::cpu_has_avx512(); }
 
-Ops select_ops(bool avx, DType dt) {
+bool cpu_has_avx512bf16() {
+#if AVGPOOL_X86
+    static const bool has = __builtin_cpu_supports("avx512bf16");
+    return has;
+#else
+    return false;
+#endif
+}
+
+#if AVGPOOL_X86
+template <DType DT, bool HW>
+void set_dtype_ops(Ops& o) {
+    o.bw_products = bw_products_avx<DT>;
+    o.bw_stage_b = bw_stage_b_avx<DT, HW>;
+    o.bw_rows = bw_rows_avx<DT, HW>;
+    o.fw_stage1 = fw_stage1_avx<DT>;
+    o.round = round_avx<HW>;
+}
+#endif
+
+Ops select_ops(Isa isa, DType dt) {
     Ops o;
 #if AVGPOOL_X86
-    if (avx) {
+    if (want_avx(isa)) {
         o.avx = true;
+        const bool hw = isa != Isa::Avx512NoBf16 && cpu_has_avx512bf16();
         switch (dt) {
-            case DType::F32:
-                o.bw_products = bw_products_avx<DType::F32>;
-                o.bw_stage_b = bw_stage_b_avx<DType::F32>;
-                o.bw_rows = bw_rows_avx<DType::F32>;
-                o.fw_stage1 = fw_stage1_avx<DType::F32>;
-                break;
-            case DType::F16:
-                o.bw_products = bw_products_avx<DType::F16>;
-                o.bw_stage_b = bw_stage_b_avx<DType::F16>;
-                o.bw_rows = bw_rows_avx<DType::F16>;
-                o.fw_stage1 = fw_stage1_avx<DType::F16>;
-                break;
-            case DType::BF16:
-                o.bw_products = bw_products_avx<DType::BF16>;
-                o.bw_stage_b = bw_stage_b_avx<DType::BF16>;
-                o.bw_rows = bw_rows_avx<DType::BF16>;
-                o.fw_stage1 = fw_stage1_avx<DType::BF16>;
-                break;
+            case DType::F32: set_dtype_ops<DType::F32, false>(o); break;
+            case DType::F16: set_dtype_ops<DType::F16, false>(o); break;
+            case DType::BF16: hw ? set_dtype_ops<DType::BF16, true>(o) : set_dtype_ops<DType::BF16, false>(o); break;
         }
         o.bw_stage_a = bw_stage_a_avx;
         o.fw_stage2 = fw_stage2_avx;
         o.fw_stage2_perm = fw_stage2_perm_avx;
-        o.round = round_avx;
     }
 #else
-    (void)avx;
+    (void)isa;
     (void)dt;
 #endif
     return o;
@@ -977,12 +897,10 @@ void put_row(const float* row, int64_t n, void* dst, DType dt, const Ops& ops) {
         ops.round(row, static_cast<uint16_t*>(dst), n, dt);
 }
 
-// Where the backward writes a w-stride-1 run: straight to the destination (plain stores), or into
-// an L1-resident staging buffer flushed with non-temporal stores in address order. Consecutive
-// runs that continue each other (rows of a contiguous plane) form one streamed region.
-struct BwScratch {  // per-task backward scratch (on the stack, ~44 KB)
+struct BwScratch {  // per-task backward scratch (on the stack, ~53 KB)
     alignas(64) float ring[kRing];     // Q rows
-    alignas(64) float S[kSBuf];        // P of one gradOutput row (+ slack for 32-wide loads), its sums
+    alignas(64) float P[kRMax + 64];   // products of one gradOutput row (+ slack for 32-wide loads)
+    alignas(64) float P1[kRMax + 64];  // and of the next one
     alignas(64) float row[kSegWMax + 16];
 };
 
@@ -1002,7 +920,7 @@ bool detail::cpu_has_avx512() {
 }
 
 void detail::round_floats(const float* src, uint16_t* dst, int64_t n, DType dt, Isa isa) {
-    select_ops(want_avx(isa), dt).round(src, dst, n, dt);
+    select_ops(isa, dt).round(src, dst, n, dt);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1031,7 +949,7 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
     const BackwardPlan& B = *plan_;
     const Geometry& g = B.g;
     if (B.planes <= 0 || g.H <= 0 || g.W <= 0) return;
-    const Ops ops = select_ops(want_avx(isa_), B.dt);
+    const Ops ops = select_ops(isa_, B.dt);
     const bool stream = ops.avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming || (store_ == StoreMode::Auto && B.stream_auto));
     const auto products = go.w == 1 ? ops.bw_products : bw_products_scalar;
@@ -1044,9 +962,8 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
         BwScratch scr;
         // Entries past a segment's span are loaded (whole vectors) but never used; keep them defined.
-        std::fill(std::begin(scr.S), std::end(scr.S), 0.0f);
-        NtWriter ntw;
-        NtWriter* wr = stream ? &ntw : nullptr;
+        std::fill(std::begin(scr.P), std::end(scr.P), 0.0f);
+        std::fill(std::begin(scr.P1), std::end(scr.P1), 0.0f);
         const float* rows[kRingRows];
         for (int64_t item = range.begin(); item != range.end(); ++item) {
             const int64_t p = item / B.row_blocks, b = item % B.row_blocks;
@@ -1056,7 +973,7 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
             char* giP = static_cast<char*>(gradInput) + (n * gi.n + c * gi.c) * es;
             for (const BwSeg& s : B.segs) {
                 if (fused) {
-                    fused(BwRowsArgs{&B, &s, goP, go.h, giP, gi.h, h0, h1, scr.ring, scr.S, wr});
+                    fused(BwRowsArgs{&B, &s, goP, go.h, giP, gi.h, h0, h1, scr.ring, scr.P, scr.P1, stream});
                     continue;
                 }
                 const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;
@@ -1078,25 +995,22 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
                     // Stage A for the gradOutput rows not yet in the ring.
                     if (have < oh0) have = oh0;
                     for (; have < oh1; ++have) {
-                        products(scr.S, goP + (have * go.h + s.rlo * go.w) * es, go.w, B.sc.row(have) + s.rlo,
+                        products(scr.P, goP + (have * go.h + s.rlo * go.w) * es, go.w, B.sc.row(have) + s.rlo,
                                  span, B.dt);
-                        stage_a(B, s, scr.S, scr.ring + B.slot[have]);
+                        stage_a(B, s, scr.P, scr.ring + B.slot[have]);
                     }
                     // Stage B, rounded and stored.
                     for (int64_t oh = oh0; oh < oh1; ++oh) rows[oh - oh0] = scr.ring + B.slot[oh];
                     if (stage_b)
-                        stage_b(rows, oh1 - oh0, nw, dst, wr);
+                        stage_b(rows, oh1 - oh0, nw, dst, stream);
                     else
                         bw_stage_b_scalar(rows, oh1 - oh0, nw, dst, gi.w * es, B.dt);
                 }
             }
         }
-        if (wr) {
-            nt_flush_half(ntw);
 #if AVGPOOL_X86
-            store_fence();  // order the non-temporal stores before the task completes
+        if (stream) store_fence();  // order the non-temporal stores before the task completes
 #endif
-        }
     };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), body, tbb::static_partitioner());
 }
@@ -1134,7 +1048,7 @@ void ForwardKernel::run(const void* self, View4 in, void* out, View4 outv) const
     const ForwardPlan& P = *plan_;
     const Geometry& g = P.g;
     if (P.planes <= 0 || g.Ho <= 0 || g.Wo <= 0) return;
-    const Ops ops = select_ops(want_avx(isa_), P.dt);
+    const Ops ops = select_ops(isa_, P.dt);
     const auto stage1 = in.w == 1 ? ops.fw_stage1 : fw_stage1_scalar;
     const auto stage2 = P.perm_ok ? ops.fw_stage2_perm : P.vec_ok ? ops.fw_stage2 : fw_stage2_scalar;
     const int64_t es = elem_size(P.dt);

@@ -31,17 +31,24 @@ struct View4 { int64_t n, c, h, w; };  // element strides of a 4-D NCHW view (ra
 
 enum class DType { F32, F16, BF16 };   // FLOAT, FLOAT16 (IEEE binary16), BF16; 16-bit ones as uint16_t
 
-// Code path selection, for tests and benchmarks. Auto = AVX-512 when the CPU has F+BW+VL.
+// Code path selection, for tests and benchmarks. Auto (and Avx512) = AVX-512 when the CPU has
+// AVX512 F, BW, VL and DQ (plus the AVX512_BF16 conversion instruction for BF16 stores when the
+// CPU has it), else the portable scalar path. Avx512NoBf16 = AVX-512 without that instruction.
 // Every path produces the same bits.
-enum class Isa { Auto, Scalar, Avx512 };
-// Store policy for the large outputs of the backward kernel. Auto = non-temporal (streaming)
-// stores when gradInput is larger than the last-level cache, plain stores otherwise.
+enum class Isa { Auto, Scalar, Avx512, Avx512NoBf16 };
+// Store policy of the backward kernel for gradInput. Auto = non-temporal (streaming) stores of
+// whole 64-byte-aligned lines when gradInput is larger than 16 MB (it cannot stay in cache anyway,
+// and streaming skips reading each line before overwriting it), plain stores otherwise.
+// Streaming needs the AVX-512 path and w stride 1; the bits written never depend on the mode.
 enum class StoreMode { Auto, Plain, Streaming };
 
 struct BackwardPlan;
 struct ForwardPlan;
 
-// Planned once (phase 1), run many times (phase 2). run() does not allocate.
+// Planned once (phase 1), run many times (phase 2). run() does not allocate: its scratch lives on
+// the stack of each thread that runs it (about 52 KB backward, 20 KB forward). Both kernels are
+// immutable after construction (the set_* hooks aside), so run() may be called concurrently.
+// Do not build with -ffast-math: the kernels rely on IEEE semantics (signed zeros, NaN).
 class BackwardKernel {
 public:
     // precision: acp_precision (0 native, 1 FP16, 2 HF32, 3 BF16); when != 0 the per-window scale
