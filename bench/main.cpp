@@ -824,7 +824,8 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
 
 std::string roofline_line(const Roofline &roof) {
     std::ostringstream os;
-    os << "roofline: copy " << fmt(roof.copyGBps, 1) << " GB/s (memcpy " << roof.copyBytes / (1024 * 1024)
+    os << "roofline: copy " << fmt(roof.copyGBps, 1) << " GB/s (best of memcpy " << fmt(roof.memcpyGBps, 1)
+       << " and streaming copy " << fmt(roof.streamGBps, 1) << "; " << roof.copyBytes / (1024 * 1024)
        << " MiB read+write, " << threads_str(roof.threads) << ", best of " << roof.copyReps << ", median "
        << fmt(roof.copyGBpsMedian, 1) << ")  |  FP32 FMA ";
     if (roof.fmaIsa == "none")
@@ -846,7 +847,8 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
     f << "]},\n  \"roofline\": ";
     if (roof.measured)
         f << "{\"threads\": " << roof.threads << ", \"copy_bytes\": " << roof.copyBytes << ", \"copy_reps\": "
-          << roof.copyReps << ", \"copy_gbps\": " << json_num(roof.copyGBps) << ", \"copy_gbps_median\": "
+          << roof.copyReps << ", \"copy_gbps\": " << json_num(roof.copyGBps) << ", \"memcpy_gbps\": " << json_num(roof.memcpyGBps)
+          << ", \"stream_copy_gbps\": " << json_num(roof.streamGBps) << ", \"copy_gbps_median\": "
           << json_num(roof.copyGBpsMedian) << ", \"fma_isa\": " << json_str(roof.fmaIsa)
           << ", \"fma_gflops\": " << json_num(roof.fmaGFlops) << ", \"fma_gflops_median\": "
           << json_num(roof.fmaGFlopsMedian) << "}";

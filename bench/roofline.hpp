@@ -10,11 +10,14 @@ namespace bench {
 struct Roofline {
     bool measured = false;
     int threads = 0;
-    // memcpy of `copyBytes` split between the threads, buffers warm; bytes counted read + write.
+    // A copy of `copyBytes` split between the threads, buffers warm; bytes counted read + write.
+    // The limit is the faster of glibc's memcpy and a non-temporal-store copy (AVX-512).
     size_t copyBytes = 0;
     int copyReps = 0;
-    double copyGBps = 0;        // best repetition
+    double copyGBps = 0;        // best repetition of the faster copy: the limit rows are measured against
     double copyGBpsMedian = 0;
+    double memcpyGBps = 0;      // best repetition of each copy
+    double streamGBps = 0;      // 0 without AVX-512
     // 12 independent FMA chains per thread (512-bit with AVX-512, else 256-bit AVX2).
     std::string fmaIsa;         // "avx512f", "avx2+fma" or "none"
     double fmaGFlops = 0;       // best repetition, all threads
