@@ -1,6 +1,7 @@
 // The core's conversion nodes: the one place where tensors change dtype or layout on the way into
 // or out of a kernel. Convert: any strided view -> dense workspace buffer (with cube rounding).
 // Store: dense workspace buffer -> any strided output view. Both are deterministic elementwise maps.
+#include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -122,8 +123,55 @@ RowFn pick_dst(int32_t dst, int32_t precision) {
     }
 }
 
+// FLOAT -> FLOAT rounded to the cube precision, 16 lanes at a time: the cubeMathType path every
+// FLOAT call with ALLOW_FP32_DOWN_PRECISION / USE_FP16 / USE_HF32 takes. Bit-identical to
+// acp::round_to_precision (vcvtps2ph rounds to nearest even and quiets NaN exactly as float_to_half).
+// The maskz_ forms with all lanes set dodge GCC 12's false -Wmaybe-uninitialized on _mm512_undefined_*().
+constexpr __mmask16 kAll = 0xffff;
+
+template <int32_t PREC>
+__attribute__((target("avx512f"))) void round_row_avx512(const uint8_t *src, int64_t ss, uint8_t *dst, int64_t ds,
+                                                         int64_t n) {
+    if (ss != 1 || ds != 1) return convert_row<ACL_FLOAT, ACL_FLOAT, PREC>(src, ss, dst, ds, n);
+    const auto *in = reinterpret_cast<const float *>(src);
+    auto *out = reinterpret_cast<float *>(dst);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        const __m512i x = _mm512_castps_si512(_mm512_loadu_ps(in + k));
+        __m512i r;
+        if constexpr (PREC == ACP_PREC_FP16) {
+            r = _mm512_castps_si512(
+                _mm512_maskz_cvtph_ps(kAll, _mm512_maskz_cvtps_ph(kAll, _mm512_castsi512_ps(x), _MM_FROUND_TO_NEAREST_INT)));
+        } else {
+            const int shift = PREC == ACP_PREC_HF32 ? 12 : 16;  // mantissa bits dropped
+            const __m512i half = _mm512_set1_epi32((1 << (shift - 1)) - 1);
+            const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, shift), _mm512_set1_epi32(1));
+            r = _mm512_and_si512(_mm512_set1_epi32(~((1 << shift) - 1)), _mm512_add_epi32(x, _mm512_add_epi32(half, odd)));
+            const __m512i abs = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+            if constexpr (PREC == ACP_PREC_HF32) {  // inf and NaN stay as they are
+                const __mmask16 special = _mm512_cmpge_epu32_mask(abs, _mm512_set1_epi32(0x7f800000));
+                r = _mm512_mask_mov_epi32(r, special, x);
+            } else {  // BF16: NaN is quieted, its top bits kept
+                const __mmask16 nan = _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7f800000));
+                const __m512i q = _mm512_and_si512(_mm512_or_si512(x, _mm512_set1_epi32(0x00400000)), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+                r = _mm512_mask_mov_epi32(r, nan, q);
+            }
+        }
+        _mm512_storeu_ps(out + k, _mm512_castsi512_ps(r));
+    }
+    convert_row<ACL_FLOAT, ACL_FLOAT, PREC>(src + k * 4, 1, dst + k * 4, 1, n - k);
+}
+
 // A typed row function for FLOAT / FLOAT16 / BF16 pairs, nullptr for anything else.
 RowFn pick_row(int32_t src, int32_t dst, int32_t precision) {
+    if (src == ACL_FLOAT && dst == ACL_FLOAT && precision != ACP_PREC_NATIVE && __builtin_cpu_supports("avx512f")) {
+        switch (precision) {
+            case ACP_PREC_FP16: return round_row_avx512<ACP_PREC_FP16>;
+            case ACP_PREC_HF32: return round_row_avx512<ACP_PREC_HF32>;
+            case ACP_PREC_BF16: return round_row_avx512<ACP_PREC_BF16>;
+            default: break;
+        }
+    }
     switch (src) {
         case ACL_FLOAT: return pick_dst<ACL_FLOAT>(dst, precision);
         case ACL_FLOAT16: return pick_dst<ACL_FLOAT16>(dst, precision);
