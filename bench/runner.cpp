@@ -1,0 +1,154 @@
+// aclnn-cpu-bench: running cases, in this process or, for another product, in a child process.
+#include "runner.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include "format.hpp"
+#include "process.hpp"
+
+namespace bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string write_config(const fs::path &dir, const std::string &product, int threads) {
+    const fs::path p = dir / ("aclinit-" + product + ".yaml");
+    std::ofstream f(p);
+    f << "# written by aclnn-cpu-bench\nproduct: " << product << "\nthreads: " << threads << "\n";
+    return p.string();
+}
+
+void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, size_t index, size_t total) {
+    r.ms.clear();
+    try {
+        Prepared p(stream);
+        c.prepare(p);
+        if (!p.planned()) throw CallError(c.id(), -1, "prepare() did not plan an executor (BENCH_PLAN missing)");
+        for (int i = 0; i < o.warmup; ++i) p.run();
+        for (int i = 0; i < o.reps; ++i) {
+            const auto t0 = Clock::now();
+            p.run();
+            r.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        r.workspace = p.workspace_bytes();
+        r.status = "ok";
+    } catch (const std::exception &e) {
+        r.status = "FAIL";
+        r.message = one_line(e.what());
+        r.ms.clear();
+    }
+    char head[32];
+    std::snprintf(head, sizeof head, "[%zu/%zu] ", index, total);
+    std::cerr << head << c.id() << "  ";
+    if (r.status == "ok")
+        std::cerr << "min " << fmt_ms(r.min()) << " ms  median " << fmt_ms(r.median()) << " ms\n";
+    else
+        std::cerr << "FAIL: " << r.message << "\n";
+}
+
+}  // namespace
+
+std::string run_in_process(const std::string &product, std::vector<Result *> &rs, const Options &o,
+                           const fs::path &tmp, size_t &counter, size_t total,
+                           const std::function<void(Result &)> &after) {
+    const std::string cfg = write_config(tmp, product, o.threads);
+    auto fail_all = [&](const std::string &msg) {
+        for (Result *r : rs) {
+            r->status = "FAIL";
+            r->message = msg;
+            std::cerr << "[" << ++counter << "/" << total << "] " << r->c->id() << "  FAIL: " << msg << "\n";
+        }
+    };
+    const aclError ie = aclInit(cfg.c_str());
+    if (ie != ACL_SUCCESS) {
+        const char *m = aclGetRecentErrMsg();
+        fail_all("aclInit(product " + product + ") returned " + std::to_string(ie) + (m ? std::string(": ") + m : ""));
+        return "";
+    }
+    aclrtStream stream = nullptr;
+    aclError se = aclrtSetDevice(0);
+    if (se == ACL_SUCCESS) se = aclrtCreateStream(&stream);
+    if (se != ACL_SUCCESS) {
+        const char *m = aclGetRecentErrMsg();
+        fail_all("aclrtSetDevice/aclrtCreateStream returned " + std::to_string(se) + (m ? std::string(": ") + m : ""));
+        aclFinalize();
+        return "";
+    }
+    const char *socp = aclrtGetSocName();
+    const std::string soc = socp ? socp : "";
+    for (Result *r : rs) {
+        run_case(*r->c, stream, o, *r, ++counter, total);
+        if (after) after(*r);
+    }
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return soc;
+}
+
+void write_child_result(std::ostream &f, const Result &r) {
+    std::string times;
+    for (size_t i = 0; i < r.ms.size(); ++i) {
+        if (i) times += ',';
+        times += fmt(r.ms[i], 6);
+    }
+    f << r.c->id() << "\t" << r.status << "\t" << r.workspace << "\t" << (times.empty() ? "-" : times) << "\t"
+      << one_line(r.message) << std::endl;
+}
+
+std::string run_in_child(const std::string &product, std::vector<Result *> &rs, const Options &o, const fs::path &tmp,
+                         size_t &counter, size_t total) {
+    const std::string out = (tmp / ("child-" + product + ".tsv")).string();
+    std::vector<std::string> args = {self_exe(),  "--child-product", product, "--child-out", out,
+                                     "--reps",    std::to_string(o.reps),     "--warmup",    std::to_string(o.warmup),
+                                     "--threads", std::to_string(o.threads),
+                                     "--child-progress", std::to_string(counter) + "/" + std::to_string(total)};
+    if (o.quick) args.push_back("--quick");
+    for (const std::string &f : o.filters) {
+        args.push_back("--filter");
+        args.push_back(f);
+    }
+    std::cerr << "(running the " << product << " cases in a child process, one aclInit per product)\n";
+    std::string why;
+    const int rc = spawn_wait(args, "", "", {}, why);
+    std::map<std::string, std::vector<std::string>> rows;
+    std::string soc;
+    {
+        std::ifstream f(out);
+        std::string line;
+        while (std::getline(f, line)) {
+            std::vector<std::string> cols = split(line, '\t');
+            if (cols.size() >= 2 && cols[0] == "soc")
+                soc = cols[1];
+            else if (cols.size() >= 5)
+                rows[cols[0]] = cols;
+        }
+    }
+    for (Result *r : rs) {
+        auto it = rows.find(r->c->id());
+        ++counter;
+        if (it == rows.end()) {
+            r->status = "FAIL";
+            r->message = "child process for product " + product + " gave no result (exit " + std::to_string(rc) +
+                         (why.empty() ? "" : ", " + why) + ")";
+            std::cerr << "[" << counter << "/" << total << "] " << r->c->id() << "  FAIL: " << r->message << "\n";
+            continue;
+        }
+        const auto &cols = it->second;
+        r->status = cols[1];
+        r->workspace = std::strtoull(cols[2].c_str(), nullptr, 10);
+        r->ms = parse_times(cols[3]);
+        r->message = cols[4];
+    }
+    return soc;
+}
+
+}  // namespace bench
