@@ -157,8 +157,8 @@ struct Parser {
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
-        only_keys(n, {"name", "header", "headers", "params", "null_order", "cube_math", "same_dtype", "dtypes", "formats",
-                      "ranks", "attrs", "products"},
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "cube_math", "same_dtype", "castable", "dtypes",
+                      "formats", "ranks", "attrs", "products"},
                   "an operator");
         OpManifest op;
         op.line = n.Mark().line + 1;
@@ -223,6 +223,18 @@ struct Parser {
                 for (const auto &g : sd) group(g);
             else
                 group(sd);
+        }
+        if (n["castable"]) {
+            expect_seq(n["castable"], "castable");
+            for (const auto &c : n["castable"]) {
+                expect_map(c, "a castable rule");
+                only_keys(c, {"from", "to"}, "a castable rule");
+                const auto from = str(required(c, "from", "the source tensor"), "castable.from");
+                const auto to = str(required(c, "to", "the tensor whose dtype it must cast to"), "castable.to");
+                tensor_param(op, c["from"], from);
+                tensor_param(op, c["to"], to);
+                op.castable.emplace_back(from, to);
+            }
         }
         if (n["dtypes"]) fail(n["dtypes"], "dtypes are declared per product (under 'products')");
         op.common = rules(op, n, false);

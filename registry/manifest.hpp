@@ -49,6 +49,7 @@ struct OpManifest {
     std::vector<std::string> null_order;  // order of NULL checks; default: signature order
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
+    std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast
     Rules common;
     std::map<std::string, Rules> products;  // product id -> rules; a product not listed is unsupported
     int line = 0;

@@ -90,6 +90,13 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " dtype " + std::string(dname(a.tensor->dtype)) + " is not supported on " +
                                               product_label(s) + " (supported: " + join(it->second, dname) + ")");
     }
+    // CANN checks castability with the dtype lists, before same-dtype groups.
+    for (const auto &[from, to] : op.castable) {
+        const acp_arg &f = arg_named(op, args, from), &t = arg_named(op, args, to);
+        if (f.present && t.present && !acp::can_cast(f.tensor->dtype, t.tensor->dtype))
+            fail(ACLNN_ERR_PARAM_INVALID, to + " dtype " + std::string(dname(t.tensor->dtype)) + " is not a dtype " + from +
+                                              " dtype " + std::string(dname(f.tensor->dtype)) + " can be cast to");
+    }
     for (const auto &group : op.same_dtype) {
         const acp_arg *first = nullptr;
         std::string first_name;

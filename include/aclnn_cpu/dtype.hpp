@@ -61,6 +61,17 @@ inline int format_rank(int32_t f) {
     }
 }
 
+// CANN's CanCast (PyTorch's canCast): no complex -> real, no floating -> integral, nothing but BOOL
+// -> BOOL. The core enforces a manifest's `castable` rules with it.
+inline bool can_cast(int32_t from, int32_t to) {
+    auto complex = [](int32_t d) { return d == 16 || d == 17 || d == 33; };
+    auto floating = [](int32_t d) { return d == 0 || d == 1 || d == 11 || d == 27; };
+    if (complex(from) && !complex(to)) return false;
+    if (floating(from) && !floating(to) && !complex(to)) return false;
+    if (to == 12 /*BOOL*/) return from == 12;
+    return true;
+}
+
 // Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1) or unknown values.
 inline size_t dtype_size(int32_t v) {
     switch (v) {

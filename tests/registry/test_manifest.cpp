@@ -141,6 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"attr_rule_names_a_non_parameter", with(17, "      beta: {range: [0, 8]}"), 17, "beta"},
         BadManifest{"dtype_rule_names_a_non_parameter", with(24, "        dtypes: {self: [FLOAT], outt: [FLOAT]}"), 24, "outt"},
         BadManifest{"same_dtype_names_a_non_parameter", with(18, "    same_dtype: [self, other]"), 18, "other"},
+        BadManifest{"castable_names_a_non_tensor", inserted(14, "    castable: [{from: self, to: alpha}]"), 14, "alpha"},
+        BadManifest{"castable_without_to", inserted(14, "    castable: [{from: self}]"), 14, "to"},
         BadManifest{"cube_math_names_a_non_parameter", with(19, "    cube_math: {param: mod, input: self}"), 19, "mod"},
         BadManifest{"null_order_names_a_non_parameter", inserted(14, "    null_order: [out, nothing]"), 14, "nothing"},
         BadManifest{"format_rule_on_a_non_tensor", with(14, "    formats: {self: [ND], alpha: [ND]}"), 14, "alpha"},

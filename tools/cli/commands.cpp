@@ -134,6 +134,7 @@ int cmd_describe(const Options &o) {
                   << (p.output ? "output" : "input") << (p.is_pointer() ? (p.optional ? ", may be NULL" : ", required") : "") << "\n";
     for (const auto &g : op.same_dtype)
         std::cout << "same dtype: " << join(g, [](const std::string &x) { return x; }, " = ") << "\n";
+    for (const auto &[from, to] : op.castable) std::cout << "castable: " << from << " -> " << to << "\n";
     if (!op.null_order.empty())
         std::cout << "NULL check order: " << join(op.null_order, [](const std::string &x) { return x; }) << ", then the rest\n";
     std::cout << "\nall products:\n";

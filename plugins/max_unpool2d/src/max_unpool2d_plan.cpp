@@ -1,8 +1,7 @@
 // Phase 1 of MaxUnpool2dBackward and MaxUnpool2d: the operator's own checks in the order of
 // Huawei's aclnn code (the manifest's generic rules already ran), then the executor graph.
-// One known difference in order: Huawei checks "out castable from gradOutput" among the dtype
-// checks, before same-dtype and shapes; the manifest cannot express it, so it runs here, after the
-// core's formats and ranks. A call failing both reports the format/rank fault (161002 either way).
+// "out castable from gradOutput" is the manifest's `castable` rule: the core checks it with the
+// dtypes, where Huawei's CheckDtypeValid does.
 //
 // Backward graph: gather -> out directly when out has gradOutput's dtype; otherwise gather into a
 // dense workspace buffer of gradOutput's dtype and let the core's store node cast it into out's
@@ -27,7 +26,6 @@ using acp::cat;
 using acp::kInvalid;
 using acp::require;
 
-constexpr int32_t kBool = 12;
 
 // The (N, C, H, W) strides of a rank-3 (C, H, W) or rank-4 view.
 View4 view4(const acp_tensor_desc &t) {
@@ -37,16 +35,6 @@ View4 view4(const acp_tensor_desc &t) {
 Shape4 shape4(const acp_tensor_desc &t) {
     if (t.rank == 3) return {1, t.dims[0], t.dims[1], t.dims[2]};
     return {t.dims[0], t.dims[1], t.dims[2], t.dims[3]};
-}
-std::string dtype_str(const acp_tensor_desc &t) { return std::string(acp::dtype_name(t.dtype)); }
-
-bool is_floating(int32_t dt) { return dt == 0 || dt == 1 || dt == 11 || dt == 27; }  // FLOAT, FLOAT16, DOUBLE, BF16
-
-// CANN's CanCast (PyTorch's canCast): no floating -> integral, nothing but BOOL -> BOOL.
-bool can_cast(int32_t from, int32_t to) {
-    if (to == kBool) return from == kBool;
-    if (is_floating(from) && !is_floating(to)) return false;
-    return true;
 }
 
 // "[n][c][h][w]" (rank 4) or "[c][h][w]" (rank 3) of a row-major position over (N, C, H, W).
@@ -99,9 +87,6 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &idx = *a.tensor(2), &out = *a.tensor(4);
-        // Huawei's CheckDtypeValid ends with "gradOutput castable to out" (the lists ran in the core).
-        require(can_cast(go.dtype, out.dtype), kInvalid,
-                cat("out dtype ", dtype_str(out), " is not a dtype gradOutput dtype ", dtype_str(go), " can be cast to"));
         // Huawei's CheckShape, in its order.
         require(go.rank == self.rank, kInvalid,
                 cat("Expected dim of self and gradOutput to be equal, instead got self: ", self.rank,
