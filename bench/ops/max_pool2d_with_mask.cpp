@@ -1,0 +1,133 @@
+// aclnn-cpu-bench cases: MaxPool2dWithMaskBackward and its forward companion MaxPool2dWithMask.
+//
+// The backward's mask comes from our forward on the case's random self (run in prepare, untimed),
+// so it is a real mask of the product's layout. Bytes counted: the backward reads gradOutput and
+// the mask bytes it needs (the int32 argmax, 4 * N*C*Ho*Wo, on atlas-a2; every kernel position's
+// ceil(Ho*Wo/8) bytes of bits on atlas-training) and writes gradInput; self only gives the shape.
+// The forward reads self and writes out and the whole mask. PyTorch peer:
+// aten::max_pool2d_with_indices_backward / aten::max_pool2d_with_indices on the same shapes.
+#include <string>
+#include <vector>
+
+#include "aclnnop/aclnn_max_pool2d_with_mask.h"
+#include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
+#include "bench.hpp"
+
+namespace {
+
+struct Pool {
+    int64_t n, c, h, w, k, s, p;
+    bool ceil = false;
+
+    int64_t oh() const { return bench::pool_out(h, k, s, p, ceil); }
+    int64_t ow() const { return bench::pool_out(w, k, s, p, ceil); }
+    int64_t mask_row() const { return ((oh() * ow() + 15) / 16 + 1) * 32; }
+    std::vector<int64_t> in() const { return {n, c, h, w}; }
+    std::vector<int64_t> out() const { return {n, c, oh(), ow()}; }
+    std::vector<int64_t> mask() const { return {n, c, k * k, mask_row()}; }
+    std::string desc() const {
+        std::string d = "mb" + std::to_string(n) + "ic" + std::to_string(c) + "ih" + std::to_string(h) + "oh" +
+                        std::to_string(oh()) + "kh" + std::to_string(k) + "sh" + std::to_string(s);
+        if (p) d += "ph" + std::to_string(p);
+        return ceil ? d + "_ceil" : d;
+    }
+    std::string torch_attrs() const {
+        return bench::py_list({k, k}) + ", " + bench::py_list({s, s}) + ", " + bench::py_list({p, p}) + ", [1, 1], " +
+               (ceil ? "True" : "False");
+    }
+    // Mask bytes the backward reads: int32 argmax (atlas-a2/a3) or the bits of every kernel position.
+    double mask_read(const std::string &product) const {
+        const double outs = bench::numel(out());
+        if (product == "atlas-a2" || product == "atlas-a3") return 4.0 * outs;
+        return static_cast<double>(n * c * k * k) * static_cast<double>((oh() * ow() + 7) / 8);
+    }
+};
+
+// self, the forward's out and mask, on fresh buffers; the forward runs once so the mask is real.
+struct Forwarded {
+    aclTensor *self, *out, *mask;
+};
+Forwarded forward_into(bench::Prepared &pr, const Pool &p, aclDataType dt) {
+    Forwarded f{pr.tensor(p.in(), dt), pr.tensor(p.out(), dt, bench::Fill::Zero),
+                pr.tensor(p.mask(), ACL_INT8, bench::Fill::Zero)};
+    aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    aclnnStatus st = aclnnMaxPool2dWithMaskGetWorkspaceSize(f.self, k, s, pad, d, p.ceil, f.out, f.mask, &ws, &exec);
+    if (st != ACLNN_SUCCESS) throw bench::CallError("aclnnMaxPool2dWithMaskGetWorkspaceSize", st, "mask for the backward");
+    void *wsp = ws ? pr.alloc(ws) : nullptr;
+    st = aclnnMaxPool2dWithMask(wsp, ws, exec, pr.stream());
+    if (st != ACLNN_SUCCESS) throw bench::CallError("aclnnMaxPool2dWithMask", st, "mask for the backward");
+    aclrtSynchronizeStream(pr.stream());
+    return f;
+}
+
+bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2") {
+    bench::Case c;
+    c.op = "MaxPool2dWithMaskBackward";
+    c.shape = p.desc();
+    c.dtype = dt;
+    c.product = product;
+    c.quick = quick;
+    c.work = bench::Work::bytes((bench::numel(p.out()) + bench::numel(p.in())) * static_cast<double>(bench::dtype_size(dt)) +
+                                p.mask_read(product));
+    c.prepare = [p, dt](bench::Prepared &pr) {
+        const Forwarded f = forward_into(pr, p, dt);
+        aclTensor *gradOutput = pr.tensor(p.out(), dt);
+        aclTensor *gradInput = pr.tensor(p.in(), dt, bench::Fill::Zero);
+        aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
+        BENCH_PLAN(pr, aclnnMaxPool2dWithMaskBackward, gradOutput, f.self, f.mask, k, s, pad, d, p.ceil, gradInput);
+    };
+    c.torch = "x = randn(" + bench::py_list(p.in()) + ")\n" +
+              "_, idx = torch.ops.aten.max_pool2d_with_indices(x, " + p.torch_attrs() + ")\n" +
+              "go = randn(" + bench::py_list(p.out()) + ")\n" +
+              "fn = lambda: torch.ops.aten.max_pool2d_with_indices_backward(go, x, " + p.torch_attrs() + ", idx)\n";
+    return c;
+}
+
+bench::Case forward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2") {
+    bench::Case c;
+    c.op = "MaxPool2dWithMask";
+    c.shape = p.desc();
+    c.dtype = dt;
+    c.product = product;
+    c.quick = quick;
+    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.out())) * static_cast<double>(bench::dtype_size(dt)) +
+                                bench::numel(p.mask()));
+    c.prepare = [p, dt](bench::Prepared &pr) {
+        aclTensor *self = pr.tensor(p.in(), dt);
+        aclTensor *out = pr.tensor(p.out(), dt, bench::Fill::Zero);
+        aclTensor *mask = pr.tensor(p.mask(), ACL_INT8, bench::Fill::Zero);
+        aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
+        BENCH_PLAN(pr, aclnnMaxPool2dWithMask, self, k, s, pad, d, p.ceil, out, mask);
+    };
+    c.torch = "x = randn(" + bench::py_list(p.in()) + ")\n" +
+              "fn = lambda: torch.ops.aten.max_pool2d_with_indices(x, " + p.torch_attrs() + ")\n";
+    return c;
+}
+
+}  // namespace
+
+BENCH_OP(MaxPool2dWithMaskBackward) {
+    // performance.md's large shapes: 32x64x112x112, k3 s2 p1 and k2 s2 (bars: >= 60 % of copy, >= 5x PyTorch)
+    const Pool big3{32, 64, 112, 112, 3, 2, 1}, big2{32, 64, 112, 112, 2, 2, 0};
+    for (const Pool &p : {big3, big2}) {
+        for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(p, dt, false));
+        cases.push_back(backward_case(p, ACL_FLOAT, false, "atlas-training"));  // bit mask, FLOAT as FLOAT16
+    }
+    // testing.md pooling corpus
+    cases.push_back(backward_case(Pool{50, 64, 112, 112, 3, 2, 1}, ACL_FLOAT, false));   // ResNet-50 mb50
+    cases.push_back(backward_case(Pool{96, 192, 57, 57, 3, 2, 0}, ACL_FLOAT, false));    // GoogleNet
+    cases.push_back(backward_case(Pool{32, 480, 28, 28, 3, 2, 0, true}, ACL_BF16, false));
+    cases.push_back(backward_case(Pool{32, 832, 7, 7, 3, 1, 1}, ACL_FLOAT, false));
+    // --quick smoke set
+    const Pool small{2, 17, 30, 30, 3, 2, 1, true};
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(small, dt, true));
+    cases.push_back(backward_case(small, ACL_FLOAT16, true, "atlas-training"));
+}
+
+BENCH_OP(MaxPool2dWithMask) {
+    const Pool big3{32, 64, 112, 112, 3, 2, 1};
+    for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) cases.push_back(forward_case(big3, dt, false));
+    cases.push_back(forward_case(Pool{2, 17, 30, 30, 3, 2, 1, true}, ACL_FLOAT, true));
+}

@@ -1,0 +1,400 @@
+// MaxPool2dWithMaskBackward kernel (contract in maxpool_backward.hpp).
+//
+// One plane at a time, output row by output row: the gradInput rows the current windows touch live
+// in a ring of kH FLOAT rows in the slot's scratch; a row is stored (converted, and for large
+// outputs streamed whole 64-byte lines at a time, see LineStream) and cleared as soon as no later
+// window reaches it, so every gradInput element is written once and the memory traffic is one read
+// of gradOutput and of the mask bytes in use and one write of gradInput. The next plane's inputs
+// are prefetched row by row meanwhile.
+//
+// Per output row, the mask is decoded 16 outputs at a time with AVX-512 (int32: the window check by
+// unsigned compares and kH - 1 conditional subtractions instead of a division; bits: 48 outputs of
+// every kernel position at once, bit-sliced into kernel positions) into ring positions, and the
+// additions themselves are one scalar loop in ascending output order. The scalar path decodes one
+// output at a time and adds in the same order, so both give the same bits.
+#include "maxpool_backward.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include <cstring>
+#include <vector>
+
+#include "maxpool_rows.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MPOOL_X86 1
+#include <immintrin.h>
+#define MPOOL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+#define MPOOL_X86 0
+#endif
+
+namespace mpool {
+
+// Non-temporal stores pay off once gradInput cannot stay in the last-level cache anyway.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+// The vector int32 decode subtracts W up to kH - 1 times; past this a division is cheaper.
+constexpr int64_t kVectorMaxKh = 16;
+
+struct BackwardPlan {
+    Geometry g{};
+    DType dt = DType::F32;
+    bool fp16 = false;
+    MaskLayout layout = MaskLayout::Int32;
+    int64_t slots = 1;
+    // ring path: kH rows of W floats, then 16 dummy floats for skipped lanes
+    int64_t ring_rows = 1, ring_stride = 1, ring_floats = 0;
+    int64_t row_floats = 0;  // one gradOutput row (+ slack)
+    bool vec_ok = false;     // the int32 lane tables below are valid (AVX-512 decode)
+    std::vector<int32_t> col_lo, col_wid;  // per ow (zero padded by 16): clipped window start, width
+    std::vector<int32_t> col_start;        // per ow: unclipped window start ow * sW - pW
+    int32_t k_khW[32] = {}, k_kw[32] = {};  // per kernel position k < 32: kh * W and kw (bit masks)
+    int64_t slot_bytes = 0;
+};
+
+namespace {
+
+// A slot's scratch: its first failure, the ring, one gradOutput row, its ring positions.
+struct Slot {
+    BadIndex *bad;
+    float *ring;
+    float *grow;
+    int32_t *pos;
+};
+
+Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
+    auto *base = static_cast<char *>(scratch) + s * P.slot_bytes;
+    Slot r{};
+    r.bad = reinterpret_cast<BadIndex *>(base);
+    r.ring = reinterpret_cast<float *>(base + 64);
+    r.grow = r.ring + P.ring_floats;
+    r.pos = reinterpret_cast<int32_t *>(r.grow + P.row_floats);
+    return r;
+}
+
+uint64_t slot_bytes(const BackwardPlan &P) {
+    const int64_t floats = P.ring_floats + 2 * P.row_floats;  // ring, gradOutput row, positions
+    return static_cast<uint64_t>((64 + floats * 4 + 63) / 64 * 64);
+}
+
+int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
+
+int32_t load_i32(const uint8_t *p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// Bits j .. j + 47 of a mask row (bit j at byte j / 8, bit j % 8). The 8-byte read stays inside
+// the row: a row has at least 2 * Ho * Wo + 32 bytes and j < Ho * Wo.
+uint64_t bits48(const uint8_t *row, int64_t j) {
+    uint64_t w;
+    std::memcpy(&w, row + (j >> 3), 8);
+    return (w >> (j & 7)) & ((uint64_t{1} << 48) - 1);
+}
+
+// ---- scalar decode: one output at a time, outputs [ow0, ow1) of row oh ----
+
+// Returns the first output column whose index is out of its window, or -1.
+int64_t row_int32_scalar(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring, int64_t oh,
+                         int64_t ow0, int64_t ow1) {
+    const Geometry &g = P.g;
+    const int64_t h0 = g.row_lo(oh), h1 = g.row_hi(oh);
+    for (int64_t ow = ow0; ow < ow1; ++ow) {
+        const int64_t v = load_i32(idx + ow * 4);
+        if (v == -1) continue;
+        if (v < 0 || v >= g.H * g.W) return ow;
+        const int64_t ih = v / g.W, iw = v % g.W;
+        if (ih < h0 || ih >= h1 || iw < g.col_lo(ow) || iw >= g.col_hi(ow)) return ow;
+        ring[(ih % P.ring_rows) * P.ring_stride + iw] += grow[ow];
+    }
+    return -1;
+}
+
+void row_bits_scalar(const BackwardPlan &P, const uint8_t *mask_plane, int64_t row_bytes, const float *grow,
+                     float *ring, int64_t oh, int64_t ow0, int64_t ow1) {
+    const Geometry &g = P.g;
+    const int64_t hs = oh * g.sH - g.pH;
+    for (int64_t ow = ow0; ow < ow1; ++ow) {
+        const int64_t j = oh * g.Wo + ow, ws = ow * g.sW - g.pW;
+        for (int64_t k = 0; k < g.kernel_positions(); ++k) {
+            if (!((mask_plane[k * row_bytes + (j >> 3)] >> (j & 7)) & 1)) continue;
+            const int64_t ih = hs + k / g.kW, iw = ws + k % g.kW;
+            if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;  // a bit pointing into the padding
+            ring[(ih % P.ring_rows) * P.ring_stride + iw] += grow[ow];
+        }
+    }
+}
+
+// The one accumulation loop of the vector paths: lanes in ascending output order.
+inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n) {
+#pragma GCC unroll 8
+    for (int64_t l = 0; l < n; ++l) ring[pos[l]] += g[l];
+}
+
+#if MPOOL_X86
+constexpr __mmask16 kAll = 0xffff;
+
+MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
+    return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Ring position of flat offset x = slot * W + column when slot may run one ring past its end.
+MPOOL_AVX512 inline __m512i wrap_ring(__m512i x, __m512i ring_size) {
+    return _mm512_mask_sub_epi32(x, _mm512_cmpge_epi32_mask(x, ring_size), x, ring_size);
+}
+
+MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+                                   int32_t *pos, int64_t oh) {
+    const Geometry &g = P.g;
+    const int64_t h0 = g.row_lo(oh), hh = g.row_hi(oh) - h0, Wo = g.Wo, R = P.ring_rows;
+    const int32_t *col_lo = P.col_lo.data(), *col_wid = P.col_wid.data();
+    const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
+    const __m512i row_base = _mm512_set1_epi32(static_cast<int32_t>(h0 * g.W));
+    const __m512i limit = _mm512_set1_epi32(static_cast<int32_t>(hh * g.W));
+    const __m512i minus1 = _mm512_set1_epi32(-1);
+    // ring position of flat index v: v + ((h0 mod R) - h0) * W, wrapped once
+    const __m512i to_ring = _mm512_set1_epi32(static_cast<int32_t>((h0 % R - h0) * g.W));
+    const __m512i ring_size = _mm512_set1_epi32(static_cast<int32_t>(R * g.W));
+    const __m512i dummy = _mm512_set1_epi32(static_cast<int32_t>(P.ring_floats - 16));
+    for (int64_t ow = 0; ow < Wo; ow += 16) {
+        const __mmask16 m = tail16(Wo - ow);
+        const __m512i v = _mm512_maskz_loadu_epi32(m, idx + ow * 4);
+        // d = v - (h0 * W + lo): the window is d in [0, hh * W) with d mod W < width. As unsigned,
+        // every index below the window start (and every negative one) is beyond the limit.
+        __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(row_base, _mm512_loadu_si512(col_lo + ow)));
+        __mmask16 valid = _mm512_mask_cmplt_epu32_mask(m, d, limit);
+        for (int64_t t = 1; t < hh; ++t)
+            d = _mm512_mask_sub_epi32(d, _mm512_mask_cmpge_epu32_mask(valid, d, vW), d, vW);
+        valid = _mm512_mask_cmplt_epu32_mask(valid, d, _mm512_loadu_si512(col_wid + ow));
+        const __mmask16 skip = _mm512_mask_cmpeq_epi32_mask(m, v, minus1);
+        const auto bad = static_cast<__mmask16>(m & ~valid & ~skip);
+        if (bad) return ow + __builtin_ctz(bad);
+        const __m512i p = wrap_ring(_mm512_add_epi32(v, to_ring), ring_size);
+        _mm512_storeu_si512(pos + ow, _mm512_mask_blend_epi32(valid, dummy, p));
+    }
+    add_lanes(ring, pos, grow, Wo);  // after the decode: the position stores have long retired
+    return -1;
+}
+
+
+MPOOL_AVX512 void row_bits_avx(const BackwardPlan &P, const uint8_t *mask_plane, int64_t row_bytes,
+                               const float *grow, float *ring, int32_t *pos, int64_t oh) {
+    const Geometry &g = P.g;
+    const int64_t hs = oh * g.sH - g.pH, R = P.ring_rows, K = g.kernel_positions();
+    const int64_t slot0 = ((hs % R) + R) % R;
+    const int32_t *col_start = P.col_start.data();
+    // Lane values: khW = kh * W and kw of the set bit; input row offset hs * W + khW must lie in
+    // [0, H * W), column col_start + kw in [0, W).
+    const __m512i row_off = _mm512_set1_epi32(static_cast<int32_t>(hs * g.W));
+    const __m512i plane = _mm512_set1_epi32(static_cast<int32_t>(g.H * g.W)), vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
+    const __m512i ring0 = _mm512_set1_epi32(static_cast<int32_t>(slot0 * g.W));
+    const __m512i ring_size = _mm512_set1_epi32(static_cast<int32_t>(R * g.W));
+    const __m512i dummy = _mm512_set1_epi32(static_cast<int32_t>(P.ring_floats - 16));
+    const __m512i khW_lo = _mm512_loadu_si512(P.k_khW), khW_hi = _mm512_loadu_si512(P.k_khW + 16);
+    const __m512i kw_lo = _mm512_loadu_si512(P.k_kw), kw_hi = _mm512_loadu_si512(P.k_kw + 16);
+    int nb = 0;  // bits of a kernel position
+    while ((int64_t{1} << nb) < K) ++nb;
+    int64_t added = 0;  // outputs [0, added) of the row are in the ring
+    for (int64_t ow0 = 0; ow0 < g.Wo; ow0 += 48) {
+        // 48 outputs at once, bit-sliced: slice b holds bit b of the kernel position of each
+        // output (exact while every output has at most one bit).
+        const int64_t j = oh * g.Wo + ow0, n = std::min<int64_t>(48, g.Wo - ow0);
+        const uint64_t live = n == 48 ? (uint64_t{1} << 48) - 1 : (uint64_t{1} << n) - 1;
+        uint64_t any = 0, dup = 0, slice[6] = {0, 0, 0, 0, 0, 0};
+        for (int64_t k = 0; k < K; ++k) {
+            const uint64_t w = bits48(mask_plane + k * row_bytes, j) & live;
+            dup |= any & w;
+            any |= w;
+            for (int b = 0; b < nb; ++b)
+                if ((k >> b) & 1) slice[b] |= w;
+        }
+        if (dup) {  // an output with several bits (not from our forward): one output at a time
+            add_lanes(ring, pos + added, grow + added, ow0 - added);
+            added = ow0 + n;
+            row_bits_scalar(P, mask_plane, row_bytes, grow, ring, oh, ow0, added);
+            continue;
+        }
+        for (int64_t c = 0; c < n; c += 16) {
+            const int64_t ow = ow0 + c;
+            __m512i k_v = _mm512_setzero_si512();
+            for (int b = 0; b < nb; ++b)
+                k_v = _mm512_mask_or_epi32(k_v, static_cast<__mmask16>(slice[b] >> c), k_v, _mm512_set1_epi32(1 << b));
+            const __m512i khW = _mm512_permutex2var_epi32(khW_lo, k_v, khW_hi);
+            const __m512i iw = _mm512_add_epi32(_mm512_loadu_si512(col_start + ow), _mm512_permutex2var_epi32(kw_lo, k_v, kw_hi));
+            __mmask16 valid = _mm512_mask_cmplt_epu32_mask(static_cast<__mmask16>(any >> c), _mm512_add_epi32(row_off, khW), plane);
+            valid = _mm512_mask_cmplt_epu32_mask(valid, iw, vW);
+            const __m512i p = wrap_ring(_mm512_add_epi32(_mm512_add_epi32(ring0, khW), iw), ring_size);
+            _mm512_storeu_si512(pos + ow, _mm512_mask_blend_epi32(valid, dummy, p));
+        }
+    }
+    add_lanes(ring, pos + added, grow + added, g.Wo - added);
+}
+#endif  // MPOOL_X86
+
+// Prefetch one row of the next plane's inputs while this plane computes, so that the loads of the
+// next plane overlap this plane's arithmetic and stores (the hardware prefetcher alone runs dry at
+// plane boundaries).
+inline void prefetch_span(const void *p, int64_t bytes) {
+    const char *c = static_cast<const char *>(p);
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
+}
+
+// One plane: returns the first bad output column j (flat in the plane), or -1. next_go / next_mask:
+// the next plane's inputs (nullptr: none).
+int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane, char *gi, View4 giv,
+                  const Slot &s, bool avx, LineStream *stream, const char *next_go, const uint8_t *next_mask) {
+    const Geometry &g = P.g;
+    const int64_t es = elem_size(P.dt), R = P.ring_rows, row_bytes = mask_row_bytes(g.Ho, g.Wo);
+    const bool vec = avx && P.vec_ok;
+    // The ring is all +0 between planes: a row is cleared as it is stored, so a row entering the
+    // windows finds its slot zeroed. Rows [0, pending) are stored; rows < live_hi have been in the ring.
+    int64_t pending = 0, live_hi = 0;
+    for (int64_t oh = 0;; ++oh) {
+        // Store the rows no later window reaches (never-reached rows are zeros).
+        const int64_t done = oh < g.Ho ? g.row_lo(oh) : g.H;
+        while (pending < done) {
+            // Rows adjacent in gradInput (a dense plane) and in the ring (no wrap) go out in one piece.
+            const bool live = pending < live_hi;
+            int64_t run = 1;
+            if (giv.w == 1 && giv.h == g.W)
+                while (pending + run < done && (pending + run < live_hi) == live && (!live || (pending + run) % R != 0))
+                    ++run;
+            char *dst = gi + pending * giv.h * es;
+            if (live)
+                store_row_clear(s.ring + (pending % R) * P.ring_stride, run * g.W, P.dt, P.fp16, dst, giv.w, avx, stream);
+            else
+                store_row(nullptr, run * g.W, P.dt, P.fp16, dst, giv.w, avx, stream);
+            pending += run;
+        }
+        if (oh == g.Ho) return -1;
+        live_hi = std::max(live_hi, g.row_hi(oh));
+        if (next_go) {
+            if (gov.w == 1) prefetch_span(next_go + oh * gov.h * es, g.Wo * es);
+            if (P.layout == MaskLayout::Int32) {
+                prefetch_span(next_mask + oh * g.Wo * 4, g.Wo * 4);
+            } else {  // only the bytes of this output row's bits in each kernel position's row
+                const int64_t b0 = oh * g.Wo / 8, b1 = ((oh + 1) * g.Wo + 7) / 8;
+                for (int64_t k = 0; k < g.kernel_positions(); ++k) prefetch_span(next_mask + k * row_bytes + b0, b1 - b0);
+            }
+        }
+        // A FLOAT row with w stride 1 is used in place; others are converted into the slot's row.
+        const float *grow = s.grow;
+        if (P.dt == DType::F32 && !P.fp16 && gov.w == 1)
+            grow = reinterpret_cast<const float *>(go + oh * gov.h * es);
+        else
+            load_row(go + oh * gov.h * es, gov.w, g.Wo, P.dt, P.fp16, s.grow, avx);
+        if (P.layout == MaskLayout::Int32) {
+            const uint8_t *idx = mask_plane + oh * g.Wo * 4;
+            int64_t bad;
+#if MPOOL_X86
+            if (vec)
+                bad = row_int32_avx(P, idx, grow, s.ring, s.pos, oh);
+            else
+#endif
+                bad = row_int32_scalar(P, idx, grow, s.ring, oh, 0, g.Wo);
+            if (bad >= 0) return oh * g.Wo + bad;
+        } else {
+#if MPOOL_X86
+            if (vec)
+                row_bits_avx(P, mask_plane, row_bytes, grow, s.ring, s.pos, oh);
+            else
+#endif
+                row_bits_scalar(P, mask_plane, row_bytes, grow, s.ring, oh, 0, g.Wo);
+        }
+    }
+}
+
+}  // namespace
+
+BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, MaskLayout layout, int64_t slots) {
+    auto P = std::make_shared<BackwardPlan>();
+    P->g = g;
+    P->dt = dt;
+    P->fp16 = fp16_compute && dt == DType::F32;
+    P->layout = layout;
+    P->slots = std::max<int64_t>(1, std::min(slots, std::max<int64_t>(g.planes(), 1)));
+    P->ring_rows = std::max<int64_t>(g.kH, 1);
+    P->ring_stride = std::max<int64_t>(g.W, 1);
+    P->ring_floats = round_up16(P->ring_rows * P->ring_stride) + 16;
+    P->row_floats = round_up16(g.Wo) + 16;
+    // The vector decode works in int32 lanes.
+    const int64_t lim = int64_t{1} << 30;
+    P->vec_ok = g.H * g.W < lim && P->ring_floats < lim && g.Wo < lim && g.kH * g.W < lim && g.kW < lim &&
+                (layout == MaskLayout::Bits ? g.kernel_positions() <= 32 : g.kH <= kVectorMaxKh);
+    for (int64_t k = 0; k < std::min<int64_t>(g.kernel_positions(), 32); ++k) {
+        P->k_khW[k] = static_cast<int32_t>(k / g.kW * g.W);
+        P->k_kw[k] = static_cast<int32_t>(k % g.kW);
+    }
+    if (P->vec_ok) {
+        P->col_lo.assign(static_cast<size_t>(g.Wo + 16), 0);
+        P->col_wid.assign(static_cast<size_t>(g.Wo + 16), 0);
+        P->col_start.assign(static_cast<size_t>(g.Wo + 16), 0);
+        for (int64_t ow = 0; ow < g.Wo; ++ow) {
+            P->col_lo[ow] = static_cast<int32_t>(g.col_lo(ow));
+            P->col_wid[ow] = static_cast<int32_t>(g.col_hi(ow) - g.col_lo(ow));
+            P->col_start[ow] = static_cast<int32_t>(ow * g.sW - g.pW);
+        }
+    }
+    P->slot_bytes = static_cast<int64_t>(slot_bytes(*P));
+    plan_ = std::move(P);
+}
+
+uint64_t BackwardKernel::scratch_bytes() const { return static_cast<uint64_t>(plan_->slots * plan_->slot_bytes); }
+
+bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, void *gradInput, View4 gi,
+                         void *scratch, BadIndex *bad) const {
+    const BackwardPlan &P = *plan_;
+    const Geometry &g = P.g;
+    if (g.planes() <= 0 || g.H <= 0 || g.W <= 0) return true;
+    const bool avx = use_avx512(isa_);
+    const int64_t es = elem_size(P.dt);
+    const bool stream = avx && gi.w == 1 &&
+                        (store_ == StoreMode::Streaming ||
+                         (store_ == StoreMode::Auto && g.planes() * g.H * g.W * es > kStreamBytes));
+    const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
+
+    // Slot s takes planes [s * planes / slots, (s + 1) * planes / slots): a plane's bits never
+    // depend on which slot (thread) computes it.
+    auto body = [&](const tbb::blocked_range<int64_t> &range) {
+        for (int64_t si = range.begin(); si != range.end(); ++si) {
+            const Slot s = slot_at(P, scratch, si);
+            LineStream ls;
+            *s.bad = BadIndex{};
+            std::memset(s.ring, 0, static_cast<size_t>(P.ring_floats) * 4);
+            const int64_t p0 = si * g.planes() / P.slots, p1 = (si + 1) * g.planes() / P.slots;
+            for (int64_t p = p0; p < p1; ++p) {
+                const int64_t n = p / g.C, c = p % g.C;
+                const char *goP = static_cast<const char *>(gradOutput) + (n * go.n + c * go.c) * es;
+                char *giP = static_cast<char *>(gradInput) + (n * gi.n + c * gi.c) * es;
+                const bool more = p + 1 < p1;
+                const int64_t nn = (p + 1) / g.C, nc = (p + 1) % g.C;
+                const char *next_go = more ? static_cast<const char *>(gradOutput) + (nn * go.n + nc * go.c) * es : nullptr;
+                const int64_t j = run_plane(P, goP, go, mask + p * mask_plane, giP, gi, s, avx,
+                                            stream ? &ls : nullptr, next_go,
+                                            more ? mask + (p + 1) * mask_plane : nullptr);
+                if (j >= 0) {  // this slot's first bad index; later planes do not matter
+                    int32_t v = 0;
+                    std::memcpy(&v, mask + p * mask_plane + j * 4, 4);
+                    *s.bad = BadIndex{p, j, v};
+                    break;
+                }
+            }
+            if (stream) stream_finish(ls);
+        }
+    };
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, P.slots, 1), body, tbb::static_partitioner());
+
+    for (int64_t si = 0; si < P.slots; ++si) {  // slots cover ascending plane ranges: the first found is first
+        const BadIndex &b = *slot_at(P, scratch, si).bad;
+        if (b.found()) {
+            *bad = b;
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace mpool

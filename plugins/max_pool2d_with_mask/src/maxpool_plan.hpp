@@ -1,0 +1,7 @@
+#pragma once
+#include "aclnn_cpu/plugin_abi.h"
+
+namespace mpool {
+acp_status plan_backward(const acp_plan_ctx *ctx) noexcept;  // MaxPool2dWithMaskBackward
+acp_status plan_forward(const acp_plan_ctx *ctx) noexcept;   // MaxPool2dWithMask
+}  // namespace mpool

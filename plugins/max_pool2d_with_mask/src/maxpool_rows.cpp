@@ -1,0 +1,236 @@
+// Row conversions (see maxpool_rows.hpp). The scalar forms define the bits; the AVX-512 forms use
+// vcvtph2ps / vcvtps2ph (IEEE, round to nearest even, subnormals kept, NaN quieted keeping its top
+// payload bits, exactly acp::float_to_half) and an integer form of acp::float_to_bf16 (the
+// AVX512_BF16 instruction would flush subnormals).
+#include "maxpool_rows.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "aclnn_cpu/numeric.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MPOOL_X86 1
+#include <immintrin.h>
+#define MPOOL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#else
+#define MPOOL_X86 0
+#endif
+
+namespace mpool {
+namespace {
+
+float load_scalar(const char *p, DType dt) {
+    if (dt == DType::F32) {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    uint16_t u;
+    std::memcpy(&u, p, 2);
+    return dt == DType::F16 ? acp::half_to_float(u) : acp::bf16_to_float(u);
+}
+
+void store_scalar(char *p, float v, DType dt) {
+    if (dt == DType::F32) {
+        std::memcpy(p, &v, 4);
+        return;
+    }
+    const uint16_t u = dt == DType::F16 ? acp::float_to_half(v) : acp::float_to_bf16(v);
+    std::memcpy(p, &u, 2);
+}
+
+#if MPOOL_X86
+// The maxz_ forms with an all-ones mask dodge GCC 12's false -Wmaybe-uninitialized on the
+// _mm512_undefined_*() inside the unmasked intrinsics.
+constexpr __mmask16 kAll = 0xffff;
+
+MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
+    return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+MPOOL_AVX512 inline __m256i half_of(__m512 v) {
+    return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+MPOOL_AVX512 inline __m256i bf16_of(__m512 v) {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
+    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, q, 16));
+}
+
+MPOOL_AVX512 inline __m512 widen_half(__m256i h) { return _mm512_maskz_cvtph_ps(kAll, h); }
+
+MPOOL_AVX512 void load_row_avx(const char *src, int64_t n, DType dt, bool fp16, float *dst) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail16(n - i);
+        __m512 v;
+        if (dt == DType::F32) {
+            v = _mm512_maskz_loadu_ps(m, src + i * 4);
+            if (fp16) v = widen_half(half_of(v));
+        } else if (dt == DType::F16) {
+            v = widen_half(_mm256_maskz_loadu_epi16(m, src + i * 2));
+        } else {
+            const __m512i u = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_maskz_loadu_epi16(m, src + i * 2));
+            v = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, u, 16));
+        }
+        _mm512_mask_storeu_ps(dst + i, m, v);
+    }
+}
+
+// 16 FLOATs as stored: FLOAT (fp16: rounded through FLOAT16) or the 16-bit pattern in a __m256i.
+MPOOL_AVX512 inline __m512 f32_out(__m512 v, bool fp16) { return fp16 ? widen_half(half_of(v)) : v; }
+
+// 16 source values at `at` (zeros without a source); with `clear` the source lanes become +0.
+MPOOL_AVX512 inline __m512 src_vec(float *src, int64_t at, int64_t n, bool clear) {
+    if (!src) return _mm512_setzero_ps();
+    const __mmask16 m = tail16(n - at);
+    const __m512 v = _mm512_maskz_loadu_ps(m, src + at);
+    if (clear) _mm512_mask_storeu_ps(src + at, m, _mm512_setzero_ps());
+    return v;
+}
+
+MPOOL_AVX512 inline __m256i narrow(__m512 v, DType dt) { return dt == DType::F16 ? half_of(v) : bf16_of(v); }
+
+// Plain (masked) stores of elements [from, to).
+MPOOL_AVX512 void store_plain(float *src, int64_t from, int64_t to, DType dt, bool fp16, char *dst, bool clear) {
+    for (int64_t k = from; k < to; k += 16) {
+        const __mmask16 m = tail16(to - k);
+        const __m512 v = src_vec(src, k, to, clear);
+        if (dt == DType::F32) _mm512_mask_storeu_ps(dst + k * 4, m, f32_out(v, fp16));
+        else _mm256_mask_storeu_epi16(dst + k * 2, m, narrow(v, dt));
+    }
+}
+
+// Elements [0, n) converted to dt bytes in out (n * es bytes).
+MPOOL_AVX512 void convert_row(float *src, int64_t n, DType dt, bool fp16, uint8_t *out, bool clear) {
+    store_plain(src, 0, n, dt, fp16, reinterpret_cast<char *>(out), clear);
+}
+
+MPOOL_AVX512 void line_out(char *line, const uint8_t *p) {
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(line), _mm512_loadu_si512(p));
+}
+
+void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
+    if (ls.line && dst != ls.next) {  // not a continuation: the pending line ends here
+        std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
+        ls.line = nullptr;
+    }
+    while (n > 0) {
+        if (!ls.line) {
+            if (reinterpret_cast<uintptr_t>(dst) % 64 == 0) {  // whole lines straight from the source
+                for (; n >= 64; n -= 64, p += 64, dst += 64) line_out(dst, p);
+                if (n == 0) break;
+            }
+            ls.line = dst - reinterpret_cast<uintptr_t>(dst) % 64;
+            ls.lo = ls.hi = dst - ls.line;
+        }
+        const int64_t take = std::min<int64_t>(n, 64 - ls.hi);
+        std::memcpy(ls.buf + ls.hi, p, static_cast<size_t>(take));
+        ls.hi += take, p += take, dst += take, n -= take;
+        if (ls.hi == 64) {
+            if (ls.lo == 0) line_out(ls.line, ls.buf);
+            else std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(64 - ls.lo));
+            ls.line = nullptr;
+        }
+    }
+    ls.next = dst;
+}
+
+MPOOL_AVX512 void store_row_avx(float *src, int64_t n, DType dt, bool fp16, char *dst, LineStream *ls, bool clear) {
+    if (!ls) {
+        store_plain(src, 0, n, dt, fp16, dst, clear);
+        return;
+    }
+    const int64_t es = elem_size(dt);
+    alignas(64) uint8_t bytes[1024];
+    for (int64_t i = 0; i < n; i += 256) {
+        const int64_t k = std::min<int64_t>(256, n - i);
+        convert_row(src ? src + i : nullptr, k, dt, fp16, bytes, clear);
+        stream_put(*ls, bytes, k * es, dst + i * es);
+    }
+}
+#endif  // MPOOL_X86
+
+}  // namespace
+
+bool cpu_has_avx512() {
+#if MPOOL_X86
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    return has;
+#else
+    return false;
+#endif
+}
+
+bool use_avx512(Isa isa) { return isa != Isa::Scalar && cpu_has_avx512(); }
+
+float round_value(float v, DType dt, bool fp16_compute) {
+    switch (dt) {
+        case DType::F16: return acp::half_to_float(acp::float_to_half(v));
+        case DType::BF16: return acp::bf16_to_float(acp::float_to_bf16(v));
+        default: return fp16_compute ? acp::round_to_fp16(v) : v;
+    }
+}
+
+void load_row(const char *src, int64_t stride, int64_t n, DType dt, bool fp16_compute, float *dst, bool avx) {
+#if MPOOL_X86
+    if (avx && stride == 1) {
+        load_row_avx(src, n, dt, fp16_compute, dst);
+        return;
+    }
+#else
+    (void)avx;
+#endif
+    const int64_t es = elem_size(dt);
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = load_scalar(src + i * stride * es, dt);
+        dst[i] = dt == DType::F32 && fp16_compute ? acp::round_to_fp16(v) : v;
+    }
+}
+
+namespace {
+void store_any(float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,
+               LineStream *ls, bool clear) {
+#if MPOOL_X86
+    if (avx && stride == 1) {
+        store_row_avx(src, n, dt, fp16_compute, dst, ls, clear);
+        return;
+    }
+#else
+    (void)avx;
+    (void)ls;
+#endif
+    const int64_t es = elem_size(dt);
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = src ? src[i] : 0.0f;
+        store_scalar(dst + i * stride * es, dt == DType::F32 && fp16_compute ? acp::round_to_fp16(v) : v, dt);
+        if (src && clear) src[i] = 0.0f;
+    }
+}
+}  // namespace
+
+void store_row(const float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,
+               LineStream *ls) {
+    store_any(const_cast<float *>(src), n, dt, fp16_compute, dst, stride, avx, ls, false);  // never written
+}
+
+void store_row_clear(float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,
+                     LineStream *ls) {
+    store_any(src, n, dt, fp16_compute, dst, stride, avx, ls, true);
+}
+
+void stream_finish(LineStream &ls) {
+    if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
+    ls.line = nullptr;
+    ls.next = nullptr;
+#if MPOOL_X86
+    if (cpu_has_avx512()) _mm_sfence();
+#endif
+}
+
+}  // namespace mpool

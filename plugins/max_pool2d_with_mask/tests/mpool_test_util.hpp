@@ -1,0 +1,425 @@
+// Helpers of the max_pool2d_with_mask tests: runtime switching (product, threads), tensors over
+// guarded storage (a canary around and between view elements), the two-phase calls and bit-level
+// comparisons against mpool_reference.hpp.
+#ifndef MAX_POOL2D_WITH_MASK_TESTS_MPOOL_TEST_UTIL_HPP_
+#define MAX_POOL2D_WITH_MASK_TESTS_MPOOL_TEST_UTIL_HPP_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
+#include "aclnnop/aclnn_max_pool2d_with_mask.h"
+#include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
+#include "mpool_reference.hpp"
+
+namespace mpt {
+
+// ---- runtime: aclInit with a YAML naming the product and the thread count ----
+class Runtime {
+public:
+    static void use(const std::string &product, int threads = 2) {
+        State &s = state();
+        if (s.on && s.product == product && s.threads == threads) return;
+        shutdown();
+        const auto dir = std::filesystem::temp_directory_path() / ("mpool_tests_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        const auto file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
+        std::ofstream(file) << "product: " << product << "\nthreads: " << threads << "\n";
+        ASSERT_EQ(aclInit(file.string().c_str()), ACL_SUCCESS) << product;
+        s = {true, product, threads, nullptr};
+        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
+    }
+    static void shutdown() {
+        State &s = state();
+        if (!s.on) return;
+        if (s.stream) aclrtDestroyStream(s.stream);
+        aclrtResetDevice(0);
+        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+        s = State{};
+    }
+    static aclrtStream stream() { return state().stream; }
+
+private:
+    struct State {
+        bool on = false;
+        std::string product;
+        int threads = -1;
+        aclrtStream stream = nullptr;
+    };
+    static State &state() {
+        static State s;
+        return s;
+    }
+};
+struct RuntimeEnv : ::testing::Environment {
+    void TearDown() override {
+        Runtime::shutdown();
+        std::error_code ec;
+        std::filesystem::remove_all(
+            std::filesystem::temp_directory_path() / ("mpool_tests_" + std::to_string(::getpid())), ec);
+    }
+};
+inline ::testing::Environment *const kEnv = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
+
+inline std::string lastError() {
+    const char *m = aclGetRecentErrMsg();
+    return m ? m : "";
+}
+
+// ---- products (products.md) ----
+inline bool isInt32Layout(const std::string &product) { return product == "atlas-a2" || product == "atlas-a3"; }
+inline std::string productName(const std::string &id) {
+    if (id == "atlas-training") return "Atlas training series";
+    if (id == "atlas-inference") return "Atlas inference series";
+    if (id == "atlas-a2") return "Atlas A2";
+    if (id == "atlas-a3") return "Atlas A3";
+    return "Atlas 200I/500 A2";
+}
+inline const std::vector<std::string> &allProducts() {
+    static const std::vector<std::string> v{"atlas-a2", "atlas-a3", "atlas-training", "atlas-inference",
+                                            "atlas-200i-500-a2"};
+    return v;
+}
+
+inline mref::Dt refDt(aclDataType dt) {
+    return dt == ACL_FLOAT16 ? mref::Dt::F16 : dt == ACL_BF16 ? mref::Dt::BF16 : mref::Dt::F32;
+}
+inline const char *dtName(aclDataType dt) {
+    return dt == ACL_FLOAT ? "FLOAT" : dt == ACL_FLOAT16 ? "FLOAT16" : dt == ACL_BF16 ? "BF16" : "OTHER";
+}
+inline size_t elemSize(aclDataType dt) {
+    switch (dt) {
+        case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
+        case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: return 2;
+        case ACL_INT64: case ACL_DOUBLE: return 8;
+        default: return 4;
+    }
+}
+
+// Exact bits of a value already representable in dt.
+inline uint32_t bitsOf(double v, aclDataType dt) {
+    const float f = static_cast<float>(v);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (dt == ACL_FLOAT) return u;
+    if (dt == ACL_BF16) return u >> 16;
+    // FLOAT16 from the exact value
+    const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
+    if (std::isnan(v)) return sign | 0x7e00u;
+    if (std::isinf(v)) return sign | 0x7c00u;
+    const double a = std::fabs(v);
+    if (a == 0.0) return sign;
+    const int e = std::ilogb(a);
+    if (e < -14) return sign | static_cast<uint32_t>(std::ldexp(a, 24));
+    return sign | static_cast<uint32_t>((e + 15) << 10) | (static_cast<uint32_t>(std::ldexp(a, 10 - e)) & 0x3ffu);
+}
+inline double valueOf(uint32_t b, aclDataType dt) {
+    if (dt == ACL_FLOAT) {
+        float f;
+        std::memcpy(&f, &b, 4);
+        return f;
+    }
+    if (dt == ACL_BF16) return valueOf(b << 16, ACL_FLOAT);
+    const double s = (b & 0x8000u) ? -1.0 : 1.0;
+    const int e = (b >> 10) & 0x1f;
+    const double m = b & 0x3ffu;
+    if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * INFINITY;
+    return e == 0 ? s * std::ldexp(m, -24) : s * std::ldexp(1024.0 + m, e - 25);
+}
+
+class Rng {
+public:
+    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 7) {}
+    uint64_t next() {
+        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+
+private:
+    uint64_t s_;
+};
+
+// Multiples of 1/16 in [-16, 16]: exact in BF16 (8 significant bits), so every sum of a few of them
+// is exact in FLOAT and double, and only the final rounding remains.
+inline std::vector<double> exactValues(size_t n, uint64_t seed) {
+    Rng r(seed);
+    std::vector<double> v(n);
+    for (auto &x : v) x = static_cast<double>(r.integer(-256, 256)) / 16.0;
+    return v;
+}
+
+inline int64_t numel(const std::vector<int64_t> &d) {
+    return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+// ---- tensors over guarded storage ----
+
+// How a view lies in storage: `order` lists dims outermost to innermost in memory (empty =
+// row-major), `extra` pads each dim, `offset` is the view offset in elements.
+struct Layout {
+    std::vector<int> order;
+    std::vector<int64_t> extra;
+    int64_t offset = 0;
+    bool plain() const { return order.empty() && extra.empty() && offset == 0; }
+};
+
+class Tensor {
+public:
+    static constexpr size_t kGuard = 256;
+    static constexpr uint8_t kCanary = 0xA5;
+
+    Tensor(aclDataType dt, std::vector<int64_t> dims, aclFormat fmt, const Layout &l = {})
+        : dt_(dt), dims_(std::move(dims)), es_(elemSize(dt)) {
+        const size_t r = dims_.size();
+        strides_.assign(r, 0);
+        std::vector<int> order = l.order;
+        if (order.empty()) {
+            order.resize(r);
+            std::iota(order.begin(), order.end(), 0);
+        }
+        int64_t step = 1;
+        for (size_t k = r; k-- > 0;) {
+            strides_[order[k]] = step;
+            step *= std::max<int64_t>(dims_[order[k]] + (l.extra.empty() ? 0 : l.extra[order[k]]), 1);
+        }
+        offset_ = l.offset;
+        int64_t last = offset_;
+        bool empty = false;
+        for (size_t d = 0; d < r; ++d) {
+            if (dims_[d] == 0) empty = true;
+            else last += (dims_[d] - 1) * strides_[d];
+        }
+        const int64_t elems = empty ? 0 : last + 1;
+        std::vector<int64_t> storage = l.plain() ? dims_ : std::vector<int64_t>{elems};
+        raw_.assign(2 * kGuard + static_cast<size_t>(elems) * es_ + 64, kCanary);
+        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuard;
+        data_ = raw_.data() + kGuard + (64 - base % 64) % 64;
+        t_ = aclCreateTensor(dims_.data(), r, dt_, strides_.data(), offset_, fmt, storage.data(), storage.size(), data_);
+    }
+    ~Tensor() {
+        if (t_) aclDestroyTensor(t_);
+    }
+    Tensor(const Tensor &) = delete;
+    Tensor &operator=(const Tensor &) = delete;
+
+    aclTensor *get() const { return t_; }
+    void *data() const { return data_; }
+    int64_t count() const { return numel(dims_); }
+    int64_t at(int64_t linear) const {  // storage element of the linear-th view element
+        int64_t idx = offset_;
+        for (size_t d = dims_.size(); d-- > 0;) {
+            idx += (linear % dims_[d]) * strides_[d];
+            linear /= dims_[d];
+        }
+        return idx;
+    }
+    void setBits(const std::vector<uint32_t> &b) {
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(data_ + at(i) * es_, &b[static_cast<size_t>(i)], es_);
+    }
+    std::vector<uint32_t> bits() const {
+        std::vector<uint32_t> b(static_cast<size_t>(count()), 0);
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], data_ + at(i) * es_, es_);
+        return b;
+    }
+    void setValues(const std::vector<double> &v) {
+        std::vector<uint32_t> b(v.size());
+        for (size_t i = 0; i < v.size(); ++i) b[i] = bitsOf(v[i], dt_);
+        setBits(b);
+    }
+    void setBytes(const std::vector<uint8_t> &m) {  // INT8 tensors: view elements in logical order
+        for (int64_t i = 0; i < count(); ++i) data_[at(i)] = m[static_cast<size_t>(i)];
+    }
+    std::vector<uint8_t> bytes() const {
+        std::vector<uint8_t> m(static_cast<size_t>(count()));
+        for (int64_t i = 0; i < count(); ++i) m[static_cast<size_t>(i)] = data_[at(i)];
+        return m;
+    }
+    // Every byte outside the view's elements still holds the canary.
+    bool canaryIntact() const {
+        std::vector<char> in(raw_.size(), 0);
+        const int64_t base = data_ - raw_.data();
+        for (int64_t i = 0; i < count(); ++i)
+            for (size_t k = 0; k < es_; ++k) in[static_cast<size_t>(base + at(i) * static_cast<int64_t>(es_)) + k] = 1;
+        for (size_t k = 0; k < raw_.size(); ++k)
+            if (!in[k] && raw_[k] != kCanary) return false;
+        return true;
+    }
+    std::vector<uint8_t> snapshot() const { return raw_; }
+
+private:
+    aclDataType dt_;
+    std::vector<int64_t> dims_;
+    size_t es_;
+    std::vector<int64_t> strides_;
+    int64_t offset_ = 0;
+    std::vector<uint8_t> raw_;
+    uint8_t *data_ = nullptr;
+    aclTensor *t_ = nullptr;
+};
+
+struct IntArray {
+    aclIntArray *a = nullptr;
+    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
+        static const int64_t dummy = 0;
+        if (v) a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
+    }
+    ~IntArray() {
+        if (a) aclDestroyIntArray(a);
+    }
+    IntArray(const IntArray &) = delete;
+    IntArray &operator=(const IntArray &) = delete;
+};
+
+struct Workspace {
+    std::vector<uint8_t> buf;
+    void *ptr(uint64_t n) {
+        if (n == 0) return nullptr;
+        buf.assign(static_cast<size_t>(n) + 64, 0);
+        const auto p = reinterpret_cast<uintptr_t>(buf.data());
+        return buf.data() + (64 - p % 64) % 64;
+    }
+};
+
+// ---- problems: a pool geometry with its tensors' dims ----
+struct Problem {
+    mref::Pool pool{1, 1, 4, 4, 2, 2, 2, 2, 0, 0, false};
+    bool rank3 = false;
+    std::vector<int64_t> kernel() const { return {pool.kH, pool.kW}; }
+    std::vector<int64_t> stride() const { return {pool.sH, pool.sW}; }
+    std::vector<int64_t> padding() const { return {pool.pH, pool.pW}; }
+    std::vector<int64_t> dims(int64_t h, int64_t w) const {
+        return rank3 ? std::vector<int64_t>{pool.C, h, w} : std::vector<int64_t>{pool.N, pool.C, h, w};
+    }
+    std::vector<int64_t> selfDims() const { return dims(pool.H, pool.W); }
+    std::vector<int64_t> outDims() const { return dims(pool.Ho(), pool.Wo()); }
+    std::vector<int64_t> maskDims() const { return dims(pool.K(), pool.maskRow()); }
+    aclFormat format() const { return rank3 ? ACL_FORMAT_ND : ACL_FORMAT_NCHW; }
+};
+
+struct Result {
+    aclnnStatus phase1 = -1, phase2 = -1;
+    uint64_t workspace = 0;
+    std::string message;
+    std::vector<uint32_t> outBits;  // gradInput (backward) / out (forward)
+    std::vector<uint8_t> mask;      // forward only: the mask bytes in view order
+    bool canary = false;            // outputs written only inside their views
+    bool inputsUnchanged = false;
+};
+
+struct Views {
+    Layout a, b, c, mask;  // backward: gradOutput, self, gradInput; forward: self, out, (unused)
+};
+
+inline Result runBackward(const Problem &pr, aclDataType dt, const std::vector<double> &go,
+                          const std::vector<uint8_t> &mask, const Views &v = {}) {
+    Result r;
+    Tensor tgo(dt, pr.outDims(), pr.format(), v.a), self(dt, pr.selfDims(), pr.format(), v.b),
+        gi(dt, pr.selfDims(), pr.format(), v.c), tm(ACL_INT8, pr.maskDims(), pr.format(), v.mask);
+    tgo.setValues(go);
+    self.setValues(std::vector<double>(static_cast<size_t>(self.count()), 1.0));
+    gi.setValues(std::vector<double>(static_cast<size_t>(gi.count()), 1234.0));
+    tm.setBytes(mask);
+    const auto s1 = tgo.snapshot(), s2 = self.snapshot(), s3 = tm.snapshot();
+    IntArray k(pr.kernel()), s(pr.stride()), p(pr.padding()), d(std::vector<int64_t>{1, 1});
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize(tgo.get(), self.get(), tm.get(), k.a, s.a, p.a, d.a,
+                                                              pr.pool.ceil, gi.get(), &r.workspace, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = lastError();
+        return r;
+    }
+    Workspace ws;
+    r.phase2 = aclnnMaxPool2dWithMaskBackward(ws.ptr(r.workspace), r.workspace, exec, Runtime::stream());
+    if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
+    aclrtSynchronizeStream(Runtime::stream());
+    r.outBits = gi.bits();
+    r.canary = gi.canaryIntact();
+    r.inputsUnchanged = tgo.snapshot() == s1 && self.snapshot() == s2 && tm.snapshot() == s3;
+    return r;
+}
+
+inline Result runForward(const Problem &pr, aclDataType dt, const std::vector<double> &x, const Views &v = {}) {
+    Result r;
+    Tensor self(dt, pr.selfDims(), pr.format(), v.a), out(dt, pr.outDims(), pr.format(), v.b),
+        tm(ACL_INT8, pr.maskDims(), pr.format(), v.mask);
+    self.setValues(x);
+    out.setValues(std::vector<double>(static_cast<size_t>(out.count()), 1234.0));
+    tm.setBytes(std::vector<uint8_t>(static_cast<size_t>(tm.count()), 0x5C));
+    const auto s1 = self.snapshot();
+    IntArray k(pr.kernel()), s(pr.stride()), p(pr.padding()), d(std::vector<int64_t>{1});
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnMaxPool2dWithMaskGetWorkspaceSize(self.get(), k.a, s.a, p.a, d.a, pr.pool.ceil, out.get(), tm.get(),
+                                                      &r.workspace, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = lastError();
+        return r;
+    }
+    Workspace ws;
+    r.phase2 = aclnnMaxPool2dWithMask(ws.ptr(r.workspace), r.workspace, exec, Runtime::stream());
+    if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
+    aclrtSynchronizeStream(Runtime::stream());
+    r.outBits = out.bits();
+    r.mask = tm.bytes();
+    r.canary = out.canaryIntact() && tm.canaryIntact();
+    r.inputsUnchanged = self.snapshot() == s1;
+    return r;
+}
+
+// Bits of the result against the reference values rounded to dt (NaN matches any NaN).
+inline ::testing::AssertionResult sameBits(aclDataType dt, const std::vector<uint32_t> &got,
+                                           const std::vector<double> &ref) {
+    if (got.size() != ref.size()) return ::testing::AssertionFailure() << "size " << got.size() << " vs " << ref.size();
+    size_t bad = 0;
+    std::ostringstream msg;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const bool ok = std::isnan(ref[i]) ? std::isnan(valueOf(got[i], dt)) : got[i] == bitsOf(ref[i], dt);
+        if (!ok && bad++ < 5)
+            msg << "\n  [" << i << "] got 0x" << std::hex << got[i] << " want 0x" << bitsOf(ref[i], dt) << std::dec
+                << " (" << ref[i] << ")";
+    }
+    if (bad) return ::testing::AssertionFailure() << bad << " of " << ref.size() << " differ" << msg.str();
+    return ::testing::AssertionSuccess();
+}
+
+// A random valid mask: each output's maximum at a random element of its clipped window (int32) or a
+// random kernel position whose element is inside the input (bits). For int32 some outputs get -1.
+struct RandomMask {
+    std::vector<int64_t> idx;        // int32 layout
+    std::vector<mref::Bit> bits;     // bit layout
+};
+inline RandomMask randomMask(const mref::Pool &p, uint64_t seed, bool withMinus1) {
+    RandomMask m;
+    Rng r(seed);
+    const int64_t Ho = p.Ho(), Wo = p.Wo();
+    for (int64_t pl = 0; pl < p.N * p.C; ++pl)
+        for (int64_t j = 0; j < Ho * Wo; ++j) {
+            const int64_t hs = (j / Wo) * p.sH - p.pH, ws = (j % Wo) * p.sW - p.pW;
+            const int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + p.kH, p.H);
+            const int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + p.kW, p.W);
+            const int64_t ih = r.integer(h0, h1 - 1), iw = r.integer(w0, w1 - 1);
+            m.idx.push_back(withMinus1 && r.integer(0, 9) == 0 ? -1 : ih * p.W + iw);
+            m.bits.push_back({pl, j, (ih - hs) * p.kW + (iw - ws)});
+        }
+    return m;
+}
+
+}  // namespace mpt
+
+#endif  // MAX_POOL2D_WITH_MASK_TESTS_MPOOL_TEST_UTIL_HPP_

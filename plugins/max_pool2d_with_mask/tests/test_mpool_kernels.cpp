@@ -1,0 +1,173 @@
+// White-box test of the kernels (compiled into this test from the plugin's sources): the scalar and
+// the AVX-512 paths, plain and streaming stores, give the same bytes on the same data - random
+// masks with -1, several bits per output, bits into the padding, NaN gradients, strided views - and
+// report the same first bad index. Skipped paths are impossible here: without AVX-512 the test
+// still compares the scalar path against itself at other thread partitions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "maxpool_backward.hpp"
+#include "maxpool_forward.hpp"
+#include "maxpool_rows.hpp"
+
+namespace {
+
+using namespace mpool;
+
+struct Rand {
+    uint64_t s;
+    uint64_t next() {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        return s;
+    }
+    int64_t in(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+};
+
+struct Aligned {  // 64-byte aligned bytes
+    std::vector<uint8_t> buf;
+    uint8_t *p = nullptr;
+    explicit Aligned(size_t n) : buf(n + 64, 0) {
+        p = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    }
+};
+
+const Geometry kGeoms[] = {
+    {2, 3, 9, 9, 5, 5, 3, 3, 2, 2, 1, 1},       // k3 s2 p1
+    {1, 2, 10, 7, 6, 6, 3, 2, 2, 1, 1, 0},      // ceil mode k3x2 s2x1 (partial last window)
+    {1, 2, 11, 37, 3, 13, 2, 4, 4, 3, 0, 2},    // gaps between windows, wide
+    {1, 1, 5, 40, 5, 40, 5, 5, 1, 1, 2, 2},     // k5 s1 p2: many windows per element
+    {1, 2, 20, 9, 4, 5, 17, 3, 1, 2, 0, 1},     // kH 17: scalar int32 decode
+    {1, 2, 6, 45, 6, 26, 1, 20, 1, 1, 0, 0},    // kW 20 at stride 1: too wide to gather, the AVX-512 ring path
+};
+
+void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
+    for (auto &x : v) {
+        const float f = static_cast<float>(r.in(-3000, 3000)) / 128.0f;
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        x = dt == DType::F16 ? static_cast<uint16_t>(0x3c00 + r.in(-2000, 2000)) : static_cast<uint16_t>(u >> 16);
+        if (with_nan && r.in(0, 40) == 0) x = dt == DType::F16 ? 0x7e01 : 0x7fc1;
+    }
+}
+
+// gradOutput bytes for dt with w stride `ws`, a random valid-or-not mask, and both paths' outputs.
+void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout, bool corrupt) {
+    Rand r{0x9E3779B97F4A7C15ull + static_cast<uint64_t>(g.W * 131 + g.H)};
+    const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
+    const int64_t go_ws = 2, gi_ws = 1;  // gradOutput strided along w, gradInput dense
+    std::vector<uint8_t> go(static_cast<size_t>(outs * go_ws * es));
+    if (dt == DType::F32) {
+        for (int64_t i = 0; i < outs * go_ws; ++i) {
+            float f = static_cast<float>(r.in(-100000, 100000)) * 1e-3f;
+            if (r.in(0, 50) == 0) f = NAN;
+            std::memcpy(go.data() + i * 4, &f, 4);
+        }
+    } else {
+        std::vector<uint16_t> h(static_cast<size_t>(outs * go_ws));
+        fill_f32_bits(h, dt, r, true);
+        std::memcpy(go.data(), h.data(), go.size());
+    }
+    const int64_t mask_bytes = g.planes() * mask_plane_bytes(g), row = mask_row_bytes(g.Ho, g.Wo);
+    std::vector<uint8_t> mask(static_cast<size_t>(mask_bytes), 0);
+    for (int64_t p = 0; p < g.planes(); ++p)
+        for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
+            const int64_t oh = j / g.Wo, ow = j % g.Wo;
+            if (layout == MaskLayout::Int32) {
+                int32_t v = static_cast<int32_t>(r.in(g.row_lo(oh), g.row_hi(oh) - 1) * g.W + r.in(g.col_lo(ow), g.col_hi(ow) - 1));
+                if (r.in(0, 9) == 0) v = -1;
+                std::memcpy(mask.data() + (p * g.Ho * g.Wo + j) * 4, &v, 4);
+            } else {
+                const int64_t bits = r.in(0, 20) == 0 ? 3 : 1;  // some outputs with several bits, some into padding
+                for (int64_t b = 0; b < bits; ++b) {
+                    const int64_t k = r.in(0, g.kH * g.kW - 1);
+                    mask[static_cast<size_t>((p * g.kH * g.kW + k) * row + j / 8)] |= static_cast<uint8_t>(1u << (j % 8));
+                }
+            }
+        }
+    if (corrupt && layout == MaskLayout::Int32) {  // two bad indices: the first in output order is reported
+        const int32_t bad = static_cast<int32_t>(g.H * g.W);
+        std::memcpy(mask.data() + (outs - 1) * 4, &bad, 4);
+        std::memcpy(mask.data() + (outs / 2) * 4, &bad, 4);
+    }
+    const View4 gov{g.C * g.Ho * g.Wo * go_ws, g.Ho * g.Wo * go_ws, g.Wo * go_ws, go_ws};
+    const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, gi_ws};
+    std::vector<std::vector<uint8_t>> results;
+    std::vector<BadIndex> bads;
+    for (int variant = 0; variant < 6; ++variant) {
+        const bool scalar = variant % 2 == 0;
+        if (!scalar && !cpu_has_avx512()) continue;
+        const int64_t slots = 1 + variant / 2;  // 1, 2, 3 partitions
+        BackwardKernel k(g, dt, fp16, layout, slots);
+        k.set_isa(scalar ? Isa::Scalar : Isa::Avx512);
+        k.set_store_mode(variant % 3 == 1 ? StoreMode::Streaming : StoreMode::Plain);
+        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
+        std::memset(gi.p, 0x5a, static_cast<size_t>(ins * es));
+        BadIndex bad;
+        const bool ok = k.run(go.data(), gov, mask.data(), gi.p, giv, scratch.p, &bad);
+        EXPECT_EQ(ok, !(corrupt && layout == MaskLayout::Int32));
+        bads.push_back(bad);
+        if (ok) results.emplace_back(gi.p, gi.p + ins * es);
+    }
+    ASSERT_FALSE(bads.empty());
+    for (size_t i = 1; i < results.size(); ++i) EXPECT_TRUE(results[i] == results[0]) << "variant " << i << " differs";
+    for (const BadIndex &b : bads) {
+        EXPECT_EQ(b.plane, bads[0].plane);
+        EXPECT_EQ(b.j, bads[0].j);
+    }
+    if (corrupt && layout == MaskLayout::Int32) {
+        EXPECT_EQ(bads[0].plane * g.Ho * g.Wo + bads[0].j, outs / 2);
+    }
+}
+
+TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512BackwardAgree) {
+    for (const Geometry &g : kGeoms)
+        for (MaskLayout layout : {MaskLayout::Int32, MaskLayout::Bits})
+            for (int d = 0; d < 4; ++d) {
+                const DType dt = d == 1 ? DType::F16 : d == 2 ? DType::BF16 : DType::F32;
+                SCOPED_TRACE(::testing::Message() << "W " << g.W << " layout " << static_cast<int>(layout) << " dt " << d);
+                compare_backward(g, dt, d == 3, layout, false);
+                compare_backward(g, dt, d == 3, layout, true);
+            }
+}
+
+TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512ForwardAgree) {
+    for (const Geometry &g : kGeoms)
+        for (MaskLayout layout : {MaskLayout::Int32, MaskLayout::Bits})
+            for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+                Rand r{77 + static_cast<uint64_t>(g.W)};
+                const int64_t es = elem_size(dt), ins = g.planes() * g.H * g.W, outs = g.planes() * g.Ho * g.Wo;
+                std::vector<uint8_t> x(static_cast<size_t>(ins * es));
+                if (dt == DType::F32) {
+                    for (int64_t i = 0; i < ins; ++i) {
+                        float f = static_cast<float>(r.in(-8, 8));
+                        if (r.in(0, 30) == 0) f = NAN;
+                        std::memcpy(x.data() + i * 4, &f, 4);
+                    }
+                } else {
+                    std::vector<uint16_t> h(static_cast<size_t>(ins));
+                    fill_f32_bits(h, dt, r, true);
+                    std::memcpy(x.data(), h.data(), x.size());
+                }
+                const View4 in{g.C * g.H * g.W, g.H * g.W, g.W, 1}, ov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1};
+                std::vector<std::vector<uint8_t>> outs_all, masks;
+                for (int scalar = 0; scalar < 2; ++scalar) {
+                    if (!scalar && !cpu_has_avx512()) continue;
+                    ForwardKernel k(g, dt, dt == DType::F32, layout, 2);
+                    k.set_isa(scalar ? Isa::Scalar : Isa::Avx512);
+                    Aligned scratch(k.scratch_bytes()), out(static_cast<size_t>(outs * es)),
+                        mask(static_cast<size_t>(g.planes() * mask_plane_bytes(g)));
+                    k.run(x.data(), in, out.p, ov, mask.p, scratch.p);
+                    outs_all.emplace_back(out.p, out.p + outs * es);
+                    masks.emplace_back(mask.p, mask.p + g.planes() * mask_plane_bytes(g));
+                }
+                for (size_t i = 1; i < outs_all.size(); ++i) {
+                    EXPECT_TRUE(outs_all[i] == outs_all[0]);
+                    EXPECT_TRUE(masks[i] == masks[0]);
+                }
+            }
+}
+
+}  // namespace
