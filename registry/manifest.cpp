@@ -157,7 +157,7 @@ struct Parser {
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
-        only_keys(n, {"name", "header", "headers", "params", "null_order", "cube_math", "same_dtype", "castable", "dtypes",
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
                       "formats", "ranks", "attrs", "products"},
                   "an operator");
         OpManifest op;
@@ -195,6 +195,23 @@ struct Parser {
                 const auto name = str(e, "null_order entry");
                 if (!param(op, e, name).is_pointer()) fail(e, "'" + name + "' is not a pointer parameter");
                 op.null_order.push_back(name);
+            }
+        }
+        if (n["early_checks"]) {
+            expect_map(n["early_checks"], "early_checks");
+            for (const auto &kv : n["early_checks"]) {
+                const auto name = kv.first.as<std::string>();
+                const Param &p = param(op, kv.first, name);
+                if (p.type != ParamType::IntArray && p.type != ParamType::BoolArray && p.type != ParamType::FloatArray)
+                    fail(kv.first, "early_checks apply to array parameters only, '" + name + "' is not one");
+                expect_map(kv.second, "early check of " + name);
+                only_keys(kv.second, {"length", "code"}, "early check of " + name);
+                EarlyCheck e;
+                e.param = name;
+                e.lengths = int_list(required(kv.second, "length", "the allowed lengths"), "length");
+                if (kv.second["code"]) e.code = static_cast<int32_t>(integer(kv.second["code"], "code"));
+                if (e.code != 161001 && e.code != 161002) fail(kv.second["code"], "code must be 161001 or 161002");
+                op.early_checks.push_back(e);
             }
         }
         if (n["cube_math"]) {

@@ -42,11 +42,20 @@ struct CubeMath {
     std::string input;  // the tensor whose dtype selects the row of the product's table
 };
 
+// A length rule CANN checks among the NULL checks (right after `null_order`), with its own status:
+// e.g. MaxPool2dWithMaskBackward answers 161001 for a kernelSize of the wrong length.
+struct EarlyCheck {
+    std::string param;
+    std::vector<int64_t> lengths;
+    int32_t code = 161002;
+};
+
 struct OpManifest {
     std::string name;                   // "AvgPool2dBackward"
     std::vector<std::string> headers;   // "aclnn_avgpool2d_backward.h"
     std::vector<Param> params;
     std::vector<std::string> null_order;  // order of NULL checks; default: signature order
+    std::vector<EarlyCheck> early_checks; // run after the null_order entries, before the other NULL checks
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast

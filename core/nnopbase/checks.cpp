@@ -8,6 +8,7 @@
 #include "aclnn_cpu/plugin.hpp"
 #include "aclnn_cpu/opapi_abi.h"
 #include "executor.hpp"
+#include "objects.hpp"
 
 namespace aclcpu {
 namespace {
@@ -19,6 +20,12 @@ std::string join(const std::vector<T> &v, Name name) {
     return s;
 }
 std::string num(int64_t v) { return std::to_string(v); }
+// "1 or 2", "0, 1 or 2": a list of allowed values in a sentence.
+std::string alternatives(const std::vector<int64_t> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + num(v[i]);
+    return s;
+}
 
 const acp_arg &arg_named(const OpManifest &op, const std::vector<acp_arg> &args, const std::string &name) {
     return args[static_cast<size_t>(op.index_of(name))];
@@ -32,7 +39,7 @@ void check_attr(const std::string &name, const acp_arg &a, const AttrRule &r, co
     const bool is_array = a.kind == ACP_ARG_INT_ARRAY || a.kind == ACP_ARG_BOOL_ARRAY || a.kind == ACP_ARG_FLOAT_ARRAY;
     if (is_array && !r.lengths.empty() &&
         std::find(r.lengths.begin(), r.lengths.end(), static_cast<int64_t>(a.count)) == r.lengths.end())
-        fail(ACLNN_ERR_PARAM_INVALID, name + " must have " + join(r.lengths, num) + " element(s), got " + num(static_cast<int64_t>(a.count)));
+        fail(ACLNN_ERR_PARAM_INVALID, name + " must have " + alternatives(r.lengths) + " elements, got " + num(static_cast<int64_t>(a.count)));
     std::vector<int64_t> values;
     if (a.kind == ACP_ARG_INT_ARRAY) values.assign(a.ints, a.ints + a.count);
     else if (a.kind == ACP_ARG_INT || a.kind == ACP_ARG_BOOL) values.push_back(a.i);
@@ -64,6 +71,19 @@ void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
         if (p.is_pointer() && !p.optional && !args[i].ptr) fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL");
     };
     for (const auto &name : op.null_order) check(op.params[static_cast<size_t>(op.index_of(name))]);
+    for (const auto &e : op.early_checks) {
+        const auto i = static_cast<size_t>(op.index_of(e.param));
+        if (!args[i].ptr) continue;
+        uint64_t n = 0;
+        switch (args[i].kind) {
+            case ACP_ARG_INT_ARRAY: n = static_cast<const aclIntArray *>(args[i].ptr)->values.size(); break;
+            case ACP_ARG_BOOL_ARRAY: n = static_cast<const aclBoolArray *>(args[i].ptr)->values.size(); break;
+            case ACP_ARG_FLOAT_ARRAY: n = static_cast<const aclFloatArray *>(args[i].ptr)->values.size(); break;
+            default: continue;
+        }
+        if (std::find(e.lengths.begin(), e.lengths.end(), static_cast<int64_t>(n)) == e.lengths.end())
+            fail(e.code, e.param + " must have " + alternatives(e.lengths) + " elements, got " + num(static_cast<int64_t>(n)));
+    }
     for (const auto &p : op.params) check(p);
 }
 

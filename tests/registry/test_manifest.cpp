@@ -141,6 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"attr_rule_names_a_non_parameter", with(17, "      beta: {range: [0, 8]}"), 17, "beta"},
         BadManifest{"dtype_rule_names_a_non_parameter", with(24, "        dtypes: {self: [FLOAT], outt: [FLOAT]}"), 24, "outt"},
         BadManifest{"same_dtype_names_a_non_parameter", with(18, "    same_dtype: [self, other]"), 18, "other"},
+        BadManifest{"early_check_on_a_non_array", inserted(14, "    early_checks: {alpha: {length: [1]}}"), 14, "alpha"},
+        BadManifest{"early_check_bad_code", inserted(14, "    early_checks: {sizes: {length: [1], code: 42}}"), 14, "161001"},
         BadManifest{"castable_names_a_non_tensor", inserted(14, "    castable: [{from: self, to: alpha}]"), 14, "alpha"},
         BadManifest{"castable_without_to", inserted(14, "    castable: [{from: self}]"), 14, "to"},
         BadManifest{"cube_math_names_a_non_parameter", with(19, "    cube_math: {param: mod, input: self}"), 19, "mod"},

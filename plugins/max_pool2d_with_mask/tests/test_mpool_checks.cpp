@@ -119,10 +119,8 @@ const std::vector<Row> &backwardRows() {
         {"format before attribute", [](Call &c) { c.maskFmt = ACL_FORMAT_FRACTAL_Z, c.padding = std::vector<int64_t>{5}; }, 161002, "indices format"},
         {"kernel value before shapes", [](Call &c) { c.kernel = std::vector<int64_t>{0}, c.goDims = {1, 1, 1, 1}; }, 161002, "kernelSize values"},
         {"kernelSize length before NULL stride", [](Call &c) { c.kernel = std::vector<int64_t>{1, 2, 3}, c.stride.reset(); }, 161001, ""},
-        // CANN answers 161001 here (its length quirk precedes the dtype check); the core checks
-        // dtypes before any plugin code runs, so this is 161002 until the core can run the quirk
-        // first (see the plugin's report).
-        {"kernelSize length with a bad dtype", [](Call &c) { c.kernel = std::vector<int64_t>{}, c.dt(ACL_DOUBLE); }, 161002, "DOUBLE"},
+        // CANN's length quirk precedes the dtype check (the manifest's early check).
+        {"kernelSize length with a bad dtype", [](Call &c) { c.kernel = std::vector<int64_t>{}, c.dt(ACL_DOUBLE); }, 161001, "kernelSize must have 1 or 2 elements, got 0"},
     };
     return rows;
 }
