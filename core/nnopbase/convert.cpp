@@ -1,7 +1,6 @@
 // The core's conversion nodes: the one place where tensors change dtype or layout on the way into
 // or out of a kernel. Convert: any strided view -> dense workspace buffer (with cube rounding).
 // Store: dense workspace buffer -> any strided output view. Both are deterministic elementwise maps.
-#include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -11,6 +10,7 @@
 
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
 #include "executor.hpp"
 
 namespace aclcpu {
@@ -123,106 +123,48 @@ RowFn pick_dst(int32_t dst, int32_t precision) {
     }
 }
 
-// The maskz_ forms with all lanes set dodge GCC 12's false -Wmaybe-uninitialized on _mm512_undefined_*().
-constexpr __mmask16 kAll = 0xffff;
-
-// FLOAT -> FLOAT rounded to the cube precision, 16 lanes at a time: the cubeMathType path every
-// FLOAT call with ALLOW_FP32_DOWN_PRECISION / USE_FP16 / USE_HF32 takes. Bit-identical to
-// acp::round_to_precision (vcvtps2ph rounds to nearest even and quiets NaN exactly as float_to_half).
-template <int32_t PREC>
-__attribute__((target("avx512f"))) void round_row_avx512(const uint8_t *src, int64_t ss, uint8_t *dst, int64_t ds,
-                                                         int64_t n) {
-    if (ss != 1 || ds != 1) return convert_row<ACL_FLOAT, ACL_FLOAT, PREC>(src, ss, dst, ds, n);
-    const auto *in = reinterpret_cast<const float *>(src);
-    auto *out = reinterpret_cast<float *>(dst);
+// FLOAT16 / BF16 / FLOAT rows 16 lanes at a time, with numeric_avx512.hpp (numeric.hpp's bits):
+// FLOAT -> FLOAT rounded to the cube precision (every FLOAT call under ALLOW_FP32_DOWN_PRECISION /
+// USE_FP16 / USE_HF32 takes it), and widening / narrowing between FLOAT and FLOAT16 or BF16.
+// Strided rows take the scalar row.
+template <int32_t S, int32_t D, int32_t PREC>
+__attribute__((target("avx512f"))) void convert_row_avx512(const uint8_t *src, int64_t ss, uint8_t *dst, int64_t ds,
+                                                           int64_t n) {
+    namespace v = acp::avx512;
+    if (ss != 1 || ds != 1) return convert_row<S, D, PREC>(src, ss, dst, ds, n);
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) {
-        const __m512i x = _mm512_castps_si512(_mm512_loadu_ps(in + k));
-        __m512i r;
-        if constexpr (PREC == ACP_PREC_FP16) {
-            r = _mm512_castps_si512(
-                _mm512_maskz_cvtph_ps(kAll, _mm512_maskz_cvtps_ph(kAll, _mm512_castsi512_ps(x), _MM_FROUND_TO_NEAREST_INT)));
-        } else {
-            const int shift = PREC == ACP_PREC_HF32 ? 12 : 16;  // mantissa bits dropped
-            const __m512i half = _mm512_set1_epi32((1 << (shift - 1)) - 1);
-            const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, shift), _mm512_set1_epi32(1));
-            r = _mm512_and_si512(_mm512_set1_epi32(~((1 << shift) - 1)), _mm512_add_epi32(x, _mm512_add_epi32(half, odd)));
-            const __m512i abs = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-            if constexpr (PREC == ACP_PREC_HF32) {  // inf and NaN stay as they are
-                const __mmask16 special = _mm512_cmpge_epu32_mask(abs, _mm512_set1_epi32(0x7f800000));
-                r = _mm512_mask_mov_epi32(r, special, x);
-            } else {  // BF16: NaN is quieted, its top bits kept
-                const __mmask16 nan = _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7f800000));
-                const __m512i q = _mm512_and_si512(_mm512_or_si512(x, _mm512_set1_epi32(0x00400000)), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-                r = _mm512_mask_mov_epi32(r, nan, q);
-            }
-        }
-        _mm512_storeu_ps(out + k, _mm512_castsi512_ps(r));
-    }
-    convert_row<ACL_FLOAT, ACL_FLOAT, PREC>(src + k * 4, 1, dst + k * 4, 1, n - k);
-}
-
-// FLOAT16 / BF16 <-> FLOAT without cube rounding, 16 lanes at a time (dense rows; strided rows take
-// the scalar row). Widening is exact and keeps NaN payloads; narrowing rounds to nearest even like numeric.hpp: vcvtps2ph
-// for FLOAT16, the integer formula for BF16 (vcvtneps2bf16 would flush subnormals).
-template <int32_t S, int32_t D>
-__attribute__((target("avx512f,avx512bw"))) void widen_narrow_avx512(const uint8_t *src, int64_t ss, uint8_t *dst,
-                                                                      int64_t ds, int64_t n) {
-    if (ss != 1 || ds != 1) return convert_row<S, D, ACP_PREC_NATIVE>(src, ss, dst, ds, n);
-    int64_t k = 0;
-    for (; k + 16 <= n; k += 16) {
-        if constexpr (D == ACL_FLOAT) {  // widen
+        __m512 f;
+        if constexpr (S == ACL_FLOAT) f = _mm512_loadu_ps(reinterpret_cast<const float *>(src) + k);
+        else {
             const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src) + k / 16);
-            const __m512i wide = _mm512_maskz_cvtepu16_epi32(kAll, h);
-            __m512 f;
-            if constexpr (S == ACL_FLOAT16) {
-                // vcvtph2ps quiets signalling NaNs; half_to_float keeps every NaN's bits: patch those lanes.
-                f = _mm512_maskz_cvtph_ps(kAll, h);
-                const __m512i abs = _mm512_and_si512(wide, _mm512_set1_epi32(0x7fff));
-                const __mmask16 nan = _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7c00));
-                const __m512i sign = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(wide, _mm512_set1_epi32(0x8000)), 16);
-                const __m512i payload = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(wide, _mm512_set1_epi32(0x3ff)), 13);
-                const __m512i bits = _mm512_or_si512(_mm512_or_si512(sign, payload), _mm512_set1_epi32(0x7f800000));
-                f = _mm512_mask_mov_ps(f, nan, _mm512_castsi512_ps(bits));
-            } else {
-                f = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, wide, 16));
-            }
-            _mm512_storeu_ps(reinterpret_cast<float *>(dst) + k, f);
-        } else {  // narrow
-            const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float *>(src) + k);
-            __m256i h;
-            if constexpr (D == ACL_FLOAT16) {
-                h = _mm512_maskz_cvtps_ph(kAll, f, _MM_FROUND_TO_NEAREST_INT);
-            } else {
-                const __m512i x = _mm512_castps_si512(f);
-                const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
-                __m512i r = _mm512_maskz_srli_epi32(kAll, _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
-                const __m512i abs = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
-                const __mmask16 nan = _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7f800000));
-                r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(0x40)));
-                h = _mm512_maskz_cvtepi32_epi16(kAll, r);
-            }
-            _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst) + k / 16, h);
+            f = S == ACL_FLOAT16 ? v::from_half(h) : v::from_bf16(h);
         }
+        if constexpr (PREC == ACP_PREC_FP16) f = v::round_fp16(f);
+        if constexpr (PREC == ACP_PREC_HF32) f = v::round_hf32(f);
+        if constexpr (PREC == ACP_PREC_BF16) f = v::round_bf16(f);
+        if constexpr (D == ACL_FLOAT) _mm512_storeu_ps(reinterpret_cast<float *>(dst) + k, f);
+        else _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst) + k / 16, D == ACL_FLOAT16 ? v::to_half(f) : v::to_bf16(f));
     }
-    const int64_t se = S == ACL_FLOAT ? 4 : 2, de = D == ACL_FLOAT ? 4 : 2;
-    convert_row<S, D, ACP_PREC_NATIVE>(src + k * se, 1, dst + k * de, 1, n - k);
+    constexpr int64_t se = S == ACL_FLOAT ? 4 : 2, de = D == ACL_FLOAT ? 4 : 2;
+    convert_row<S, D, PREC>(src + k * se, 1, dst + k * de, 1, n - k);
 }
 
 // A typed row function for FLOAT / FLOAT16 / BF16 pairs, nullptr for anything else.
 RowFn pick_row(int32_t src, int32_t dst, int32_t precision) {
-    if (precision == ACP_PREC_NATIVE && __builtin_cpu_supports("avx512bw")) {
-        if (src == ACL_FLOAT16 && dst == ACL_FLOAT) return widen_narrow_avx512<ACL_FLOAT16, ACL_FLOAT>;
-        if (src == ACL_BF16 && dst == ACL_FLOAT) return widen_narrow_avx512<ACL_BF16, ACL_FLOAT>;
-        if (src == ACL_FLOAT && dst == ACL_FLOAT16) return widen_narrow_avx512<ACL_FLOAT, ACL_FLOAT16>;
-        if (src == ACL_FLOAT && dst == ACL_BF16) return widen_narrow_avx512<ACL_FLOAT, ACL_BF16>;
-    }
-    if (src == ACL_FLOAT && dst == ACL_FLOAT && precision != ACP_PREC_NATIVE && __builtin_cpu_supports("avx512f")) {
-        switch (precision) {
-            case ACP_PREC_FP16: return round_row_avx512<ACP_PREC_FP16>;
-            case ACP_PREC_HF32: return round_row_avx512<ACP_PREC_HF32>;
-            case ACP_PREC_BF16: return round_row_avx512<ACP_PREC_BF16>;
-            default: break;
+    if (__builtin_cpu_supports("avx512f")) {
+        if (src == ACL_FLOAT && dst == ACL_FLOAT) {
+            switch (precision) {
+                case ACP_PREC_FP16: return convert_row_avx512<ACL_FLOAT, ACL_FLOAT, ACP_PREC_FP16>;
+                case ACP_PREC_HF32: return convert_row_avx512<ACL_FLOAT, ACL_FLOAT, ACP_PREC_HF32>;
+                case ACP_PREC_BF16: return convert_row_avx512<ACL_FLOAT, ACL_FLOAT, ACP_PREC_BF16>;
+                default: break;  // a plain copy: the scalar row vectorizes itself
+            }
+        } else if (precision == ACP_PREC_NATIVE) {
+            if (src == ACL_FLOAT16 && dst == ACL_FLOAT) return convert_row_avx512<ACL_FLOAT16, ACL_FLOAT, ACP_PREC_NATIVE>;
+            if (src == ACL_BF16 && dst == ACL_FLOAT) return convert_row_avx512<ACL_BF16, ACL_FLOAT, ACP_PREC_NATIVE>;
+            if (src == ACL_FLOAT && dst == ACL_FLOAT16) return convert_row_avx512<ACL_FLOAT, ACL_FLOAT16, ACP_PREC_NATIVE>;
+            if (src == ACL_FLOAT && dst == ACL_BF16) return convert_row_avx512<ACL_FLOAT, ACL_BF16, ACP_PREC_NATIVE>;
         }
     }
     switch (src) {

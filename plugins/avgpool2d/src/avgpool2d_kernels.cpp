@@ -30,6 +30,7 @@
 #include <tbb/partitioner.h>
 
 #include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AVGPOOL_X86 1
@@ -533,26 +534,9 @@ AVX512_FN inline __m512 vopaque(__m512 x) {
     return x;
 }
 
-// acp::float_to_half: vcvtps2ph with round-to-nearest-even is the IEEE conversion (subnormals
-// kept, overflow to inf, NaN quieted keeping its top payload bits): the same bits.
-AVX512_FN inline __m256i vround_f16(__m512 v) {
-    return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
-
-// acp::float_to_bf16 in integer form (vcvtneps2bf16 would flush subnormals): add 0x7fff plus the
-// lsb of the result, or for a NaN set the quiet bit; the result is the upper half of each lane,
-// gathered with one word permute.
-AVX512_FN inline __m256i vround_bf16(__m512 v) {
-    const __m512i x = _mm512_castps_si512(v);
-    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
-    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
-    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
-    const __m512i odd_words = _mm512_set_epi32(0x001f001d, 0x001b0019, 0x00170015, 0x00130011, 0x000f000d, 0x000b0009,
-                                               0x00070005, 0x00030001, 0x001f001d, 0x001b0019, 0x00170015, 0x00130011,
-                                               0x000f000d, 0x000b0009, 0x00070005, 0x00030001);
-    return _mm512_maskz_extracti64x4_epi64(0xf, _mm512_maskz_permutexvar_epi16(~__mmask32{0}, odd_words, q), 0);
-}
+// FLOAT16 and BF16 stores round with acp::avx512 (numeric_avx512.hpp), numeric.hpp's bits.
+AVX512_FN inline __m256i vround_f16(__m512 v) { return acp::avx512::to_half(v); }
+AVX512_FN inline __m256i vround_bf16(__m512 v) { return acp::avx512::to_bf16(v); }
 
 // The same with vcvtneps2bf16 (AVX512_BF16; only called when the CPU has it, hence the asm: the
 // file is not built for it). The instruction rounds to nearest even and quiets NaNs exactly as

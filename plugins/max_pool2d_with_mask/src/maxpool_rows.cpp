@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define MPOOL_X86 1
@@ -49,18 +50,9 @@ MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-MPOOL_AVX512 inline __m256i half_of(__m512 v) {
-    return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
-
-MPOOL_AVX512 inline __m256i bf16_of(__m512 v) {
-    const __m512i x = _mm512_castps_si512(v);
-    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
-    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
-    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
-    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, q, 16));
-}
+// FLOAT16 / BF16 rounding with acp::avx512 (numeric_avx512.hpp): numeric.hpp's bits.
+MPOOL_AVX512 inline __m256i half_of(__m512 v) { return acp::avx512::to_half(v); }
+MPOOL_AVX512 inline __m256i bf16_of(__m512 v) { return acp::avx512::to_bf16(v); }
 
 MPOOL_AVX512 inline __m512 widen_half(__m256i h) { return _mm512_maskz_cvtph_ps(kAll, h); }
 

@@ -1,0 +1,68 @@
+// aclnn-cpu: numeric.hpp's conversions 16 lanes at a time (AVX-512F), producing the same bits as the
+// scalar functions. The one vector spelling for the core's conversion nodes and plugin kernels.
+// Call only from functions compiled for AVX-512 (target attribute plus a runtime CPU check).
+#ifndef ACLNN_CPU_NUMERIC_AVX512_HPP_
+#define ACLNN_CPU_NUMERIC_AVX512_HPP_
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define ACP_AVX512_FN __attribute__((target("avx512f"))) inline
+
+namespace acp::avx512 {
+
+// The maskz_ forms with all lanes set dodge GCC 12's false -Wmaybe-uninitialized on _mm512_undefined_*().
+constexpr __mmask16 kAll = 0xffff;
+
+// float_to_half: vcvtps2ph rounding to nearest even is the IEEE conversion (subnormals kept,
+// overflow to inf, NaN quieted keeping its top payload bits).
+ACP_AVX512_FN __m256i to_half(__m512 v) { return _mm512_maskz_cvtps_ph(kAll, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+
+// float_to_bf16 in integer form (vcvtneps2bf16 would flush subnormals): add 0x7fff plus the lsb of
+// the result; a NaN gets its quiet bit instead.
+ACP_AVX512_FN __m256i to_bf16(__m512 v) {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
+    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, q, 16));
+}
+
+// bf16_to_float: exact.
+ACP_AVX512_FN __m512 from_bf16(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+}
+
+// half_to_float: vcvtph2ps is exact but quiets signalling NaNs; half_to_float keeps every NaN's
+// bits, so NaN lanes are rebuilt from the half's sign and payload.
+ACP_AVX512_FN __m512 from_half(__m256i h) {
+    const __m512 f = _mm512_maskz_cvtph_ps(kAll, h);
+    const __m512i wide = _mm512_maskz_cvtepu16_epi32(kAll, h);
+    const __mmask16 nan =
+        _mm512_cmpgt_epu32_mask(_mm512_and_si512(wide, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7c00));
+    const __m512i sign = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(wide, _mm512_set1_epi32(0x8000)), 16);
+    const __m512i payload = _mm512_maskz_slli_epi32(kAll, _mm512_and_si512(wide, _mm512_set1_epi32(0x3ff)), 13);
+    const __m512i bits = _mm512_or_si512(_mm512_or_si512(sign, payload), _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_mov_ps(f, nan, _mm512_castsi512_ps(bits));
+}
+
+// round_to_hf32: keep 11 mantissa bits, nearest even; inf and NaN unchanged.
+ACP_AVX512_FN __m512 round_hf32(__m512 v) {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i odd = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 12), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_and_si512(_mm512_set1_epi32(~0xfff), _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7ff), odd)));
+    const __mmask16 special =
+        _mm512_cmpge_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_mask_mov_epi32(r, special, x));
+}
+
+// round_to_fp16 and round_to_bf16: there and back.
+ACP_AVX512_FN __m512 round_fp16(__m512 v) { return _mm512_maskz_cvtph_ps(kAll, to_half(v)); }
+ACP_AVX512_FN __m512 round_bf16(__m512 v) { return from_bf16(to_bf16(v)); }
+
+}  // namespace acp::avx512
+
+#undef ACP_AVX512_FN
+#endif  // x86
+#endif  // ACLNN_CPU_NUMERIC_AVX512_HPP_
