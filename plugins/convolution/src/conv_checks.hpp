@@ -1,0 +1,31 @@
+// The checks the manifest cannot state, in CANN's order (hicann/ops-nn convolution_backward_checker.cpp
+// CheckParams: formats, attribute values, the empty-tensor path, shapes, attribute lengths, channels
+// and groups, spatial sizes), and the geometry they establish.
+#ifndef CONVOLUTION_SRC_CONV_CHECKS_HPP_
+#define CONVOLUTION_SRC_CONV_CHECKS_HPP_
+
+#include "aclnn_cpu/plugin.hpp"
+#include "conv_types.hpp"
+
+namespace conv {
+
+struct Problem {
+    Geometry g;               // in plain-convolution roles (conv_types.hpp)
+    bool transposed = false;
+    bool empty = false;       // Huawei's empty-tensor path: zero the selected weight/bias grads only
+    bool mask[3] = {false, false, false};
+    int64_t bias_size = 0;    // the empty path's gradBias length (biasSizes[0])
+};
+
+// ConvolutionBackward(gradOutput 0, input 1, weight 2, biasSizes 3, stride 4, padding 5, dilation 6,
+//                     transposed 7, outputPadding 8, groups 9, outputMask 10, cubeMathType 11,
+//                     gradInput 12, gradWeight 13, gradBias 14)
+Problem check_backward(const acp::Args &a);
+
+// Convolution(input 0, weight 1, bias 2, stride 3, padding 4, dilation 5, transposed 6,
+//             outputPadding 7, groups 8, output 9, cubeMathType 10). empty: N == 0, nothing to do.
+Problem check_forward(const acp::Args &a);
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_CONV_CHECKS_HPP_

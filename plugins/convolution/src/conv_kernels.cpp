@@ -1,0 +1,99 @@
+#include "conv_kernels.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <cstring>
+
+#include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/numeric.hpp"
+
+namespace conv {
+
+namespace {
+
+constexpr int32_t kFloat = 0, kFloat16 = 1, kBf16 = 27;
+
+double load(const uint8_t *p, int32_t dt) {
+    if (dt == kFloat) {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return dt == kFloat16 ? acp::half_to_float(h) : acp::bf16_to_float(h);
+}
+
+// Sum of n elements `step` apart. Eight partial sums (element i goes to lane i % 8) combined in a
+// fixed order: vectorizable, and the same bits on every run.
+double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
+    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const auto es = static_cast<int64_t>(acp::dtype_size(dt));
+    int64_t i = 0;
+    if (dt == kFloat && step == 1) {
+        const auto *f = reinterpret_cast<const float *>(p);
+        for (; i + 8 <= n; i += 8)
+            for (int j = 0; j < 8; ++j) lane[j] += f[i + j];
+    }
+    for (; i < n; ++i) lane[i % 8] += load(p + i * step * es, dt);
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+}  // namespace
+
+void bias_grad(const void *g, const View &v, float *out) {
+    const size_t r = v.dims.size();
+    // (N, C, D, H, W) with missing spatial dims of extent 1
+    int64_t d[5] = {v.dims[0], v.dims[1], 1, 1, 1}, s[5] = {v.strides[0], v.strides[1], 0, 0, 0};
+    for (size_t i = 2; i < r; ++i) {
+        d[5 - r + i] = v.dims[i];
+        s[5 - r + i] = v.strides[i];
+    }
+    const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
+    const auto *base = static_cast<const uint8_t *>(g);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, d[1], 1), [&](const tbb::blocked_range<int64_t> &rc) {
+        for (int64_t c = rc.begin(); c < rc.end(); ++c) {
+            double acc = 0;
+            for (int64_t n = 0; n < d[0]; ++n)
+                for (int64_t z = 0; z < d[2]; ++z)
+                    for (int64_t y = 0; y < d[3]; ++y)
+                        acc += row_sum(base + (n * s[0] + c * s[1] + z * s[2] + y * s[3]) * es, d[4], s[4], v.dtype);
+            out[c] = static_cast<float>(acc);
+        }
+    });
+}
+
+void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, N * C, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        for (int64_t nc = r.begin(); nc < r.end(); ++nc) {
+            float *o = out + nc * plane;
+            const float b = bias[nc % C];
+            for (int64_t i = 0; i < plane; ++i) o[i] += b;
+        }
+    });
+}
+
+void zero_view(void *p, const View &v) {
+    const size_t r = v.dims.size();
+    for (const int64_t x : v.dims)
+        if (x == 0) return;
+    const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
+    std::vector<int64_t> idx(r, 0);
+    auto *base = static_cast<uint8_t *>(p);
+    for (;;) {
+        int64_t off = 0;
+        for (size_t i = 0; i < r; ++i) off += idx[i] * v.strides[i];
+        std::memset(base + off * es, 0, static_cast<size_t>(es));
+        size_t i = r;
+        while (i > 0) {
+            --i;
+            if (++idx[i] < v.dims[i]) break;
+            idx[i] = 0;
+            if (i == 0) return;
+        }
+        if (r == 0) return;
+    }
+}
+
+}  // namespace conv

@@ -1,0 +1,306 @@
+// Phase 1 of ConvolutionBackward and Convolution: checks (conv_checks.cpp), then the executor graph.
+//
+// ConvolutionBackward, each branch only when its outputMask bit is set, the three independent:
+//   [convert gradOutput] [convert weight] -> dInput  (oneDNN data pass)    -> [store gradInput]
+//   [convert gradOutput] [convert input]  -> dWeight (oneDNN weight pass)  -> [store gradWeight]
+//   gradOutput as given                   -> dBias   (own per-channel sum) -> [store gradBias]
+// "convert" is the core's node: FLOAT16 -> FLOAT, FLOAT rounded to the product's cube precision
+// (cubeMathType), or a strided view made dense; otherwise oneDNN reads the caller's tensor. Results
+// are FLOAT; "store" rounds them once to FLOAT16/BF16 or writes a strided view; a dense FLOAT output
+// is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
+// gradOutput.
+#include "conv_plan.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aclnn_cpu/plugin.hpp"
+#include "conv_checks.hpp"
+#include "conv_kernels.hpp"
+#include "dnnl_pass.hpp"
+
+namespace conv {
+
+namespace {
+
+using acp::cat;
+using acp::require;
+
+constexpr int32_t kFloat = 0, kFloat16 = 1, kBf16 = 27;
+
+int32_t reserve(const acp_plan_ctx *ctx, uint64_t bytes) {
+    if (bytes == 0) return -1;
+    const int32_t id = ctx->host->add_buffer(ctx->plan, bytes);
+    require(id >= 0, acp::kInner, "cannot reserve the workspace");
+    return id;
+}
+
+// Where a node finds a dense operand: a workspace buffer (converted) or the caller's tensor.
+struct Source {
+    int32_t arg = -1, buffer = -1, node = -1;
+    const void *address(const acp_host_api *h, const acp_run_ctx *run) const {
+        return buffer >= 0 ? h->buffer_data(run, buffer) : h->arg_data(run, arg);
+    }
+};
+
+// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision.
+Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, Source *cache) {
+    if (cache->arg == arg) return *cache;
+    Source s;
+    s.arg = arg;
+    const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
+    if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
+        const int32_t dt = t.dtype == kBf16 ? kBf16 : kFloat;
+        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
+        s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
+                                        nullptr, 0);
+        require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
+    }
+    *cache = s;
+    return s;
+}
+
+// Where a node writes its FLOAT result: the caller's dense FLOAT tensor, or a buffer to store.
+struct Sink {
+    int32_t arg = -1, buffer = -1;
+    float *address(const acp_host_api *h, const acp_run_ctx *run) const {
+        return static_cast<float *>(buffer >= 0 ? h->buffer_data(run, buffer) : h->arg_data(run, arg));
+    }
+};
+
+Sink plan_sink(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, bool force_buffer = false) {
+    Sink s;
+    s.arg = arg;
+    if (force_buffer || t.dtype != kFloat || !acp::is_contiguous(t))
+        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * sizeof(float));
+    return s;
+}
+
+void plan_store(const acp_plan_ctx *ctx, const Sink &s, int32_t node) {
+    if (s.buffer < 0) return;
+    require(ctx->host->add_store(ctx->plan, s.buffer, kFloat, s.arg, &node, 1) >= 0, acp::kInner,
+            "cannot plan the store of the result");
+}
+
+std::vector<int32_t> reserve_all(const acp_plan_ctx *ctx, const std::vector<uint64_t> &sizes) {
+    std::vector<int32_t> ids;
+    for (const uint64_t b : sizes) ids.push_back(reserve(ctx, b));
+    return ids;
+}
+
+void resolve(const acp_host_api *h, const acp_run_ctx *run, const std::vector<int32_t> &ids, std::vector<void *> &out) {
+    out.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = ids[i] >= 0 ? h->buffer_data(run, ids[i]) : nullptr;
+}
+
+Dt engine_dt(const acp_tensor_desc &t) { return t.dtype == kBf16 ? Dt::BF16 : Dt::F32; }
+
+View view_of(const acp_tensor_desc &t) { return View{t.dtype, acp::dims_of(t), acp::strides_of(t)}; }
+
+// ---- node states (owned by Plan, handed to the executor) ----
+
+struct DataNode {
+    const acp_host_api *host = nullptr;
+    std::unique_ptr<DataPass> pass;
+    Source a, w;
+    Sink out;
+    std::vector<int32_t> bufs;
+    std::vector<void *> ptrs;  // resolved per run (runs of one executor are serialized)
+    // forward companion only
+    Source bias;
+    int64_t bias_c = 0, plane = 0, n = 0;
+    uint64_t zero_bytes = 0;  // zero the result first (a transposed output's tail rows)
+};
+
+struct WeightNode {
+    const acp_host_api *host = nullptr;
+    std::unique_ptr<WeightPass> pass;
+    Source src, ddst;
+    Sink out;
+    std::vector<int32_t> bufs;
+    std::vector<void *> ptrs;
+};
+
+struct BiasNode {
+    const acp_host_api *host = nullptr;
+    int32_t go_arg = -1;
+    View go;
+    Sink out;
+};
+
+struct ZeroNode {
+    const acp_host_api *host = nullptr;
+    int32_t arg = -1;
+    View v;
+};
+
+struct Plan {
+    std::vector<std::unique_ptr<DataNode>> data;
+    std::vector<std::unique_ptr<WeightNode>> weight;
+    std::vector<std::unique_ptr<BiasNode>> bias;
+    std::vector<std::unique_ptr<ZeroNode>> zero;
+};
+
+acp_status run_data(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<DataNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        resolve(s->host, run, s->bufs, s->ptrs);
+        float *out = s->out.address(s->host, run);
+        if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
+        s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data());
+        if (s->bias.arg >= 0)
+            add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
+        return acp_status{0};
+    });
+}
+
+acp_status run_weight(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<WeightNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        resolve(s->host, run, s->bufs, s->ptrs);
+        s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run), s->out.address(s->host, run),
+                     s->ptrs.data());
+        return acp_status{0};
+    });
+}
+
+acp_status run_bias(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<BiasNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        bias_grad(s->host->arg_data(run, s->go_arg), s->go, s->out.address(s->host, run));
+        return acp_status{0};
+    });
+}
+
+acp_status run_zero(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<ZeroNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        zero_view(s->host->arg_data(run, s->arg), s->v);
+        return acp_status{0};
+    });
+}
+
+int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void *data, std::vector<int32_t> deps) {
+    std::vector<int32_t> d;
+    for (const int32_t x : deps)
+        if (x >= 0) d.push_back(x);
+    const int32_t id = ctx->host->add_node(ctx->plan, name, fn, data, d.data(), static_cast<uint32_t>(d.size()));
+    require(id >= 0, acp::kInner, cat("cannot add the node ", name));
+    return id;
+}
+
+void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl) {
+    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat(what, ": oneDNN ", impl).c_str());
+}
+
+void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
+    ctx->host->set_plan_state(ctx->plan, plan.release(), [](void *s) { delete static_cast<Plan *>(s); });
+}
+
+// The empty-tensor path: zeros into the selected gradWeight / gradBias, nothing else.
+void plan_empty(const acp_plan_ctx *ctx, const acp::Args &a, const Problem &p, Plan &plan) {
+    for (const int32_t arg : {13, 14}) {
+        if (!p.mask[arg - 12] || acp::numel(*a.tensor(static_cast<uint32_t>(arg))) == 0) continue;
+        auto z = std::make_unique<ZeroNode>(ZeroNode{ctx->host, arg, view_of(*a.tensor(static_cast<uint32_t>(arg)))});
+        add_node(ctx, arg == 13 ? "conv_zero_grad_weight" : "conv_zero_grad_bias", run_zero, z.get(), {});
+        plan.zero.push_back(std::move(z));
+    }
+}
+
+}  // namespace
+
+acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
+    return acp::guard(ctx, [&]() -> acp_status {
+        const acp::Args a{ctx};
+        const Problem p = check_backward(a);
+        auto plan = std::make_unique<Plan>();
+        if (p.empty) {
+            plan_empty(ctx, a, p, *plan);
+            hand_over(ctx, std::move(plan));
+            return 0;
+        }
+        const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
+        const Dt dt = engine_dt(in);
+        Source go_cache, unused;
+        if (p.mask[0]) {  // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight
+            auto n = std::make_unique<DataNode>();
+            n->host = ctx->host;
+            n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
+            log_impl(ctx, "gradInput", n->pass->impl());
+            n->a = plan_source(ctx, 0, go, &go_cache);
+            n->w = plan_source(ctx, 2, w, &unused);
+            n->out = plan_sink(ctx, 12, *a.tensor(12));
+            n->bufs = reserve_all(ctx, n->pass->buffers());
+            const int32_t id = add_node(ctx, "conv_grad_input", run_data, n.get(), {n->a.node, n->w.node});
+            plan_store(ctx, n->out, id);
+            plan->data.push_back(std::move(n));
+        }
+        if (p.mask[1]) {  // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
+            auto n = std::make_unique<WeightNode>();
+            n->host = ctx->host;
+            n->pass = std::make_unique<WeightPass>(p.g, dt);
+            log_impl(ctx, "gradWeight", n->pass->impl());
+            unused = {};
+            const Source x = plan_source(ctx, 1, in, &unused);
+            const Source y = plan_source(ctx, 0, go, &go_cache);
+            n->src = p.transposed ? y : x;
+            n->ddst = p.transposed ? x : y;
+            n->out = plan_sink(ctx, 13, *a.tensor(13));
+            n->bufs = reserve_all(ctx, n->pass->buffers());
+            const int32_t id = add_node(ctx, "conv_grad_weight", run_weight, n.get(), {x.node, y.node});
+            plan_store(ctx, n->out, id);
+            plan->weight.push_back(std::move(n));
+        }
+        if (p.mask[2]) {  // dBias: per-channel sum of the caller's gradOutput
+            auto n = std::make_unique<BiasNode>(BiasNode{ctx->host, 0, view_of(go), plan_sink(ctx, 14, *a.tensor(14))});
+            const int32_t id = add_node(ctx, "conv_grad_bias", run_bias, n.get(), {});
+            plan_store(ctx, n->out, id);
+            plan->bias.push_back(std::move(n));
+        }
+        hand_over(ctx, std::move(plan));
+        return 0;
+    });
+}
+
+acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
+    return acp::guard(ctx, [&]() -> acp_status {
+        const acp::Args a{ctx};
+        const Problem p = check_forward(a);
+        if (p.empty) return 0;
+        const acp_tensor_desc &in = *a.tensor(0), &w = *a.tensor(1), &out = *a.tensor(9);
+        auto plan = std::make_unique<Plan>();
+        auto n = std::make_unique<DataNode>();
+        n->host = ctx->host;
+        // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
+        n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
+                                             engine_dt(in));
+        log_impl(ctx, "output", n->pass->impl());
+        Source c1, c2;
+        n->a = plan_source(ctx, 0, in, &c1);
+        n->w = plan_source(ctx, 1, w, &c2);
+        n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
+        if (p.transposed && p.g.src_used != p.g.src) n->zero_bytes = static_cast<uint64_t>(acp::numel(out)) * sizeof(float);
+        n->n = out.dims[0];
+        n->bias_c = out.dims[1];
+        n->plane = acp::numel(out) / (out.dims[0] * out.dims[1]);
+        std::vector<int32_t> deps{n->a.node, n->w.node};
+        if (a.present(2)) {  // the bias, as FLOAT (never cube-rounded: it is not a matrix operand)
+            const acp_tensor_desc &b = *a.tensor(2);
+            n->bias.arg = 2;
+            n->bias.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(b)) * sizeof(float));
+            n->bias.node = ctx->host->add_convert(ctx->plan, 2, n->bias.buffer, kFloat, ACP_PREC_NATIVE, nullptr, 0);
+            require(n->bias.node >= 0, acp::kInner, "cannot plan the conversion of the bias");
+            deps.push_back(n->bias.node);
+        }
+        n->bufs = reserve_all(ctx, n->pass->buffers());
+        const int32_t id = add_node(ctx, "conv_forward", run_data, n.get(), deps);
+        plan_store(ctx, n->out, id);
+        plan->data.push_back(std::move(n));
+        hand_over(ctx, std::move(plan));
+        return 0;
+    });
+}
+
+}  // namespace conv

@@ -1,0 +1,62 @@
+// The compute engine: oneDNN convolution primitives run over a decomposition fixed by the shape only,
+// so that results are bitwise identical at any thread count.
+//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task.
+//   WeightPass  diff_W = bwd_weights(src, diff_dst): the minibatch in at most kWeightChunks chunks,
+//               each writing its own partial diff_W, summed in chunk order.
+// Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
+// its own scratchpad and blocked-layout buffers in slices of the executor's workspace.
+// Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays.
+#ifndef CONVOLUTION_SRC_DNNL_PASS_HPP_
+#define CONVOLUTION_SRC_DNNL_PASS_HPP_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "conv_types.hpp"
+
+namespace conv {
+
+inline constexpr int64_t kWeightChunks = 4;
+
+struct DnnlState;  // oneDNN objects, kept out of this header
+
+class DataPass {
+public:
+    enum class Kind { Forward, BackwardData };
+    DataPass(const Geometry &g, Kind kind, Dt in_dt);
+    ~DataPass();
+    DataPass(const DataPass &) = delete;
+    DataPass &operator=(const DataPass &) = delete;
+
+    // Workspace slices the pass needs (bytes each), reserved by the plan in this order.
+    const std::vector<uint64_t> &buffers() const { return buffers_; }
+    // a: the chunked operand (src or diff_dst), w: weights (OC, IC/G, K...), out: FLOAT result.
+    void run(const void *a, const void *w, float *out, void *const *bufs) const;
+    const char *impl() const;
+
+private:
+    std::unique_ptr<DnnlState> s_;
+    std::vector<uint64_t> buffers_;
+};
+
+class WeightPass {
+public:
+    WeightPass(const Geometry &g, Dt in_dt);
+    ~WeightPass();
+    WeightPass(const WeightPass &) = delete;
+    WeightPass &operator=(const WeightPass &) = delete;
+
+    const std::vector<uint64_t> &buffers() const { return buffers_; }
+    // src, diff_dst dense; out: FLOAT diff weights (OC, IC/G, K...).
+    void run(const void *src, const void *diff_dst, float *out, void *const *bufs) const;
+    const char *impl() const;
+
+private:
+    std::unique_ptr<DnnlState> s_;
+    std::vector<uint64_t> buffers_;
+};
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_DNNL_PASS_HPP_

@@ -1,0 +1,100 @@
+// The conformance corpus (testing.md "Conv corners"), small enough for a double-precision reference.
+#ifndef CONVOLUTION_TESTS_CONV_CASES_HPP_
+#define CONVOLUTION_TESTS_CONV_CASES_HPP_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conv_reference.hpp"
+
+namespace ct {
+
+struct Named {
+    std::string name;
+    cref::Conv c;
+    std::optional<std::vector<int64_t>> padding;  // a 4-element 2-D padding, when used
+};
+
+inline cref::Conv conv2d(int64_t N, int64_t Cin, int64_t Cout, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh = 1,
+                         int64_t sw = 1, int64_t ph = 0, int64_t pw = 0, int64_t G = 1) {
+    cref::Conv c;
+    c.sd = 2;
+    c.N = N, c.Cin = Cin, c.Cout = Cout, c.G = G;
+    c.in = {H, W, 1};
+    c.k = {kh, kw, 1};
+    c.s = {sh, sw, 1};
+    c.pl = c.pr = {ph, pw, 0};
+    return c;
+}
+
+inline std::vector<Named> corpus() {
+    std::vector<Named> v;
+    {  // 1-D ic3iw224oc64kw7sw2pw3
+        cref::Conv c;
+        c.sd = 1, c.N = 2, c.Cin = 3, c.Cout = 64, c.in = {224, 1, 1}, c.k = {7, 1, 1}, c.s = {2, 1, 1}, c.pl = c.pr = {3, 0, 0};
+        v.push_back({"conv1d_ic3iw224oc64kw7sw2pw3", c, {}});
+    }
+    v.push_back({"basic_3x3", conv2d(2, 8, 12, 10, 9, 3, 3, 1, 1, 1, 1), {}});
+    {  // 3-D ic16oc16 id10 ih13 iw50 k3 p1 (iw reduced to keep the reference quick)
+        cref::Conv c;
+        c.sd = 3, c.N = 1, c.Cin = 16, c.Cout = 16, c.in = {10, 13, 20}, c.k = {3, 3, 3}, c.pl = c.pr = {1, 1, 1};
+        v.push_back({"conv3d_ic16oc16id10ih13iw20k3p1", c, {}});
+    }
+    {  // dilated ic16ih8oc6kh3sh2ph1dh2
+        cref::Conv c = conv2d(2, 16, 6, 8, 8, 3, 3, 2, 2, 1, 1);
+        c.d = {2, 2, 1};
+        v.push_back({"dilated_ic16ih8oc6kh3sh2ph1dh2", c, {}});
+    }
+    v.push_back({"tails_ic17oc17", conv2d(2, 17, 17, 9, 11, 3, 3, 1, 1, 1, 1), {}});
+    v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
+    v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
+    v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
+    v.push_back({"depthwise_s2", conv2d(2, 8, 8, 12, 12, 3, 3, 2, 2, 1, 1, 8), {}});
+    v.push_back({"depthwise_multiplier2", conv2d(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 8), {}});
+    v.push_back({"pointwise_s2_unused_rows", conv2d(2, 6, 10, 9, 8, 1, 1, 2, 2, 0, 0), {}});
+    {
+        cref::Conv c = conv2d(2, 5, 7, 9, 10, 3, 3, 2, 2, 0, 0);
+        c.pl = {1, 0, 0};
+        c.pr = {2, 3, 0};
+        v.push_back({"padding4_asym", c, std::vector<int64_t>{1, 2, 0, 3}});
+    }
+    {  // transposed (a GoogleNet/AlexNet-like layer inverted): input 8 ch -> gradOutput 6 ch, x2 upsampling
+        cref::Conv c = conv2d(2, 8, 6, 5, 6, 3, 3, 2, 2, 1, 1);
+        c.transposed = true;
+        c.op = {1, 1, 0};
+        v.push_back({"transposed_k3s2p1op1", c, {}});
+    }
+    {
+        cref::Conv c = conv2d(2, 6, 4, 5, 5, 4, 3, 2, 3, 1, 0, 2);
+        c.transposed = true;
+        c.op = {0, 2, 0};
+        v.push_back({"transposed_groups2", c, {}});
+    }
+    {  // outputPadding >= stride, allowed because < dilation
+        cref::Conv c = conv2d(1, 3, 5, 6, 7, 3, 3, 1, 1, 0, 1);
+        c.transposed = true;
+        c.d = {3, 2, 1};
+        c.op = {2, 1, 0};
+        v.push_back({"transposed_outpad_lt_dilation", c, {}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 1, c.N = 2, c.Cin = 4, c.Cout = 6, c.in = {13, 1, 1}, c.k = {5, 1, 1}, c.s = {3, 1, 1}, c.pl = c.pr = {2, 0, 0};
+        c.op = {1, 0, 0};
+        c.transposed = true;
+        v.push_back({"transposed_1d", c, {}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 3, c.N = 1, c.Cin = 4, c.Cout = 6, c.in = {3, 4, 5}, c.k = {2, 3, 3}, c.s = {2, 2, 1}, c.pl = c.pr = {0, 1, 1};
+        c.op = {1, 0, 0};
+        c.transposed = true;
+        v.push_back({"transposed_3d", c, {}});
+    }
+    return v;
+}
+
+}  // namespace ct
+
+#endif  // CONVOLUTION_TESTS_CONV_CASES_HPP_
