@@ -1,0 +1,271 @@
+// ConvolutionBackward beyond the corpus: outputMask combinations, non-contiguous views, determinism
+// across thread counts, random-data tolerances per dtype, cubeMathType rounding per product, the
+// empty-tensor path, and the executor contract (workspace, consumed and repeatable executors).
+#include "conv_cases.hpp"
+#include "conv_test_util.hpp"
+
+namespace ct {
+namespace {
+
+cref::Conv medium() { return conv2d(4, 12, 16, 14, 13, 3, 3, 1, 2, 1, 1, 2); }
+
+struct Data {
+    std::vector<double> go, in, w;
+};
+Data intData(const cref::Conv &c, uint64_t seed, int64_t range = 4) {
+    return {ints(cref::Conv::count(c.gradOutputDims()), 8, seed), ints(cref::Conv::count(c.inputDims()), range, seed + 1),
+            ints(cref::Conv::count(c.weightDims()), range, seed + 2)};
+}
+Data uniformData(const cref::Conv &c, uint64_t seed, aclDataType dt) {
+    return {uniform(cref::Conv::count(c.gradOutputDims()), seed, dt), uniform(cref::Conv::count(c.inputDims()), seed + 1, dt),
+            uniform(cref::Conv::count(c.weightDims()), seed + 2, dt)};
+}
+
+TEST(Masks, EveryCombination) {
+    Runtime::use("atlas-a2");
+    const cref::Conv c = medium();
+    const Data d = intData(c, 3);
+    const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+    for (int m = 0; m < 8; ++m)
+        for (bool nullUnselected : {true, false}) {
+            Call k;
+            k.c = c;
+            k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
+            k.nullUnselected = nullUnselected;
+            const Result r = runBackward(k, d.go, d.in, d.w);
+            ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << m << " " << r.message;
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m << " " << r.message;
+            if (k.mask[0]) {
+                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gi, ref.gradInput, "gradInput")) << m;
+            }
+            if (k.mask[1]) {
+                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gw, ref.gradWeight, "gradWeight")) << m;
+            }
+            if (k.mask[2]) {
+                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gb, ref.gradBias, "gradBias")) << m;
+            }
+            EXPECT_TRUE(r.unselectedUntouched) << "mask " << m;
+            EXPECT_TRUE(r.canary) << m;
+            if (m == 0) {
+                EXPECT_EQ(r.workspace, 0u);
+            }
+        }
+}
+
+// Transposed strides, padded rows and offsets on every tensor give the contiguous bits.
+TEST(Views, NonContiguous) {
+    Runtime::use("atlas-a2");
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})
+        for (bool transposed : {false, true}) {
+            cref::Conv c = medium();
+            c.transposed = transposed;
+            if (transposed) c.op = {0, 1, 0};
+            const Data d = intData(c, 5);
+            const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+            Call k;
+            k.c = c;
+            k.dt = dt;
+            k.go = {{0, 2, 3, 1}, {}, 0};
+            k.in = {{}, {0, 1, 2, 3}, 5};
+            k.w = {{1, 0, 2, 3}, {}, 3};
+            k.gi = {{0, 3, 1, 2}, {1, 0, 0, 2}, 7};
+            k.gw = {{}, {0, 0, 1, 1}, 0};
+            k.gb = {{}, {0}, 9};
+            const Result r = runBackward(k, d.go, d.in, d.w);
+            ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+            EXPECT_TRUE(sameBits(dt, r.gi, ref.gradInput, "gradInput")) << dtName(dt) << transposed;
+            EXPECT_TRUE(sameBits(dt, r.gw, ref.gradWeight, "gradWeight")) << dtName(dt) << transposed;
+            EXPECT_TRUE(sameBits(dt, r.gb, ref.gradBias, "gradBias")) << dtName(dt) << transposed;
+            EXPECT_TRUE(r.canary);
+            EXPECT_TRUE(r.inputsUnchanged);
+        }
+}
+
+// Random data: the same bytes at 1, 2 and 3 threads and run to run.
+TEST(Determinism, ThreadCounts) {
+    cref::Conv c = conv2d(9, 16, 24, 17, 15, 3, 3, 1, 1, 1, 1);
+    for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+        const Data d = uniformData(c, 9, dt);
+        std::optional<Result> first;
+        for (int threads : {1, 2, 3, 2}) {
+            Runtime::use("atlas-a2", threads);
+            Call k;
+            k.c = c;
+            k.dt = dt;
+            const Result r = runBackward(k, d.go, d.in, d.w);
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+            if (!first) {
+                first = r;
+                continue;
+            }
+            EXPECT_EQ(r.gi, first->gi) << dtName(dt) << " threads " << threads;
+            EXPECT_EQ(r.gw, first->gw) << dtName(dt) << " threads " << threads;
+            EXPECT_EQ(r.gb, first->gb) << dtName(dt) << " threads " << threads;
+        }
+    }
+}
+
+// Random data against the double reference: FLOAT 1e-5 + 1e-4|ref| and relative L2 1e-6;
+// FLOAT16 rtol = atol = 1e-3; BF16 rtol 8e-3 (testing.md).
+TEST(Tolerance, RandomData) {
+    Runtime::use("atlas-a2");
+    for (bool transposed : {false, true})
+        for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+            cref::Conv c = conv2d(3, 16, 20, 12, 11, 3, 3, 2, 1, 1, 1, 4);
+            c.transposed = transposed;
+            if (transposed) c.op = {1, 0, 0};
+            const Data d = uniformData(c, 21, dt);
+            const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+            Call k;
+            k.c = c;
+            k.dt = dt;
+            const Result r = runBackward(k, d.go, d.in, d.w);
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+            const double atol = dt == ACL_FLOAT ? 1e-5 : 1e-3, rtol = dt == ACL_FLOAT ? 1e-4 : dt == ACL_FLOAT16 ? 1e-3 : 8e-3;
+            const double l2 = dt == ACL_FLOAT ? 1e-6 : 1e-2;
+            EXPECT_TRUE(close(dt, r.gi, ref.gradInput, atol, rtol, l2, "gradInput")) << dtName(dt) << transposed;
+            EXPECT_TRUE(close(dt, r.gw, ref.gradWeight, atol, rtol, l2, "gradWeight")) << dtName(dt) << transposed;
+            EXPECT_TRUE(close(dt, r.gb, ref.gradBias, atol, rtol, l2, "gradBias")) << dtName(dt) << transposed;
+        }
+}
+
+// cubeMathType: FLOAT inputs rounded to HF32 (A2 modes 1, 3) or FLOAT16 (A2 mode 2; training
+// modes 1, 2) before the math, accumulation in FLOAT; the bias gradient is not a cube operation.
+TEST(CubeMath, InputRounding) {
+    struct Mode {
+        const char *product;
+        int8_t cube;
+        double (*round)(double);
+    };
+    const Mode modes[] = {{"atlas-a2", 1, roundHf32}, {"atlas-a2", 3, roundHf32}, {"atlas-a2", 2, roundFp16},
+                          {"atlas-training", 1, roundFp16}, {"atlas-training", 2, roundFp16}, {"atlas-inference", 1, roundFp16}};
+    const cref::Conv c = conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1);
+    const Data d = uniformData(c, 31, ACL_FLOAT);
+    auto rounded = [](std::vector<double> v, double (*f)(double)) {
+        for (auto &x : v) x = f(x);
+        return v;
+    };
+    const cref::Grads exact = cref::backward(c, d.go, d.in, d.w);
+    for (const Mode &m : modes) {
+        Runtime::use(m.product);
+        const cref::Grads ref = cref::backward(c, rounded(d.go, m.round), rounded(d.in, m.round), rounded(d.w, m.round));
+        Call k;
+        k.c = c;
+        k.cube = m.cube;
+        const Result r = runBackward(k, d.go, d.in, d.w);
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m.product << " " << r.message;
+        EXPECT_TRUE(close(ACL_FLOAT, r.gi, ref.gradInput, 1e-6, 1e-5, 1e-6, "gradInput")) << m.product << int(m.cube);
+        EXPECT_TRUE(close(ACL_FLOAT, r.gw, ref.gradWeight, 1e-6, 1e-5, 1e-6, "gradWeight")) << m.product << int(m.cube);
+        EXPECT_TRUE(close(ACL_FLOAT, r.gb, exact.gradBias, 1e-6, 1e-5, 1e-6, "gradBias")) << m.product << int(m.cube);
+        // and the rounding is visible: the unrounded reference is off by more than that tolerance
+        EXPECT_FALSE(close(ACL_FLOAT, r.gw, exact.gradWeight, 1e-6, 1e-5, 1e-6, "gradWeight")) << m.product << int(m.cube);
+    }
+}
+
+// Huawei's empty path: gradWeight and gradBias zeroed where selected, gradInput untouched.
+TEST(Empty, ZeroesWeightAndBiasOnly) {
+    Runtime::use("atlas-a2");
+    cref::Conv c = conv2d(0, 4, 6, 5, 5, 3, 3, 1, 1, 1, 1);
+    Tensor go(ACL_FLOAT, c.gradOutputDims()), in(ACL_FLOAT, c.inputDims()), w(ACL_FLOAT, c.weightDims());
+    Tensor gi(ACL_FLOAT, c.inputDims()), gw(ACL_FLOAT, c.weightDims()), gb(ACL_FLOAT, {6}, {}, ACL_FORMAT_ND);
+    gw.setValues(std::vector<double>(static_cast<size_t>(gw.count()), 7.0));
+    gb.setValues(std::vector<double>(6, 7.0));
+    IntArray stride(std::vector<int64_t>{1, 1}), pad(std::vector<int64_t>{1, 1}), dil(std::vector<int64_t>{1, 1}),
+        op(std::vector<int64_t>{0, 0}), bias(std::vector<int64_t>{6});
+    BoolArray mask(std::vector<bool>{true, true, true});
+    uint64_t ws = 1;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(aclnnConvolutionBackwardGetWorkspaceSize(go.get(), in.get(), w.get(), bias.a, stride.a, pad.a, dil.a, false, op.a,
+                                                       1, mask.a, 0, gi.get(), gw.get(), gb.get(), &ws, &exec),
+              ACLNN_SUCCESS)
+        << lastError();
+    EXPECT_EQ(ws, 0u);
+    ASSERT_EQ(aclnnConvolutionBackward(nullptr, 0, exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(gw.values(), std::vector<double>(static_cast<size_t>(gw.count()), 0.0));
+    EXPECT_EQ(gb.values(), std::vector<double>(6, 0.0));
+    EXPECT_TRUE(gw.canaryIntact() && gb.canaryIntact() && gi.canaryIntact());
+}
+
+struct Prepared {
+    cref::Conv c = medium();
+    Data d = intData(c, 41);
+    Tensor go{ACL_FLOAT, c.gradOutputDims()}, in{ACL_FLOAT, c.inputDims()}, w{ACL_FLOAT, c.weightDims()};
+    Tensor gi{ACL_FLOAT, c.inputDims()}, gw{ACL_FLOAT, c.weightDims()}, gb{ACL_FLOAT, {c.Cout}, {}, ACL_FORMAT_ND};
+    IntArray stride{c.spatial(c.s)}, pad{c.spatial(c.pl)}, dil{c.spatial(c.d)}, op{c.spatial(c.op)},
+        bias{std::vector<int64_t>{c.Cout}};
+    BoolArray mask{std::vector<bool>{true, true, true}};
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    Prepared() {
+        go.setValues(d.go);
+        in.setValues(d.in);
+        w.setValues(d.w);
+    }
+    aclnnStatus plan() {
+        return aclnnConvolutionBackwardGetWorkspaceSize(go.get(), in.get(), w.get(), bias.a, stride.a, pad.a, dil.a, false, op.a,
+                                                        static_cast<int>(c.G), mask.a, 0, gi.get(), gw.get(), gb.get(), &ws,
+                                                        &exec);
+    }
+};
+
+TEST(Executor, WorkspaceDeterministicAndTooSmall) {
+    Runtime::use("atlas-a2");
+    Prepared a, b;
+    ASSERT_EQ(a.plan(), ACLNN_SUCCESS) << lastError();
+    ASSERT_EQ(b.plan(), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(a.ws, b.ws);
+    ASSERT_GT(a.ws, 0u);
+    Workspace w;
+    EXPECT_NE(aclnnConvolutionBackward(w.ptr(a.ws - 1), a.ws - 1, a.exec, Runtime::stream()), ACLNN_SUCCESS);
+    EXPECT_NE(aclnnConvolutionBackward(nullptr, a.ws, b.exec, Runtime::stream()), ACLNN_SUCCESS);
+    // a failed run consumes the executor, like a successful one
+    EXPECT_NE(aclnnConvolutionBackward(w.ptr(a.ws), a.ws, a.exec, Runtime::stream()), ACLNN_SUCCESS);
+}
+
+TEST(Executor, ConsumedRunFailsCleanly) {
+    Runtime::use("atlas-a2");
+    Prepared p;
+    ASSERT_EQ(p.plan(), ACLNN_SUCCESS) << lastError();
+    Workspace w;
+    void *ws = w.ptr(p.ws);
+    ASSERT_EQ(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+    EXPECT_NE(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS);
+}
+
+// One repeatable executor, run again after the tensors moved to new addresses.
+TEST(Executor, RepeatableWithNewAddresses) {
+    Runtime::use("atlas-a2");
+    Prepared p;
+    ASSERT_EQ(p.plan(), ACLNN_SUCCESS) << lastError();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.exec), ACLNN_SUCCESS);
+    Workspace w;
+    void *ws = w.ptr(p.ws);
+    const cref::Grads ref = cref::backward(p.c, p.d.go, p.d.in, p.d.w);
+    ASSERT_EQ(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+    EXPECT_TRUE(sameBits(ACL_FLOAT, p.gw.bits(), ref.gradWeight, "gradWeight"));
+    // second data set at new addresses
+    const Data d2 = intData(p.c, 77);
+    Tensor go2(ACL_FLOAT, p.c.gradOutputDims()), in2(ACL_FLOAT, p.c.inputDims()), w2(ACL_FLOAT, p.c.weightDims());
+    Tensor gi2(ACL_FLOAT, p.c.inputDims()), gw2(ACL_FLOAT, p.c.weightDims()), gb2(ACL_FLOAT, {p.c.Cout}, {}, ACL_FORMAT_ND);
+    go2.setValues(d2.go);
+    in2.setValues(d2.in);
+    w2.setValues(d2.w);
+    ASSERT_EQ(aclSetInputTensorAddr(p.exec, 0, p.go.get(), go2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetInputTensorAddr(p.exec, 1, p.in.get(), in2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetInputTensorAddr(p.exec, 2, p.w.get(), w2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 0, p.gi.get(), gi2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 1, p.gw.get(), gw2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 2, p.gb.get(), gb2.data()), ACLNN_SUCCESS);
+    for (int run = 0; run < 3; ++run) {
+        ASSERT_EQ(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+        const cref::Grads ref2 = cref::backward(p.c, d2.go, d2.in, d2.w);
+        EXPECT_TRUE(sameBits(ACL_FLOAT, gi2.bits(), ref2.gradInput, "gradInput"));
+        EXPECT_TRUE(sameBits(ACL_FLOAT, gw2.bits(), ref2.gradWeight, "gradWeight"));
+        EXPECT_TRUE(sameBits(ACL_FLOAT, gb2.bits(), ref2.gradBias, "gradBias"));
+    }
+    EXPECT_EQ(aclDestroyAclOpExecutor(p.exec), ACLNN_SUCCESS);
+}
+
+}  // namespace
+}  // namespace ct
