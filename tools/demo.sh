@@ -10,6 +10,7 @@ link=(-I"$prefix/include" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lascendcl -l
 echo "== building the sample clients: g++ main.cpp -I\$PREFIX/include -L\$PREFIX/lib -lascendcl -lnnopbase -lopapi"
 g++ -std=c++17 -O2 examples/avgpool2d_backward/main.cpp -o "$out/avgpool2d_backward" "${link[@]}"
 g++ -std=c++17 -O2 examples/product_tour/main.cpp -o "$out/product_tour" "${link[@]}"
+g++ -std=c++17 -O2 examples/convolution_backward/main.cpp -o "$out/convolution_backward" "${link[@]}"
 echo; echo "== aclnn-cpu list"
 "$prefix/bin/aclnn-cpu" list
 echo; echo "== sample client, default product (atlas-a2), FLOAT"
@@ -18,5 +19,12 @@ echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-training, BFLOAT16 (expe
 if ACLNN_CPU_PRODUCT=atlas-training "$out/avgpool2d_backward" bf16; then echo "unexpected success"; exit 1; fi
 echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-200i-500-a2 (expected: operator unsupported)"
 if ACLNN_CPU_PRODUCT=atlas-200i-500-a2 "$out/avgpool2d_backward"; then echo "unexpected success"; exit 1; fi
+echo; echo "== ConvolutionBackward sample client (CANN's 2-D sample shape), default product, then 3-D"
+"$out/convolution_backward" | tail -n 1
+"$out/convolution_backward" 3d | tail -n 1
+echo; echo "== the same 3-D call, ACLNN_CPU_PRODUCT=atlas-training (expected: 161002, 3-D is A2/A3 only)"
+if ACLNN_CPU_PRODUCT=atlas-training "$out/convolution_backward" 3d; then echo "unexpected success"; exit 1; fi
+echo; echo "== aclnn-cpu describe ConvolutionBackward"
+"$prefix/bin/aclnn-cpu" describe ConvolutionBackward | head -n 12
 echo; echo "== product tour: the same calls under every product"
 "$out/product_tour"

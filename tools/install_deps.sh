@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages aclnn-cpu needs, only those missing (apt-get, as root).
 # --bench also installs python3-torch, the PyTorch peer the benchmark compares against.
 set -euo pipefail
-packages=(g++ cmake ninja-build pkg-config libboost-dev libboost-filesystem-dev libyaml-cpp-dev libtbb-dev libgtest-dev)
+packages=(g++ cmake ninja-build pkg-config libboost-dev libboost-filesystem-dev libyaml-cpp-dev libtbb-dev libgtest-dev libdnnl-dev)
 [[ "${1:-}" == "--bench" ]] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do
