@@ -19,6 +19,7 @@
 #include "aclnn_cpu/plugin.hpp"
 #include "conv_checks.hpp"
 #include "conv_kernels.hpp"
+#include "depthwise.hpp"
 #include "dnnl_pass.hpp"
 
 namespace conv {
@@ -123,6 +124,16 @@ struct WeightNode {
     std::vector<void *> ptrs;
 };
 
+// Depthwise gradients of our own (depthwise.hpp); the pass is shared by both nodes.
+struct DwNode {
+    const acp_host_api *host = nullptr;
+    std::shared_ptr<DepthwisePass> pass;
+    bool weight = false;  // gradWeight (x, dy) or gradInput (dy, w)
+    Source a, b;
+    Sink out;
+    int32_t scratch = -1;
+};
+
 struct BiasNode {
     const acp_host_api *host = nullptr;
     int32_t go_arg = -1;
@@ -139,6 +150,7 @@ struct ZeroNode {
 struct Plan {
     std::vector<std::unique_ptr<DataNode>> data;
     std::vector<std::unique_ptr<WeightNode>> weight;
+    std::vector<std::unique_ptr<DwNode>> dw;
     std::vector<std::unique_ptr<BiasNode>> bias;
     std::vector<std::unique_ptr<ZeroNode>> zero;
 };
@@ -162,6 +174,18 @@ acp_status run_weight(void *p, const acp_run_ctx *run) {
         resolve(s->host, run, s->bufs, s->ptrs);
         s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run), s->out.address(s->host, run),
                      s->ptrs.data());
+        return acp_status{0};
+    });
+}
+
+acp_status run_dw(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<DwNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        const void *a = s->a.address(s->host, run), *b = s->b.address(s->host, run);
+        float *out = s->out.address(s->host, run);
+        void *scratch = s->host->buffer_data(run, s->scratch);
+        if (s->weight) s->pass->grad_weight(a, b, out, scratch);
+        else s->pass->grad_input(a, b, out, scratch);
         return acp_status{0};
     });
 }
@@ -224,7 +248,26 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
         Source go_cache, unused;
-        if (p.mask[0]) {  // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight
+        if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
+            auto pass = std::make_shared<DepthwisePass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput/gradWeight: depthwise kernels");
+            for (const bool weight : {false, true}) {
+                if (!p.mask[weight ? 1 : 0]) continue;
+                auto n = std::make_unique<DwNode>();
+                n->host = ctx->host;
+                n->pass = pass;
+                n->weight = weight;
+                unused = {};
+                n->a = weight ? plan_source(ctx, 1, in, &unused) : plan_source(ctx, 0, go, &go_cache);
+                n->b = weight ? plan_source(ctx, 0, go, &go_cache) : plan_source(ctx, 2, w, &unused);
+                n->out = plan_sink(ctx, weight ? 13 : 12, *a.tensor(weight ? 13 : 12));
+                n->scratch = reserve(ctx, weight ? pass->weight_scratch_bytes() : pass->input_scratch_bytes());
+                const int32_t id = add_node(ctx, weight ? "conv_dw_grad_weight" : "conv_dw_grad_input", run_dw, n.get(),
+                                            {n->a.node, n->b.node});
+                plan_store(ctx, n->out, id);
+                plan->dw.push_back(std::move(n));
+            }
+        } else if (p.mask[0]) {  // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight
             auto n = std::make_unique<DataNode>();
             n->host = ctx->host;
             n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
@@ -237,7 +280,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             plan_store(ctx, n->out, id);
             plan->data.push_back(std::move(n));
         }
-        if (p.mask[1]) {  // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
+        if (p.mask[1] && !DepthwisePass::applies(p.g, p.transposed)) {  // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
             auto n = std::make_unique<WeightNode>();
             n->host = ctx->host;
             n->pass = std::make_unique<WeightPass>(p.g, dt);

@@ -52,6 +52,19 @@ inline std::vector<Named> corpus() {
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
     v.push_back({"depthwise_s2", conv2d(2, 8, 8, 12, 12, 3, 3, 2, 2, 1, 1, 8), {}});
     v.push_back({"depthwise_multiplier2", conv2d(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 8), {}});
+    {  // depthwise with dilation, asymmetric padding and unequal strides (own kernels)
+        cref::Conv c = conv2d(2, 6, 6, 10, 11, 3, 5, 1, 2, 0, 0, 6);
+        c.d = {2, 1, 1};
+        c.pl = {2, 1, 0};
+        c.pr = {0, 3, 0};
+        v.push_back({"depthwise_dilated_pad4", c, std::vector<int64_t>{2, 0, 1, 3}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 1, c.N = 3, c.Cin = 5, c.Cout = 5, c.G = 5, c.in = {37, 1, 1}, c.k = {4, 1, 1}, c.s = {3, 1, 1}, c.pl = c.pr = {2, 0, 0};
+        v.push_back({"depthwise_1d", c, {}});
+    }
+    v.push_back({"depthwise_ih1_kh5ph4", conv2d(2, 4, 4, 1, 9, 5, 3, 1, 1, 4, 1, 4), {}});
     v.push_back({"pointwise_s2_unused_rows", conv2d(2, 6, 10, 9, 8, 1, 1, 2, 2, 0, 0), {}});
     {
         cref::Conv c = conv2d(2, 5, 7, 9, 10, 3, 3, 2, 2, 0, 0);

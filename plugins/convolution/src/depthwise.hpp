@@ -1,0 +1,43 @@
+// Depthwise convolution gradients of our own (groups == input channels == output channels, 2-D or
+// 1-D, not transposed): oneDNN's depthwise path spends most of its time reordering NCHW to blocked
+// layouts and back, while depthwise work is tiny; these kernels read and write NCHW planes directly.
+//   gradInput  per (n, c) plane: the gradient rows spread back through a zero-upsampled, padded copy
+//              of the plane (stride and padding become plain offsets), 16 lanes at a time.
+//   gradWeight per channel: for each tap, dot products of gradient rows with input rows (split
+//              into stride phases so both are contiguous), summed over n in order: deterministic.
+// Scratch: one slot per worker thread of the arena, in the executor's workspace.
+#ifndef CONVOLUTION_SRC_DEPTHWISE_HPP_
+#define CONVOLUTION_SRC_DEPTHWISE_HPP_
+
+#include <cstdint>
+
+#include "conv_types.hpp"
+
+namespace conv {
+
+class DepthwisePass {
+public:
+    static bool applies(const Geometry &g, bool transposed);
+    DepthwisePass(const Geometry &g, Dt dt, int threads);
+
+    uint64_t input_scratch_bytes() const { return slot_bytes(in_slot_) ; }
+    uint64_t weight_scratch_bytes() const { return slot_bytes(w_slot_); }
+
+    // dy (N, C, Ho, Wo), w (C, 1, kh, kw), dense in the pass dtype; dx FLOAT (N, C, H, W).
+    void grad_input(const void *dy, const void *w, float *dx, void *scratch) const;
+    // x (N, C, H, W), dy dense in the pass dtype; dw FLOAT (C, 1, kh, kw).
+    void grad_weight(const void *x, const void *dy, float *dw, void *scratch) const;
+
+private:
+    uint64_t slot_bytes(uint64_t per_slot) const { return per_slot * static_cast<uint64_t>(slots_); }
+    int64_t N, C, H, W, Ho, Wo, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t Uh, Uw;         // upsampled gradient plane (gradInput)
+    int64_t Mw;             // phase row length (gradWeight)
+    Dt dt_;
+    int slots_;
+    uint64_t in_slot_ = 0, w_slot_ = 0;
+};
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_DEPTHWISE_HPP_
