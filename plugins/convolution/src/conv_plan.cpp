@@ -131,6 +131,7 @@ struct DwNode {
     bool weight = false;  // gradWeight (x, dy) or gradInput (dy, w)
     Source a, b;
     Sink out;
+    bool bf16_out = false;  // gradInput written as BF16 in place
     int32_t scratch = -1;
 };
 
@@ -185,7 +186,7 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
         float *out = s->out.address(s->host, run);
         void *scratch = s->host->buffer_data(run, s->scratch);
         if (s->weight) s->pass->grad_weight(a, b, out, scratch);
-        else s->pass->grad_input(a, b, out, scratch);
+        else s->pass->grad_input(a, b, out, s->bf16_out, scratch);
         return acp_status{0};
     });
 }
@@ -260,7 +261,9 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 unused = {};
                 n->a = weight ? plan_source(ctx, 1, in, &unused) : plan_source(ctx, 0, go, &go_cache);
                 n->b = weight ? plan_source(ctx, 0, go, &go_cache) : plan_source(ctx, 2, w, &unused);
-                n->out = plan_sink(ctx, weight ? 13 : 12, *a.tensor(weight ? 13 : 12));
+                const acp_tensor_desc &o = *a.tensor(weight ? 13 : 12);
+                n->bf16_out = !weight && o.dtype == kBf16 && acp::is_contiguous(o);
+                n->out = n->bf16_out ? Sink{12, -1} : plan_sink(ctx, weight ? 13 : 12, o);
                 n->scratch = reserve(ctx, weight ? pass->weight_scratch_bytes() : pass->input_scratch_bytes());
                 const int32_t id = add_node(ctx, weight ? "conv_dw_grad_weight" : "conv_dw_grad_input", run_dw, n.get(),
                                             {n->a.node, n->b.node});

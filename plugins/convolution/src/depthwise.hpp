@@ -23,8 +23,9 @@ public:
     uint64_t input_scratch_bytes() const { return slot_bytes(in_slot_) ; }
     uint64_t weight_scratch_bytes() const { return slot_bytes(w_slot_); }
 
-    // dy (N, C, Ho, Wo), w (C, 1, kh, kw), dense in the pass dtype; dx FLOAT (N, C, H, W).
-    void grad_input(const void *dy, const void *w, float *dx, void *scratch) const;
+    // dy (N, C, Ho, Wo), w (C, 1, kh, kw), dense in the pass dtype; dx (N, C, H, W) dense FLOAT, or
+    // BF16 when dx_bf16 (rounded once, numeric.hpp's rounding).
+    void grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, void *scratch) const;
     // x (N, C, H, W), dy dense in the pass dtype; dw FLOAT (C, 1, kh, kw).
     void grad_weight(const void *x, const void *dy, float *dw, void *scratch) const;
 
