@@ -18,7 +18,7 @@ namespace {
 
 // The plane loops in two spellings with the same arithmetic (per element a multiply, then an add, in
 // the same order; dot products keep 16 lanes, element i in lane i % 16, combined in one fixed order):
-// AVX-512 and scalar. -ffp-contract is off in ISO C++ mode, so neither fuses into an FMA.
+// AVX-512 and scalar. The plugin builds with -ffp-contract=off, so neither fuses into an FMA.
 #define DW_AVX512 __attribute__((target("avx512f")))
 
 bool has_avx512() {
@@ -92,21 +92,22 @@ struct WPlane {
 DW_AVX512 void w_plane_avx(const WPlane &p) {
     // one accumulator per tap (at most kMaxTaps), each summing its rows in order
     __m512 acc[kMaxTaps];
+    int64_t xoff[kMaxTaps];
     for (int64_t t = 0; t < p.kh * p.kw; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < p.kw; ++b) xoff[b] = ((b * p.dw) % p.sw) * p.H * p.Mw + (b * p.dw) / p.sw;
+    const auto tail = static_cast<__mmask16>(p.Wo % 16 ? (1u << (p.Wo % 16)) - 1u : 0xffffu);
     for (int64_t oh = 0; oh < p.Ho; ++oh) {
         const float *g = p.gy + oh * p.Wo;
         for (int64_t a = 0; a < p.kh; ++a) {
             const int64_t ih = oh * p.sh - p.ph + a * p.dh;
             if (ih < 0 || ih >= p.H) continue;
-            for (int64_t b = 0; b < p.kw; ++b) {
-                const int64_t off = b * p.dw;
-                const float *xr = p.phases + ((off % p.sw) * p.H + ih) * p.Mw + off / p.sw;
-                __m512 v = acc[a * p.kw + b];
-                for (int64_t ow = 0; ow < p.Wo; ow += 16) {
-                    const auto m = static_cast<__mmask16>(p.Wo - ow >= 16 ? 0xffffu : (1u << (p.Wo - ow)) - 1u);
-                    v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + ow), _mm512_maskz_loadu_ps(m, xr + ow)));
-                }
-                acc[a * p.kw + b] = v;
+            const float *xrow = p.phases + ih * p.Mw;
+            __m512 *ac = acc + a * p.kw;
+            for (int64_t ow = 0; ow < p.Wo; ow += 16) {
+                const __mmask16 m = p.Wo - ow >= 16 ? static_cast<__mmask16>(0xffffu) : tail;
+                const __m512 gv = _mm512_maskz_loadu_ps(m, g + ow);
+                for (int64_t b = 0; b < p.kw; ++b)
+                    ac[b] = _mm512_add_ps(ac[b], _mm512_mul_ps(gv, _mm512_maskz_loadu_ps(m, xrow + xoff[b] + ow)));
             }
         }
     }

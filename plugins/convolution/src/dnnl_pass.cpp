@@ -258,7 +258,10 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
     DnnlState &s = *s_;
     s.g = g;
     s.t = ddt(in_dt);
-    const int64_t chunks = std::min(g.N, kWeightChunks);
+    // Fewer partials when the weights are large next to the activations (their sum costs memory
+    // traffic); decided by the shape only, never by the thread count.
+    const int64_t act = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
+    const int64_t chunks = std::min(g.N, g.weight_elems() * kWeightChunks <= act ? kWeightChunks : int64_t{2});
     const int64_t base = g.N / chunks, rem = g.N % chunks;
     int64_t start = 0;
     for (int64_t k = 0; k < chunks; ++k) {

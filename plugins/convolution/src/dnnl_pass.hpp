@@ -1,8 +1,9 @@
 // The compute engine: oneDNN convolution primitives run over a decomposition fixed by the shape only,
 // so that results are bitwise identical at any thread count.
 //   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task.
-//   WeightPass  diff_W = bwd_weights(src, diff_dst): the minibatch in at most kWeightChunks chunks,
-//               each writing its own partial diff_W, summed in chunk order.
+//   WeightPass  diff_W = bwd_weights(src, diff_dst): the minibatch in kWeightChunks chunks (2 when
+//               the weights outweigh the activations), each writing its own partial diff_W, summed
+//               in chunk order.
 // Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
 // its own scratchpad and blocked-layout buffers in slices of the executor's workspace.
 // Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays.
