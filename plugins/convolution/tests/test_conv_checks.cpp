@@ -243,3 +243,49 @@ TEST(Products, CubeMathMatrix) {
 
 }  // namespace
 }  // namespace ct
+
+namespace ct {
+namespace {
+
+// The forward companion's own checks, and its empty batch.
+TEST(ForwardChecks, Rules) {
+    Runtime::use("atlas-a2");
+    struct FRow {
+        const char *name;
+        std::vector<int64_t> in, w, bias, out;
+        bool nullInput;
+        aclnnStatus code;
+        const char *fragment;
+    };
+    const FRow rows[] = {
+        {"valid", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, ACLNN_SUCCESS, ""},
+        {"null_input", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, true, 161001, "input"},
+        {"bias_shape", {2, 4, 8, 8}, {6, 4, 3, 3}, {5}, {2, 6, 8, 8}, false, 161002, "bias shape"},
+        {"output_shape", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 7}, false, 161002, "output shape"},
+        {"channels", {2, 5, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, 161002, "input channels"},
+        {"empty_batch", {0, 4, 8, 8}, {6, 4, 3, 3}, {6}, {0, 6, 8, 8}, false, ACLNN_SUCCESS, ""},
+        {"empty_channels", {2, 0, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, 161002, "only in N"},
+    };
+    for (const FRow &r : rows) {
+        Tensor in(ACL_FLOAT, r.in), w(ACL_FLOAT, r.w), b(ACL_FLOAT, r.bias, {}, ACL_FORMAT_ND), out(ACL_FLOAT, r.out);
+        IntArray stride(std::vector<int64_t>{1, 1}), pad(std::vector<int64_t>{1, 1}), dil(std::vector<int64_t>{1, 1}),
+            op(std::vector<int64_t>{0, 0});
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        aclnnStatus st = aclnnConvolutionGetWorkspaceSize(r.nullInput ? nullptr : in.get(), w.get(), b.get(), stride.a, pad.a,
+                                                          dil.a, false, op.a, 1, out.get(), 0, &ws, &exec);
+        const std::string msg = st == ACLNN_SUCCESS ? "" : lastError();
+        if (st == ACLNN_SUCCESS) {
+            Workspace buf;
+            st = aclnnConvolution(buf.ptr(ws), ws, exec, Runtime::stream());
+        }
+        EXPECT_EQ(st, r.code) << r.name << ": " << msg;
+        if (r.code != ACLNN_SUCCESS) {
+            EXPECT_NE(msg.find(r.fragment), std::string::npos) << r.name << ": " << msg;
+        }
+        EXPECT_TRUE(out.canaryIntact()) << r.name;
+    }
+}
+
+}  // namespace
+}  // namespace ct
