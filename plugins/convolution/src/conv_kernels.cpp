@@ -108,6 +108,29 @@ void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane
     });
 }
 
+namespace {
+CK_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(src + i);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), half ? acp::avx512::to_half(v) : acp::avx512::to_bf16(v));
+    }
+    for (; i < n; ++i) dst[i] = half ? acp::float_to_half(src[i]) : acp::float_to_bf16(src[i]);
+}
+}  // namespace
+
+void round_store(const float *src, void *dst, int32_t dtype, int64_t n) {
+    auto *out = static_cast<uint16_t *>(dst);
+    const bool half = dtype == kFloat16;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1 << 16), [&](const tbb::blocked_range<int64_t> &r) {
+        if (has_avx512()) {
+            round_block_avx(src + r.begin(), out + r.begin(), half, r.end() - r.begin());
+            return;
+        }
+        for (int64_t i = r.begin(); i < r.end(); ++i) out[i] = half ? acp::float_to_half(src[i]) : acp::float_to_bf16(src[i]);
+    });
+}
+
 void zero_view(void *p, const View &v) {
     const size_t r = v.dims.size();
     for (const int64_t x : v.dims)

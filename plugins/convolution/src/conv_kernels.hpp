@@ -22,6 +22,10 @@ void bias_grad(const void *g, const View &v, float *out);
 // out[n][c][...] += bias[c] on a dense FLOAT (N, C, plane) array.
 void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane);
 
+// Rounds n dense FLOAT values to a dense FLOAT16 or BF16 array (numeric.hpp's rounding, in its
+// AVX-512 spelling when available): the store of a contiguous low-precision result.
+void round_store(const float *src, void *dst, int32_t dtype, int64_t n);
+
 // Writes zeros to every element of the view (FLOAT16/BF16/FLOAT zero is all-zero bits).
 void zero_view(void *p, const View &v);
 

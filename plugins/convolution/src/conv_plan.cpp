@@ -63,24 +63,34 @@ Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &
     return s;
 }
 
-// Where a node writes its FLOAT result: the caller's dense FLOAT tensor, or a buffer to store.
+// Where a node writes its FLOAT result: the caller's dense FLOAT tensor; a buffer the node itself
+// rounds into the caller's dense FLOAT16/BF16 tensor (round_to); or a buffer the core's store node
+// writes into any other view.
 struct Sink {
     int32_t arg = -1, buffer = -1;
+    int32_t round_to = -1;  // dtype of a dense low-precision output the node rounds into
+    int64_t count = 0;
     float *address(const acp_host_api *h, const acp_run_ctx *run) const {
         return static_cast<float *>(buffer >= 0 ? h->buffer_data(run, buffer) : h->arg_data(run, arg));
+    }
+    // After the node's compute: the rounding store of a dense FLOAT16/BF16 output.
+    void finish(const acp_host_api *h, const acp_run_ctx *run) const {
+        if (round_to >= 0) round_store(static_cast<const float *>(h->buffer_data(run, buffer)), h->arg_data(run, arg), round_to, count);
     }
 };
 
 Sink plan_sink(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, bool force_buffer = false) {
     Sink s;
     s.arg = arg;
+    s.count = acp::numel(t);
     if (force_buffer || t.dtype != kFloat || !acp::is_contiguous(t))
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * sizeof(float));
+    if (s.buffer >= 0 && (t.dtype == kFloat16 || t.dtype == kBf16) && acp::is_contiguous(t)) s.round_to = t.dtype;
     return s;
 }
 
 void plan_store(const acp_plan_ctx *ctx, const Sink &s, int32_t node) {
-    if (s.buffer < 0) return;
+    if (s.buffer < 0 || s.round_to >= 0) return;
     require(ctx->host->add_store(ctx->plan, s.buffer, kFloat, s.arg, &node, 1) >= 0, acp::kInner,
             "cannot plan the store of the result");
 }
@@ -165,6 +175,7 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data());
         if (s->bias.arg >= 0)
             add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
+        s->out.finish(s->host, run);
         return acp_status{0};
     });
 }
@@ -175,6 +186,7 @@ acp_status run_weight(void *p, const acp_run_ctx *run) {
         resolve(s->host, run, s->bufs, s->ptrs);
         s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run), s->out.address(s->host, run),
                      s->ptrs.data());
+        s->out.finish(s->host, run);
         return acp_status{0};
     });
 }
@@ -187,6 +199,7 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
         void *scratch = s->host->buffer_data(run, s->scratch);
         if (s->weight) s->pass->grad_weight(a, b, out, scratch);
         else s->pass->grad_input(a, b, out, s->bf16_out, scratch);
+        s->out.finish(s->host, run);
         return acp_status{0};
     });
 }
@@ -195,6 +208,7 @@ acp_status run_bias(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<BiasNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         bias_grad(s->host->arg_data(run, s->go_arg), s->go, s->out.address(s->host, run));
+        s->out.finish(s->host, run);
         return acp_status{0};
     });
 }
@@ -263,7 +277,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 n->b = weight ? plan_source(ctx, 0, go, &go_cache) : plan_source(ctx, 2, w, &unused);
                 const acp_tensor_desc &o = *a.tensor(weight ? 13 : 12);
                 n->bf16_out = !weight && o.dtype == kBf16 && acp::is_contiguous(o);
-                n->out = n->bf16_out ? Sink{12, -1} : plan_sink(ctx, weight ? 13 : 12, o);
+                n->out = n->bf16_out ? Sink{12, -1, -1, 0} : plan_sink(ctx, weight ? 13 : 12, o);
                 n->scratch = reserve(ctx, weight ? pass->weight_scratch_bytes() : pass->input_scratch_bytes());
                 const int32_t id = add_node(ctx, weight ? "conv_dw_grad_weight" : "conv_dw_grad_input", run_dw, n.get(),
                                             {n->a.node, n->b.node});
