@@ -26,6 +26,10 @@ void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane
 // AVX-512 spelling when available): the store of a contiguous low-precision result.
 void round_store(const float *src, void *dst, int32_t dtype, int64_t n);
 
+// n dense FLOAT16 values widened to FLOAT, or n dense FLOAT values rounded to the cube precision
+// (acp_precision), into dst (numeric.hpp's conversions, in their AVX-512 spelling when available).
+void widen(const void *src, int32_t dtype, int32_t precision, float *dst, int64_t n);
+
 // Writes zeros to every element of the view (FLOAT16/BF16/FLOAT zero is all-zero bits).
 void zero_view(void *p, const View &v);
 

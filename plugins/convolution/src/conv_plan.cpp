@@ -46,13 +46,37 @@ struct Source {
     }
 };
 
+// Our conversion of a dense input: FLOAT16 widened or FLOAT rounded to the cube precision, one
+// vectorized pass (the core's convert node walks views row by row: slow for 1x1 weights).
+struct WidenNode {
+    const acp_host_api *host = nullptr;
+    int32_t arg = -1, buffer = -1, dtype = 0, precision = 0;
+    int64_t count = 0;
+};
+acp_status run_widen(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<WidenNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        widen(s->host->arg_data(run, s->arg), s->dtype, s->precision, static_cast<float *>(s->host->buffer_data(run, s->buffer)),
+              s->count);
+        return acp_status{0};
+    });
+}
+using WidenNodes = std::vector<std::unique_ptr<WidenNode>>;
+
 // The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision.
-Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, Source *cache) {
+Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, const acp_tensor_desc &t, Source *cache) {
     if (cache->arg == arg) return *cache;
     Source s;
     s.arg = arg;
     const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
-    if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
+    if ((t.dtype == kFloat16 || round) && acp::is_contiguous(t)) {
+        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * 4);
+        auto n = std::make_unique<WidenNode>(WidenNode{ctx->host, arg, s.buffer, t.dtype, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
+                                                       acp::numel(t)});
+        s.node = ctx->host->add_node(ctx->plan, "conv_widen", run_widen, n.get(), nullptr, 0);
+        require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
+        owned.push_back(std::move(n));
+    } else if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
         const int32_t dt = t.dtype == kBf16 ? kBf16 : kFloat;
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
         s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
@@ -159,6 +183,7 @@ struct ZeroNode {
 };
 
 struct Plan {
+    WidenNodes widen;
     std::vector<std::unique_ptr<DataNode>> data;
     std::vector<std::unique_ptr<WeightNode>> weight;
     std::vector<std::unique_ptr<DwNode>> dw;
@@ -273,8 +298,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 n->pass = pass;
                 n->weight = weight;
                 unused = {};
-                n->a = weight ? plan_source(ctx, 1, in, &unused) : plan_source(ctx, 0, go, &go_cache);
-                n->b = weight ? plan_source(ctx, 0, go, &go_cache) : plan_source(ctx, 2, w, &unused);
+                n->a = weight ? plan_source(ctx, plan->widen, 1, in, &unused) : plan_source(ctx, plan->widen, 0, go, &go_cache);
+                n->b = weight ? plan_source(ctx, plan->widen, 0, go, &go_cache) : plan_source(ctx, plan->widen, 2, w, &unused);
                 const acp_tensor_desc &o = *a.tensor(weight ? 13 : 12);
                 n->bf16_out = !weight && o.dtype == kBf16 && acp::is_contiguous(o);
                 n->out = n->bf16_out ? Sink{12, -1, -1, 0} : plan_sink(ctx, weight ? 13 : 12, o);
@@ -289,8 +314,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             n->host = ctx->host;
             n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
             log_impl(ctx, "gradInput", n->pass->impl());
-            n->a = plan_source(ctx, 0, go, &go_cache);
-            n->w = plan_source(ctx, 2, w, &unused);
+            n->a = plan_source(ctx, plan->widen, 0, go, &go_cache);
+            n->w = plan_source(ctx, plan->widen, 2, w, &unused);
             n->out = plan_sink(ctx, 12, *a.tensor(12));
             n->bufs = reserve_all(ctx, n->pass->buffers());
             const int32_t id = add_node(ctx, "conv_grad_input", run_data, n.get(), {n->a.node, n->w.node});
@@ -303,8 +328,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             n->pass = std::make_unique<WeightPass>(p.g, dt);
             log_impl(ctx, "gradWeight", n->pass->impl());
             unused = {};
-            const Source x = plan_source(ctx, 1, in, &unused);
-            const Source y = plan_source(ctx, 0, go, &go_cache);
+            const Source x = plan_source(ctx, plan->widen, 1, in, &unused);
+            const Source y = plan_source(ctx, plan->widen, 0, go, &go_cache);
             n->src = p.transposed ? y : x;
             n->ddst = p.transposed ? x : y;
             n->out = plan_sink(ctx, 13, *a.tensor(13));
@@ -338,8 +363,8 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
                                              engine_dt(in));
         log_impl(ctx, "output", n->pass->impl());
         Source c1, c2;
-        n->a = plan_source(ctx, 0, in, &c1);
-        n->w = plan_source(ctx, 1, w, &c2);
+        n->a = plan_source(ctx, plan->widen, 0, in, &c1);
+        n->w = plan_source(ctx, plan->widen, 1, w, &c2);
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
         if (p.transposed && p.g.src_used != p.g.src) n->zero_bytes = static_cast<uint64_t>(acp::numel(out)) * sizeof(float);
         n->n = out.dims[0];
