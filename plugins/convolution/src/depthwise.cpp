@@ -188,8 +188,8 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
     // gradInput slot: U plane, the channel's taps
     in_slot_ = round64(static_cast<uint64_t>(Uh * Uw + up16(kh * kw)) * sizeof(float));
     // gradWeight slot: the plane's stride phases, the padded input row, one gradient row
-    w_slot_ = round64(static_cast<uint64_t>(sw * H * Mw + up16(Wp + sw) + up16(Ho * Wo)) * sizeof(float) +
-                      static_cast<uint64_t>(kh * kw) * sizeof(double) + 64);
+    w_slot_ = round64(static_cast<uint64_t>(up16(kh * kw)) * sizeof(double) +
+                      static_cast<uint64_t>(sw * H * Mw + up16(Wp + sw) + up16(Ho * Wo)) * sizeof(float));
 }
 
 void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, void *scratch) const {
@@ -229,10 +229,11 @@ void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void 
     const bool avx = has_avx512();
     const int64_t Wp = (Wo - 1) * sw + (kw - 1) * dw + 1;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, C, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        float *phases = slot<float>(scratch, w_slot_, slots_);
+        // slot: the per-tap sums (doubles, first: aligned), the phases, the padded row, a gradient plane
+        double *sum = slot<double>(scratch, w_slot_, slots_);
+        float *phases = reinterpret_cast<float *>(sum + up16(kh * kw));
         float *prow = phases + sw * H * Mw;
         float *gy = prow + up16(Wp + sw);
-        double *sum = reinterpret_cast<double *>(gy + up16(Ho * Wo));
         for (int64_t c = r.begin(); c < r.end(); ++c) {
             std::fill(sum, sum + kh * kw, 0.0);
             for (int64_t n = 0; n < N; ++n) {
