@@ -16,9 +16,12 @@ namespace conv {
 
 namespace {
 
-// The plane loops in two spellings with the same arithmetic (per element a multiply, then an add, in
-// the same order; dot products keep 16 lanes, element i in lane i % 16, combined in one fixed order):
-// AVX-512 and scalar. The plugin builds with -ffp-contract=off, so neither fuses into an FMA.
+// Both plane kernels work on "flat" planes: a plane stored with a row pitch wider than its rows is
+// walked as one array, 16 positions per vector whatever the row length, so small planes (7x7,
+// 14x14) fill whole vectors. Positions in the pitch padding are computed and discarded (gradInput:
+// compress-store of the valid lanes) or masked out (gradWeight). Every tap is a fixed flat offset.
+// Two spellings with the same arithmetic per position (the plugin builds with -ffp-contract=off):
+// AVX-512 and scalar.
 #define DW_AVX512 __attribute__((target("avx512f")))
 
 bool has_avx512() {
@@ -26,113 +29,14 @@ bool has_avx512() {
     return has;
 }
 
-constexpr int64_t kMaxTaps = 64;  // planes with more kernel taps go to oneDNN
+uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
+int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
 
 double combine(const float *lane) {
     double s[8];
     for (int j = 0; j < 8; ++j) s[j] = static_cast<double>(lane[j]) + static_cast<double>(lane[j + 8]);
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
-
-// One gradInput plane: dx[ih][iw] = sum over taps (a, b) of taps[a][b] * U[ih + roff(a)][iw + coff(b)].
-struct InPlane {
-    const float *U;
-    int64_t Uw, H, W, kh, kw, rbase, rstep, cbase, cstep;  // row = ih + rbase - a*rstep, col = iw + cbase - b*cstep
-    const float *taps;
-    float *dx;         // FLOAT result, or
-    uint16_t *dx_bf16; // BF16 result, rounded once with numeric.hpp's rounding
-};
-#undef DW_AVX512
-#define DW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-DW_AVX512 void in_plane_avx(const InPlane &p) {
-    // two rows at a time: independent accumulation chains
-    for (int64_t ih = 0; ih < p.H; ih += 2) {
-        const bool two = ih + 1 < p.H;
-        for (int64_t iw = 0; iw < p.W; iw += 16) {
-            const auto m = static_cast<__mmask16>(p.W - iw >= 16 ? 0xffffu : (1u << (p.W - iw)) - 1u);
-            __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-            for (int64_t a = 0; a < p.kh; ++a) {
-                const float *urow = p.U + (ih + p.rbase - a * p.rstep) * p.Uw + iw + p.cbase;
-                for (int64_t b = 0; b < p.kw; ++b) {
-                    const __m512 w = _mm512_set1_ps(p.taps[a * p.kw + b]);
-                    acc0 = _mm512_add_ps(acc0, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m, urow - b * p.cstep)));
-                    if (two) acc1 = _mm512_add_ps(acc1, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m, urow + p.Uw - b * p.cstep)));
-                }
-            }
-            if (p.dx_bf16) {
-                _mm256_mask_storeu_epi16(p.dx_bf16 + ih * p.W + iw, m, acp::avx512::to_bf16(acc0));
-                if (two) _mm256_mask_storeu_epi16(p.dx_bf16 + (ih + 1) * p.W + iw, m, acp::avx512::to_bf16(acc1));
-            } else {
-                _mm512_mask_storeu_ps(p.dx + ih * p.W + iw, m, acc0);
-                if (two) _mm512_mask_storeu_ps(p.dx + (ih + 1) * p.W + iw, m, acc1);
-            }
-        }
-    }
-}
-void in_plane_scalar(const InPlane &p) {
-    for (int64_t ih = 0; ih < p.H; ++ih)
-        for (int64_t iw = 0; iw < p.W; ++iw) {
-            float acc = 0.0f;
-            for (int64_t a = 0; a < p.kh; ++a) {
-                const float *urow = p.U + (ih + p.rbase - a * p.rstep) * p.Uw + iw + p.cbase;
-                for (int64_t b = 0; b < p.kw; ++b) acc = acc + p.taps[a * p.kw + b] * urow[-b * p.cstep];
-            }
-            if (p.dx_bf16) p.dx_bf16[ih * p.W + iw] = acp::float_to_bf16(acc);
-            else p.dx[ih * p.W + iw] = acc;
-        }
-}
-
-// One gradWeight plane: sum[a][b] += sum over (oh, ow) of gy[oh][ow] * X(oh, ow, a, b), the input
-// read from stride phases: X = phases[((b*dw) % sw) * H + ih][ow + (b*dw) / sw], ih = oh*sh - ph + a*dh.
-struct WPlane {
-    const float *gy, *phases;
-    int64_t Ho, Wo, H, Mw, kh, kw, sh, sw, dh, dw, ph;
-    double *sum;
-};
-DW_AVX512 void w_plane_avx(const WPlane &p) {
-    // one accumulator per tap (at most kMaxTaps), each summing its rows in order
-    __m512 acc[kMaxTaps];
-    int64_t xoff[kMaxTaps];
-    for (int64_t t = 0; t < p.kh * p.kw; ++t) acc[t] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < p.kw; ++b) xoff[b] = ((b * p.dw) % p.sw) * p.H * p.Mw + (b * p.dw) / p.sw;
-    const auto tail = static_cast<__mmask16>(p.Wo % 16 ? (1u << (p.Wo % 16)) - 1u : 0xffffu);
-    for (int64_t oh = 0; oh < p.Ho; ++oh) {
-        const float *g = p.gy + oh * p.Wo;
-        for (int64_t a = 0; a < p.kh; ++a) {
-            const int64_t ih = oh * p.sh - p.ph + a * p.dh;
-            if (ih < 0 || ih >= p.H) continue;
-            const float *xrow = p.phases + ih * p.Mw;
-            __m512 *ac = acc + a * p.kw;
-            for (int64_t ow = 0; ow < p.Wo; ow += 16) {
-                const __mmask16 m = p.Wo - ow >= 16 ? static_cast<__mmask16>(0xffffu) : tail;
-                const __m512 gv = _mm512_maskz_loadu_ps(m, g + ow);
-                for (int64_t b = 0; b < p.kw; ++b)
-                    ac[b] = _mm512_add_ps(ac[b], _mm512_mul_ps(gv, _mm512_maskz_loadu_ps(m, xrow + xoff[b] + ow)));
-            }
-        }
-    }
-    alignas(64) float lane[16];
-    for (int64_t t = 0; t < p.kh * p.kw; ++t) {
-        _mm512_store_ps(lane, acc[t]);
-        p.sum[t] += combine(lane);
-    }
-}
-void w_plane_scalar(const WPlane &p) {
-    for (int64_t a = 0; a < p.kh; ++a)
-        for (int64_t b = 0; b < p.kw; ++b) {
-            const int64_t off = b * p.dw;
-            float lane[16] = {};
-            for (int64_t oh = 0; oh < p.Ho; ++oh) {
-                const int64_t ih = oh * p.sh - p.ph + a * p.dh;
-                if (ih < 0 || ih >= p.H) continue;
-                const float *xr = p.phases + ((off % p.sw) * p.H + ih) * p.Mw + off / p.sw;
-                const float *g = p.gy + oh * p.Wo;
-                for (int64_t ow = 0; ow < p.Wo; ++ow) lane[ow % 16] = lane[ow % 16] + g[ow] * xr[ow];
-            }
-            p.sum[a * p.kw + b] += combine(lane);
-        }
-}
-
 
 DW_AVX512 void bf16_row_avx(const uint16_t *h, float *dst, int64_t n) {
     int64_t i = 0;
@@ -141,10 +45,34 @@ DW_AVX512 void bf16_row_avx(const uint16_t *h, float *dst, int64_t n) {
     for (; i < n; ++i) dst[i] = acp::bf16_to_float(h[i]);
 }
 
-// n elements of a dense FLOAT or BF16 array, as FLOAT (exact).
+// FLOAT to BF16 with numeric.hpp's rounding (its AVX-512 spelling when avx).
+DW_AVX512 void bf16_store_avx(const float *src, uint16_t *dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), acp::avx512::to_bf16(_mm512_loadu_ps(src + i)));
+    for (; i < n; ++i) dst[i] = acp::float_to_bf16(src[i]);
+}
+void bf16_store(const float *src, uint16_t *dst, int64_t n, bool avx) {
+    if (avx) {
+        bf16_store_avx(src, dst, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) dst[i] = acp::float_to_bf16(src[i]);
+}
+
+DW_AVX512 void f32_row_avx(const float *src, float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const auto m = static_cast<__mmask16>(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, src + i));
+    }
+}
+
+// n elements of a dense FLOAT or BF16 array, as FLOAT (exact). Rows here are short: no library calls.
 void load_row(const void *src, int64_t offset, Dt dt, float *dst, int64_t n) {
+    if (n <= 0) return;
     if (dt == Dt::F32) {
-        std::memcpy(dst, static_cast<const float *>(src) + offset, static_cast<size_t>(n) * sizeof(float));
+        if (has_avx512()) f32_row_avx(static_cast<const float *>(src) + offset, dst, n);
+        else std::memcpy(dst, static_cast<const float *>(src) + offset, static_cast<size_t>(n) * sizeof(float));
         return;
     }
     const auto *h = static_cast<const uint16_t *>(src) + offset;
@@ -155,8 +83,92 @@ void load_row(const void *src, int64_t offset, Dt dt, float *dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dst[i] = acp::bf16_to_float(h[i]);
 }
 
-uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
-int64_t up16(int64_t n) { return (n + 15) / 16 * 16; }
+// gradInput of one plane: out[position] = sum over taps t of taps[t] * U[f + off[t]], f the flat
+// position (pitch Uw); valid[c] marks the lanes of chunk c inside the rows. The valid lanes are
+// stored contiguously: the dense (H, W) plane.
+struct InPlane {
+    const float *U;
+    const int64_t *off;
+    const float *taps;
+    const uint16_t *valid;
+    int64_t chunks, kk;
+    float *out;
+};
+DW_AVX512 void in_plane_avx(const InPlane &p) {
+    float *dst = p.out;
+    // two chunks per pass: independent accumulation chains
+    for (int64_t c = 0; c < p.chunks; c += 2) {
+        const bool two = c + 1 < p.chunks;
+        const float *u = p.U + c * 16;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        for (int64_t t = 0; t < p.kk; ++t) {
+            const __m512 w = _mm512_set1_ps(p.taps[t]);
+            acc0 = _mm512_add_ps(acc0, _mm512_mul_ps(w, _mm512_loadu_ps(u + p.off[t])));
+            acc1 = _mm512_add_ps(acc1, _mm512_mul_ps(w, _mm512_loadu_ps(u + 16 + p.off[t])));
+        }
+        // register-form compress, then a prefix-masked store (compress-to-memory is microcoded on AMD)
+        const auto m0 = static_cast<__mmask16>(p.valid[c]);
+        const int n0 = __builtin_popcount(m0);
+        _mm512_mask_storeu_ps(dst, static_cast<__mmask16>((1u << n0) - 1u), _mm512_maskz_compress_ps(m0, acc0));
+        dst += n0;
+        if (two) {
+            const auto m1 = static_cast<__mmask16>(p.valid[c + 1]);
+            const int n1 = __builtin_popcount(m1);
+            _mm512_mask_storeu_ps(dst, static_cast<__mmask16>((1u << n1) - 1u), _mm512_maskz_compress_ps(m1, acc1));
+            dst += n1;
+        }
+    }
+}
+void in_plane_scalar(const InPlane &p) {
+    float *dst = p.out;
+    for (int64_t c = 0; c < p.chunks; ++c)
+        for (int l = 0; l < 16; ++l) {
+            if (!(p.valid[c] >> l & 1)) continue;
+            const float *u = p.U + c * 16 + l;
+            float acc = 0.0f;
+            for (int64_t t = 0; t < p.kk; ++t) acc = acc + p.taps[t] * u[p.off[t]];
+            *dst++ = acc;
+        }
+}
+
+// gradWeight of one plane: acc[t] (16 lanes, lane = flat position % 16) += gy[f] * X[t][f + off[t]]
+// over the valid flat positions f (pitch Mw) of the gradient plane.
+struct WPlane {
+    const float *gy;
+    const float *const *x;  // per tap: its stride phase plane
+    const int64_t *off;
+    const uint16_t *valid;
+    int64_t chunks, kk;
+    float *acc;  // kk x 16, accumulated
+};
+DW_AVX512 void w_plane_avx(const WPlane &p) {
+    for (int64_t t = 0; t < p.kk; ++t) {
+        __m512 a = _mm512_loadu_ps(p.acc + t * 16);
+        const float *x = p.x[t] + p.off[t];
+        for (int64_t c = 0; c < p.chunks; ++c) {
+            const auto m = static_cast<__mmask16>(p.valid[c]);
+            a = _mm512_mask_add_ps(a, m, a, _mm512_mul_ps(_mm512_loadu_ps(p.gy + c * 16), _mm512_loadu_ps(x + c * 16)));
+        }
+        _mm512_storeu_ps(p.acc + t * 16, a);
+    }
+}
+void w_plane_scalar(const WPlane &p) {
+    for (int64_t t = 0; t < p.kk; ++t) {
+        float *a = p.acc + t * 16;
+        const float *x = p.x[t] + p.off[t];
+        for (int64_t c = 0; c < p.chunks; ++c)
+            for (int l = 0; l < 16; ++l)
+                if (p.valid[c] >> l & 1) a[l] = a[l] + p.gy[c * 16 + l] * x[c * 16 + l];
+    }
+}
+
+// Lane masks of a flat walk: lane l of chunk c is valid when f = 16c + l < rows*pitch and f % pitch < width.
+std::vector<uint16_t> lane_masks(int64_t rows, int64_t pitch, int64_t width) {
+    std::vector<uint16_t> v(static_cast<size_t>(up16(rows * pitch) / 16), 0);
+    for (int64_t f = 0; f < rows * pitch; ++f)
+        if (f % pitch < width) v[static_cast<size_t>(f / 16)] |= static_cast<uint16_t>(1u << (f % 16));
+    return v;
+}
 
 // The worker's scratch slot. Every thread of the arena (workers and the joining caller) has its own index.
 template <class T>
@@ -181,27 +193,49 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
     sh = two ? g.stride[0] : 1, sw = g.stride[two ? 1 : 0];
     dh = two ? g.dil[0] : 1, dw = g.dil[two ? 1 : 0];
     ph = two ? g.pad_l[0] : 0, pw = g.pad_l[two ? 1 : 0];
+    const int64_t kk = kh * kw;
+    // gradInput: the zero-upsampled, padded gradient U (pitch Uw); input position f reads
+    // U[f + in_off_[a*kw + b]].
     Uh = H + ph + (kh - 1) * dh;
     Uw = W + pw + (kw - 1) * dw;
-    const int64_t Wp = (Wo - 1) * sw + (kw - 1) * dw + 1;
+    for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b) in_off_.push_back((ph + (kh - 1 - a) * dh) * Uw + pw + (kw - 1 - b) * dw);
+    in_valid_ = lane_masks(H, Uw, W);
+    U_len_ = std::max(Uh * Uw, up16(H * Uw) + *std::max_element(in_off_.begin(), in_off_.end())) + 16;
+    // gradWeight: the input plane padded by (ph, pw), split into sh x sw stride phases of pitch Mw;
+    // gradient position f (pitch Mw) meets tap (a, b) at phase ((a*dh)%sh, (b*dw)%sw), offset
+    // ((a*dh)/sh)*Mw + (b*dw)/sw.
+    const int64_t Hp = (Ho - 1) * sh + (kh - 1) * dh + 1, Wp = (Wo - 1) * sw + (kw - 1) * dw + 1;
+    Mh = (Hp + sh - 1) / sh;
     Mw = (Wp + sw - 1) / sw;
-    // gradInput slot: U plane, the channel's taps
-    in_slot_ = round64(static_cast<uint64_t>(Uh * Uw + up16(kh * kw)) * sizeof(float));
-    // gradWeight slot: the plane's stride phases, the padded input row, one gradient row
-    w_slot_ = round64(static_cast<uint64_t>(up16(kh * kw)) * sizeof(double) +
-                      static_cast<uint64_t>(sw * H * Mw + up16(Wp + sw) + up16(Ho * Wo)) * sizeof(float));
+    for (int64_t a = 0; a < kh; ++a)
+        for (int64_t b = 0; b < kw; ++b) {
+            w_phase_.push_back(((a * dh) % sh) * sw + (b * dw) % sw);
+            w_off_.push_back(((a * dh) / sh) * Mw + (b * dw) / sw);
+        }
+    w_valid_ = lane_masks(Ho, Mw, Wo);
+    P_len_ = std::max(Mh * Mw, up16(Ho * Mw) + *std::max_element(w_off_.begin(), w_off_.end())) + 16;
+    // Lanes hold few terms on small planes: sum a channel's planes in the lanes, else each plane.
+    per_channel_ = N * Ho * Mw <= 65536;
+    // slots: gradInput U, taps, a dense FLOAT plane (for BF16 results);
+    //        gradWeight sums (double), lane accumulators, phases, padded row, re-pitched gradient
+    in_slot_ = round64(static_cast<uint64_t>(up16(U_len_) + up16(kk) + up16(H * W)) * sizeof(float));
+    w_slot_ = round64(static_cast<uint64_t>(up16(kk)) * sizeof(double) +
+                      static_cast<uint64_t>(kk * 16 + sh * sw * up16(P_len_) + up16(Mw * sw + 16) + up16(Ho * Mw + 16)) *
+                          sizeof(float));
 }
 
 void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, void *scratch) const {
     const bool avx = has_avx512();
+    const int64_t kk = kh * kw;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, N * C, 1), [&](const tbb::blocked_range<int64_t> &r) {
         float *U = slot<float>(scratch, in_slot_, slots_);
-        float *taps = U + Uh * Uw;
+        float *taps = U + up16(U_len_);
+        float *plane = taps + up16(kk);
         // Positions outside the upsampled gradient stay zero: every plane writes the same ones.
-        std::fill(U, U + Uh * Uw, 0.0f);
+        std::fill(U, U + U_len_, 0.0f);
         for (int64_t nc = r.begin(); nc < r.end(); ++nc) {
-            const int64_t c = nc % C;
-            load_row(w, c * kh * kw, dt_, taps, kh * kw);
+            load_row(w, (nc % C) * kk, dt_, taps, kk);
             for (int64_t oh = 0; oh < Ho; ++oh) {
                 const int64_t row = oh * sh + (kh - 1) * dh;
                 if (row >= Uh) break;
@@ -209,61 +243,70 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
                 if (sw == 1) {
                     load_row(dy, (nc * Ho + oh) * Wo, dt_, u, std::min(Wo, Uw - (kw - 1) * dw));
                 } else {
-                    for (int64_t ow = 0; ow < Wo && ow * sw + (kw - 1) * dw < Uw; ++ow) {
-                        float v;
-                        load_row(dy, (nc * Ho + oh) * Wo + ow, dt_, &v, 1);
-                        u[ow * sw] = v;
-                    }
+                    for (int64_t ow = 0; ow < Wo && ow * sw + (kw - 1) * dw < Uw; ++ow) load_row(dy, (nc * Ho + oh) * Wo + ow, dt_, u + ow * sw, 1);
                 }
             }
-            const InPlane ip{U, Uw, H, W, kh, kw, ph + (kh - 1) * dh, dh, pw + (kw - 1) * dw, dw, taps,
-                             dx_bf16 ? nullptr : static_cast<float *>(dx) + nc * H * W,
-                             dx_bf16 ? static_cast<uint16_t *>(dx) + nc * H * W : nullptr};
+            float *out = dx_bf16 ? plane : static_cast<float *>(dx) + nc * H * W;
+            const InPlane ip{U, in_off_.data(), taps, in_valid_.data(), static_cast<int64_t>(in_valid_.size()), kk, out};
             if (avx) in_plane_avx(ip);
             else in_plane_scalar(ip);
+            if (dx_bf16) bf16_store(plane, static_cast<uint16_t *>(dx) + nc * H * W, H * W, avx);
         }
     });
 }
 
 void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void *scratch) const {
     const bool avx = has_avx512();
-    const int64_t Wp = (Wo - 1) * sw + (kw - 1) * dw + 1;
+    const int64_t kk = kh * kw, phases_n = sh * sw, plen = up16(P_len_);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, C, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        // slot: the per-tap sums (doubles, first: aligned), the phases, the padded row, a gradient plane
+        // slot: the per-tap sums (doubles, first: aligned), lane accumulators, phases, padded row, gradient
         double *sum = slot<double>(scratch, w_slot_, slots_);
-        float *phases = reinterpret_cast<float *>(sum + up16(kh * kw));
-        float *prow = phases + sw * H * Mw;
-        float *gy = prow + up16(Wp + sw);
+        float *acc = reinterpret_cast<float *>(sum + up16(kk));
+        float *phases = acc + kk * 16;
+        float *prow = phases + phases_n * plen;
+        float *gy = prow + up16(Mw * sw + 16);
+        const float *tap_x[kMaxTaps];
+        for (int64_t t = 0; t < kk; ++t) tap_x[t] = phases + w_phase_[static_cast<size_t>(t)] * plen;
+        std::fill(phases, phases + phases_n * plen, 0.0f);  // pitch padding and slack stay zero
+        std::fill(gy, gy + up16(Ho * Mw + 16), 0.0f);
+        auto flush = [&] {
+            for (int64_t t = 0; t < kk; ++t) sum[t] += combine(acc + t * 16);
+            std::fill(acc, acc + kk * 16, 0.0f);
+        };
         for (int64_t c = r.begin(); c < r.end(); ++c) {
-            std::fill(sum, sum + kh * kw, 0.0);
+            std::fill(sum, sum + kk, 0.0);
+            std::fill(acc, acc + kk * 16, 0.0f);
             for (int64_t n = 0; n < N; ++n) {
-                const int64_t plane = n * C + c;
-                // the input plane, padded on the left by pw, split into sw phases per row
-                for (int64_t ih = 0; ih < H; ++ih) {
-                    if (sw == 1) {  // one phase: the padded row itself
-                        float *row = phases + ih * Mw;
-                        const int64_t lo = std::min(pw, Mw), cnt = std::max<int64_t>(0, std::min(W, Mw - pw));
-                        std::fill(row, row + lo, 0.0f);
-                        load_row(x, (plane * H + ih) * W, dt_, row + lo, cnt);
-                        std::fill(row + lo + cnt, row + Mw, 0.0f);
+                const int64_t pl = n * C + c;
+                // padded rows ihp = ih + ph, split into phases (ihp % sh, column % sw)
+                for (int64_t ihp = 0; ihp < Mh * sh; ++ihp) {
+                    const int64_t ih = ihp - ph;
+                    if (sw == 1) {  // one column phase: the padded row goes straight to its place
+                        float *dst = phases + (ihp % sh) * plen + (ihp / sh) * Mw;
+                        const int64_t lo = std::min(pw, Mw), cnt = ih >= 0 && ih < H ? std::max<int64_t>(0, std::min(W, Mw - pw)) : 0;
+                        std::fill(dst, dst + lo, 0.0f);
+                        load_row(x, (pl * H + ih) * W, dt_, dst + lo, cnt);
+                        std::fill(dst + lo + cnt, dst + Mw, 0.0f);
                         continue;
                     }
                     std::fill(prow, prow + Mw * sw, 0.0f);
-                    const int64_t lo = std::min(pw, Mw * sw), cnt = std::max<int64_t>(0, std::min(W, Mw * sw - pw));
-                    load_row(x, (plane * H + ih) * W, dt_, prow + lo, cnt);
-                    for (int64_t p = 0; p < sw; ++p) {
-                        float *ph_row = phases + (p * H + ih) * Mw;
-                        for (int64_t m = 0; m < Mw; ++m) ph_row[m] = prow[m * sw + p];
+                    if (ih >= 0 && ih < H) {
+                        const int64_t lo = std::min(pw, Mw * sw), cnt = std::max<int64_t>(0, std::min(W, Mw * sw - pw));
+                        load_row(x, (pl * H + ih) * W, dt_, prow + lo, cnt);
+                    }
+                    for (int64_t pc = 0; pc < sw; ++pc) {
+                        float *dst = phases + ((ihp % sh) * sw + pc) * plen + (ihp / sh) * Mw;
+                        for (int64_t m = 0; m < Mw; ++m) dst[m] = prow[m * sw + pc];
                     }
                 }
-                const float *g = gy;
-                if (dt_ == Dt::F32) g = static_cast<const float *>(dy) + plane * Ho * Wo;
-                else load_row(dy, plane * Ho * Wo, dt_, gy, Ho * Wo);
-                const WPlane wp{g, phases, Ho, Wo, H, Mw, kh, kw, sh, sw, dh, dw, ph, sum};
+                for (int64_t oh = 0; oh < Ho; ++oh) load_row(dy, (pl * Ho + oh) * Wo, dt_, gy + oh * Mw, Wo);
+                const WPlane wp{gy, tap_x, w_off_.data(), w_valid_.data(), static_cast<int64_t>(w_valid_.size()), kk, acc};
                 if (avx) w_plane_avx(wp);
                 else w_plane_scalar(wp);
+                if (!per_channel_) flush();
             }
-            for (int64_t t = 0; t < kh * kw; ++t) dwt[c * kh * kw + t] = static_cast<float>(sum[t]);
+            if (per_channel_) flush();
+            for (int64_t t = 0; t < kk; ++t) dwt[c * kk + t] = static_cast<float>(sum[t]);
         }
     });
 }

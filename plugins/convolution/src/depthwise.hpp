@@ -1,19 +1,23 @@
 // Depthwise convolution gradients of our own (groups == input channels == output channels, 2-D or
 // 1-D, not transposed): oneDNN's depthwise path spends most of its time reordering NCHW to blocked
 // layouts and back, while depthwise work is tiny; these kernels read and write NCHW planes directly.
-//   gradInput  per (n, c) plane: the gradient rows spread back through a zero-upsampled, padded copy
-//              of the plane (stride and padding become plain offsets), 16 lanes at a time.
-//   gradWeight per channel: for each tap, dot products of gradient rows with input rows (split
-//              into stride phases so both are contiguous), summed over n in order: deterministic.
+//   gradInput  per (n, c) plane: gathers from a zero-upsampled, padded copy of the gradient plane
+//              (stride and padding become fixed offsets per tap).
+//   gradWeight per channel: per tap, products of the gradient plane with the input plane split into
+//              stride phases, in 16 lanes, summed over n in order and combined in double.
+// Planes are walked flat across their row pitch, so short rows still fill whole vectors.
 // Scratch: one slot per worker thread of the arena, in the executor's workspace.
 #ifndef CONVOLUTION_SRC_DEPTHWISE_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_HPP_
 
 #include <cstdint>
+#include <vector>
 
 #include "conv_types.hpp"
 
 namespace conv {
+
+inline constexpr int64_t kMaxTaps = 64;  // depthwise kernels with more taps go to oneDNN
 
 class DepthwisePass {
 public:
@@ -32,8 +36,13 @@ public:
 private:
     uint64_t slot_bytes(uint64_t per_slot) const { return per_slot * static_cast<uint64_t>(slots_); }
     int64_t N, C, H, W, Ho, Wo, kh, kw, sh, sw, dh, dw, ph, pw;
-    int64_t Uh, Uw;         // upsampled gradient plane (gradInput)
-    int64_t Mw;             // phase row length (gradWeight)
+    int64_t Uh, Uw, U_len_;                 // upsampled gradient plane (gradInput), its flat length
+    std::vector<int64_t> in_off_;           // per tap: flat offset into U
+    std::vector<uint16_t> in_valid_;        // per 16-position chunk: lanes inside the rows
+    int64_t Mh, Mw, P_len_;                 // stride phase planes (gradWeight)
+    std::vector<int64_t> w_phase_, w_off_;  // per tap: phase plane, flat offset
+    std::vector<uint16_t> w_valid_;
+    bool per_channel_ = true;               // lane sums span a channel's planes (small planes)
     Dt dt_;
     int slots_;
     uint64_t in_slot_ = 0, w_slot_ = 0;
