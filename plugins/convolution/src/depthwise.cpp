@@ -178,6 +178,113 @@ T *slot(void *scratch, uint64_t slot_bytes, int slots) {
     return reinterpret_cast<T *>(static_cast<uint8_t *>(scratch) + static_cast<uint64_t>(i) * slot_bytes);
 }
 
+// ---- stride 1, output plane = input plane ("same" padding): no copies at all ----
+// Both kernels read the caller's planes directly. Tap t is a fixed flat offset; mask[t][c] holds the
+// lanes of chunk c whose tap lands inside the plane (the others add nothing, whatever lies there).
+#define DW_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+struct SamePlane {
+    const void *src;        // the plane the taps read (gradient for gradInput, input for gradWeight)
+    const void *lead;       // gradWeight: the gradient plane multiplying each tap
+    const int64_t *off;
+    const uint16_t *mask;   // kk x chunks
+    const float *taps;      // gradInput
+    int64_t chunks, kk, n;  // n = positions in the plane
+    bool bf16;              // planes (and the gradInput result) are BF16
+    void *out;              // gradInput: the result plane
+    float *acc;             // gradWeight: kk x 16 lane accumulators
+};
+
+template <bool BF16>
+DW_AVX512BW inline __m512 load16(const void *base, int64_t at, __mmask16 m) {
+    if constexpr (BF16) return acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(base) + at));
+    else return _mm512_maskz_loadu_ps(m, static_cast<const float *>(base) + at);
+}
+
+template <bool BF16>
+DW_AVX512BW inline void same_in_store(void *out, int64_t n, int64_t c, __m512 acc) {
+    const auto keep = static_cast<__mmask16>(n - c * 16 >= 16 ? 0xffffu : (1u << (n - c * 16)) - 1u);
+    if constexpr (BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(out) + c * 16, keep, acp::avx512::to_bf16(acc));
+    else _mm512_mask_storeu_ps(static_cast<float *>(out) + c * 16, keep, acc);
+}
+template <bool BF16>
+DW_AVX512BW void same_in_avx_t(const SamePlane &p) {
+    const int64_t chunks = p.chunks, kk = p.kk, n = p.n;
+    const uint16_t *mask = p.mask;
+    const int64_t *off = p.off;
+    const float *taps = p.taps;
+    const void *src = p.src;
+    // two chunks per pass: independent accumulation chains
+    for (int64_t c = 0; c < chunks; c += 2) {
+        const bool two = c + 1 < chunks;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        for (int64_t t = 0; t < kk; ++t) {
+            const __m512 w = _mm512_set1_ps(taps[t]);
+            const auto m0 = static_cast<__mmask16>(mask[t * chunks + c]);
+            acc0 = _mm512_mask_add_ps(acc0, m0, acc0, _mm512_mul_ps(w, load16<BF16>(src, c * 16 + off[t], m0)));
+            if (two) {
+                const auto m1 = static_cast<__mmask16>(mask[t * chunks + c + 1]);
+                acc1 = _mm512_mask_add_ps(acc1, m1, acc1, _mm512_mul_ps(w, load16<BF16>(src, c * 16 + 16 + off[t], m1)));
+            }
+        }
+        same_in_store<BF16>(p.out, n, c, acc0);
+        if (two) same_in_store<BF16>(p.out, n, c + 1, acc1);
+    }
+}
+void same_in_avx(const SamePlane &p) {
+    if (p.bf16) same_in_avx_t<true>(p);
+    else same_in_avx_t<false>(p);
+}
+float load1(const void *base, int64_t at, bool bf16) {
+    return bf16 ? acp::bf16_to_float(static_cast<const uint16_t *>(base)[at]) : static_cast<const float *>(base)[at];
+}
+void same_in_scalar(const SamePlane &p) {
+    for (int64_t f = 0; f < p.n; ++f) {
+        float acc = 0.0f;
+        for (int64_t t = 0; t < p.kk; ++t)
+            if (p.mask[t * p.chunks + f / 16] >> (f % 16) & 1) acc = acc + p.taps[t] * load1(p.src, f + p.off[t], p.bf16);
+        if (p.bf16) static_cast<uint16_t *>(p.out)[f] = acp::float_to_bf16(acc);
+        else static_cast<float *>(p.out)[f] = acc;
+    }
+}
+
+template <bool BF16>
+DW_AVX512BW void same_w_avx_t(const SamePlane &p) {
+    const int64_t chunks = p.chunks, kk = p.kk, n = p.n;
+    const void *lead = p.lead, *src = p.src;
+    // two taps per pass, each summing the whole plane in one register (lane order as the scalar spelling)
+    for (int64_t t = 0; t < kk; t += 2) {
+        const bool two = t + 1 < kk;
+        __m512 a0 = _mm512_loadu_ps(p.acc + t * 16), a1 = two ? _mm512_loadu_ps(p.acc + t * 16 + 16) : _mm512_setzero_ps();
+        const uint16_t *mask0 = p.mask + t * chunks, *mask1 = mask0 + chunks;
+        const int64_t off0 = p.off[t], off1 = two ? p.off[t + 1] : 0;
+        for (int64_t c = 0; c < chunks; ++c) {
+            const auto keep = static_cast<__mmask16>(n - c * 16 >= 16 ? 0xffffu : (1u << (n - c * 16)) - 1u);
+            const __m512 g = load16<BF16>(lead, c * 16, keep);
+            const auto m0 = static_cast<__mmask16>(mask0[c]);
+            a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_mul_ps(g, load16<BF16>(src, c * 16 + off0, m0)));
+            if (two) {
+                const auto m1 = static_cast<__mmask16>(mask1[c]);
+                a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_mul_ps(g, load16<BF16>(src, c * 16 + off1, m1)));
+            }
+        }
+        _mm512_storeu_ps(p.acc + t * 16, a0);
+        if (two) _mm512_storeu_ps(p.acc + t * 16 + 16, a1);
+    }
+}
+void same_w_avx(const SamePlane &p) {
+    if (p.bf16) same_w_avx_t<true>(p);
+    else same_w_avx_t<false>(p);
+}
+void same_w_scalar(const SamePlane &p) {
+    for (int64_t t = 0; t < p.kk; ++t)
+        for (int64_t f = 0; f < p.n; ++f)
+            if (p.mask[t * p.chunks + f / 16] >> (f % 16) & 1) {
+                float &a = p.acc[t * 16 + f % 16];
+                a = a + load1(p.lead, f, p.bf16) * load1(p.src, f + p.off[t], p.bf16);
+            }
+}
+
 }  // namespace
 
 bool DepthwisePass::applies(const Geometry &g, bool transposed) {
@@ -215,6 +322,30 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
         }
     w_valid_ = lane_masks(Ho, Mw, Wo);
     P_len_ = std::max(Mh * Mw, up16(Ho * Mw) + *std::max_element(w_off_.begin(), w_off_.end())) + 16;
+    // Stride 1 and an output plane the size of the input plane: the direct kernels.
+    same_ = sh == 1 && sw == 1 && Ho == H && Wo == W;
+    if (same_) {
+        const int64_t chunks = up16(H * W) / 16;
+        same_chunks_ = chunks;
+        same_in_mask_.assign(static_cast<size_t>(kk * chunks), 0);
+        same_w_mask_.assign(static_cast<size_t>(kk * chunks), 0);
+        for (int64_t a = 0; a < kh; ++a)
+            for (int64_t b = 0; b < kw; ++b) {
+                const int64_t t = a * kw + b;
+                // gradInput reads gradient (ih + ph - a*dh, iw + pw - b*dw); gradWeight reads input
+                // (oh - ph + a*dh, ow - pw + b*dw)
+                same_in_off_.push_back((ph - a * dh) * W + (pw - b * dw));
+                same_w_off_.push_back((a * dh - ph) * W + (b * dw - pw));
+                for (int64_t f = 0; f < H * W; ++f) {
+                    const int64_t r = f / W, col = f % W;
+                    const auto bit = static_cast<uint16_t>(1u << (f % 16));
+                    const int64_t ri = r + ph - a * dh, ci = col + pw - b * dw;
+                    if (ri >= 0 && ri < H && ci >= 0 && ci < W) same_in_mask_[static_cast<size_t>(t * chunks + f / 16)] |= bit;
+                    const int64_t rw = r - ph + a * dh, cw = col - pw + b * dw;
+                    if (rw >= 0 && rw < H && cw >= 0 && cw < W) same_w_mask_[static_cast<size_t>(t * chunks + f / 16)] |= bit;
+                }
+            }
+    }
     // Lanes hold few terms on small planes: sum a channel's planes in the lanes, else each plane.
     per_channel_ = N * Ho * Mw <= 65536;
     // slots: gradInput U, taps, a dense FLOAT plane (for BF16 results);
@@ -228,6 +359,22 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
 void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, void *scratch) const {
     const bool avx = has_avx512();
     const int64_t kk = kh * kw;
+    if (same_ && (dt_ == Dt::F32) != dx_bf16) {  // direct: FLOAT in, FLOAT out or BF16 in, BF16 out
+        const bool bf = dt_ == Dt::BF16;
+        const size_t es = bf ? 2 : 4;
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, N * C, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            float taps[kMaxTaps];
+            for (int64_t nc = r.begin(); nc < r.end(); ++nc) {
+                load_row(w, (nc % C) * kk, dt_, taps, kk);
+                const SamePlane sp{static_cast<const uint8_t *>(dy) + static_cast<size_t>(nc * H * W) * es, nullptr,
+                                   same_in_off_.data(), same_in_mask_.data(), taps, same_chunks_, kk, H * W, bf,
+                                   static_cast<uint8_t *>(dx) + static_cast<size_t>(nc * H * W) * es, nullptr};
+                if (avx) same_in_avx(sp);
+                else same_in_scalar(sp);
+            }
+        });
+        return;
+    }
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, N * C, 1), [&](const tbb::blocked_range<int64_t> &r) {
         float *U = slot<float>(scratch, in_slot_, slots_);
         float *taps = U + up16(U_len_);
@@ -258,6 +405,33 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
 void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void *scratch) const {
     const bool avx = has_avx512();
     const int64_t kk = kh * kw, phases_n = sh * sw, plen = up16(P_len_);
+    if (same_) {
+        const bool bf = dt_ == Dt::BF16;
+        const size_t es = bf ? 2 : 4;
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, C, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            alignas(64) float acc[kMaxTaps * 16];
+            double sum[kMaxTaps];
+            for (int64_t c = r.begin(); c < r.end(); ++c) {
+                std::fill(sum, sum + kk, 0.0);
+                std::fill(acc, acc + kk * 16, 0.0f);
+                for (int64_t n = 0; n < N; ++n) {
+                    const size_t at = static_cast<size_t>((n * C + c) * H * W) * es;
+                    const SamePlane sp{static_cast<const uint8_t *>(x) + at, static_cast<const uint8_t *>(dy) + at,
+                                       same_w_off_.data(), same_w_mask_.data(), nullptr, same_chunks_, kk, H * W, bf, nullptr, acc};
+                    if (avx) same_w_avx(sp);
+                    else same_w_scalar(sp);
+                    if (!per_channel_) {
+                        for (int64_t t = 0; t < kk; ++t) sum[t] += combine(acc + t * 16);
+                        std::fill(acc, acc + kk * 16, 0.0f);
+                    }
+                }
+                if (per_channel_)
+                    for (int64_t t = 0; t < kk; ++t) sum[t] += combine(acc + t * 16);
+                for (int64_t t = 0; t < kk; ++t) dwt[c * kk + t] = static_cast<float>(sum[t]);
+            }
+        });
+        return;
+    }
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, C, 1), [&](const tbb::blocked_range<int64_t> &r) {
         // slot: the per-tap sums (doubles, first: aligned), lane accumulators, phases, padded row, gradient
         double *sum = slot<double>(scratch, w_slot_, slots_);

@@ -43,6 +43,10 @@ private:
     std::vector<int64_t> w_phase_, w_off_;  // per tap: phase plane, flat offset
     std::vector<uint16_t> w_valid_;
     bool per_channel_ = true;               // lane sums span a channel's planes (small planes)
+    bool same_ = false;                     // stride 1, output plane = input plane: direct kernels
+    int64_t same_chunks_ = 0;
+    std::vector<int64_t> same_in_off_, same_w_off_;
+    std::vector<uint16_t> same_in_mask_, same_w_mask_;  // per tap x chunk: lanes inside the plane
     Dt dt_;
     int slots_;
     uint64_t in_slot_ = 0, w_slot_ = 0;
