@@ -12,6 +12,7 @@
 #include "conv_plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,8 +65,7 @@ acp_status run_widen(void *p, const acp_run_ctx *run) {
 using WidenNodes = std::vector<std::unique_ptr<WidenNode>>;
 
 // The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision.
-Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, const acp_tensor_desc &t, Source *cache) {
-    if (cache->arg == arg) return *cache;
+Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, const acp_tensor_desc &t) {
     Source s;
     s.arg = arg;
     const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
@@ -83,9 +83,20 @@ Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, cons
                                         nullptr, 0);
         require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
     }
-    *cache = s;
     return s;
 }
+
+// The dense operands of one plan, each converted at most once and shared by the nodes reading it.
+struct Sources {
+    const acp_plan_ctx *ctx;
+    WidenNodes &owned;
+    std::map<int32_t, Source> done;
+    Source operator()(int32_t arg, const acp_tensor_desc &t) {
+        const auto it = done.find(arg);
+        if (it != done.end()) return it->second;
+        return done[arg] = plan_source(ctx, owned, arg, t);
+    }
+};
 
 // Where a node writes its FLOAT result: the caller's dense FLOAT tensor; a buffer the node itself
 // rounds into the caller's dense FLOAT16/BF16 tensor (round_to); or a buffer the core's store node
@@ -287,7 +298,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         }
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
-        Source go_cache, unused;
+        Sources src{ctx, plan->widen, {}};
         if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
             auto pass = std::make_shared<DepthwisePass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput/gradWeight: depthwise kernels");
@@ -297,9 +308,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 n->host = ctx->host;
                 n->pass = pass;
                 n->weight = weight;
-                unused = {};
-                n->a = weight ? plan_source(ctx, plan->widen, 1, in, &unused) : plan_source(ctx, plan->widen, 0, go, &go_cache);
-                n->b = weight ? plan_source(ctx, plan->widen, 0, go, &go_cache) : plan_source(ctx, plan->widen, 2, w, &unused);
+                n->a = weight ? src(1, in) : src(0, go);
+                n->b = weight ? src(0, go) : src(2, w);
                 const acp_tensor_desc &o = *a.tensor(weight ? 13 : 12);
                 n->bf16_out = !weight && o.dtype == kBf16 && acp::is_contiguous(o);
                 n->out = n->bf16_out ? Sink{12, -1, -1, 0} : plan_sink(ctx, weight ? 13 : 12, o);
@@ -314,22 +324,21 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             n->host = ctx->host;
             n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
             log_impl(ctx, "gradInput", n->pass->impl());
-            n->a = plan_source(ctx, plan->widen, 0, go, &go_cache);
-            n->w = plan_source(ctx, plan->widen, 2, w, &unused);
+            n->a = src(0, go);
+            n->w = src(2, w);
             n->out = plan_sink(ctx, 12, *a.tensor(12));
             n->bufs = reserve_all(ctx, n->pass->buffers());
             const int32_t id = add_node(ctx, "conv_grad_input", run_data, n.get(), {n->a.node, n->w.node});
             plan_store(ctx, n->out, id);
             plan->data.push_back(std::move(n));
         }
-        if (p.mask[1] && !DepthwisePass::applies(p.g, p.transposed)) {  // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
+        if (p.mask[1] && !DepthwisePass::applies(p.g, p.transposed)) {
+            // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
             auto n = std::make_unique<WeightNode>();
             n->host = ctx->host;
             n->pass = std::make_unique<WeightPass>(p.g, dt);
             log_impl(ctx, "gradWeight", n->pass->impl());
-            unused = {};
-            const Source x = plan_source(ctx, plan->widen, 1, in, &unused);
-            const Source y = plan_source(ctx, plan->widen, 0, go, &go_cache);
+            const Source x = src(1, in), y = src(0, go);
             n->src = p.transposed ? y : x;
             n->ddst = p.transposed ? x : y;
             n->out = plan_sink(ctx, 13, *a.tensor(13));
@@ -362,9 +371,9 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
                                              engine_dt(in));
         log_impl(ctx, "output", n->pass->impl());
-        Source c1, c2;
-        n->a = plan_source(ctx, plan->widen, 0, in, &c1);
-        n->w = plan_source(ctx, plan->widen, 1, w, &c2);
+        Sources src{ctx, plan->widen, {}};
+        n->a = src(0, in);
+        n->w = src(1, w);
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
         if (p.transposed && p.g.src_used != p.g.src) n->zero_bytes = static_cast<uint64_t>(acp::numel(out)) * sizeof(float);
         n->n = out.dims[0];
