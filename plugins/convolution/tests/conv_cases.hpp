@@ -64,6 +64,11 @@ inline std::vector<Named> corpus() {
         c.sd = 1, c.N = 3, c.Cin = 5, c.Cout = 5, c.G = 5, c.in = {37, 1, 1}, c.k = {4, 1, 1}, c.s = {3, 1, 1}, c.pl = c.pr = {2, 0, 0};
         v.push_back({"depthwise_1d", c, {}});
     }
+    {  // stride 1, same size, dilated 5x3 taps: the direct depthwise kernels
+        cref::Conv c = conv2d(2, 5, 5, 9, 21, 5, 3, 1, 1, 4, 2, 5);
+        c.d = {2, 2, 1};
+        v.push_back({"depthwise_same_dilated", c, {}});
+    }
     v.push_back({"depthwise_ih1_kh5ph4", conv2d(2, 4, 4, 1, 9, 5, 3, 1, 1, 4, 1, 4), {}});
     v.push_back({"pointwise_s2_unused_rows", conv2d(2, 6, 10, 9, 8, 1, 1, 2, 2, 0, 0), {}});
     {

@@ -85,7 +85,8 @@ TEST(Views, NonContiguous) {
 
 // Random data: the same bytes at 1, 2 and 3 threads and run to run.
 TEST(Determinism, ThreadCounts) {
-    for (const cref::Conv &c : {conv2d(9, 16, 24, 17, 15, 3, 3, 1, 1, 1, 1), conv2d(5, 24, 24, 19, 18, 3, 3, 2, 2, 1, 1, 24)})
+    for (const cref::Conv &c : {conv2d(9, 16, 24, 17, 15, 3, 3, 1, 1, 1, 1), conv2d(5, 24, 24, 19, 18, 3, 3, 2, 2, 1, 1, 24),
+                                conv2d(5, 40, 40, 14, 14, 3, 3, 1, 1, 1, 1, 40)})
     for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
         const Data d = uniformData(c, 9, dt);
         std::optional<Result> first;
@@ -111,10 +112,13 @@ TEST(Determinism, ThreadCounts) {
 // FLOAT16 rtol = atol = 1e-3; BF16 rtol 8e-3 (testing.md).
 TEST(Tolerance, RandomData) {
     Runtime::use("atlas-a2");
-    for (int variant : {0, 1, 2})
+    for (int variant : {0, 1, 2, 3})
         for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
             const bool transposed = variant == 1;
-            cref::Conv c = variant == 2 ? conv2d(3, 16, 16, 40, 37, 3, 3, 2, 1, 1, 1, 16) : conv2d(3, 16, 20, 12, 11, 3, 3, 2, 1, 1, 1, 4);
+            // 2: depthwise, strided; 3: depthwise, stride 1 same size, planes large enough to sum per plane
+            cref::Conv c = variant == 2   ? conv2d(3, 16, 16, 40, 37, 3, 3, 2, 1, 1, 1, 16)
+                           : variant == 3 ? conv2d(3, 8, 8, 160, 150, 3, 3, 1, 1, 1, 1, 8)
+                                          : conv2d(3, 16, 20, 12, 11, 3, 3, 2, 1, 1, 1, 4);
             c.transposed = transposed;
             if (transposed) c.op = {1, 0, 0};
             const Data d = uniformData(c, 21, dt);
