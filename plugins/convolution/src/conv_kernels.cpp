@@ -152,6 +152,16 @@ void widen(const void *src, int32_t dtype, int32_t precision, float *dst, int64_
     });
 }
 
+void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n) {
+    auto *out = static_cast<uint16_t *>(dst);
+    const bool half = dtype == kFloat16;
+    if (has_avx512()) {
+        round_block_avx(src, out, half, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) out[i] = half ? acp::float_to_half(src[i]) : acp::float_to_bf16(src[i]);
+}
+
 void round_store(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;

@@ -25,6 +25,8 @@ void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane
 // Rounds n dense FLOAT values to a dense FLOAT16 or BF16 array (numeric.hpp's rounding, in its
 // AVX-512 spelling when available): the store of a contiguous low-precision result.
 void round_store(const float *src, void *dst, int32_t dtype, int64_t n);
+// The same on the calling thread only.
+void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n);
 
 // n dense FLOAT16 values widened to FLOAT, or n dense FLOAT values rounded to the cube precision
 // (acp_precision), into dst (numeric.hpp's conversions, in their AVX-512 spelling when available).

@@ -208,6 +208,13 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         resolve(s->host, run, s->bufs, s->ptrs);
         float *out = s->out.address(s->host, run);
         if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
+        if (s->out.round_to >= 0 && s->bias.arg < 0) {  // round each image as soon as it is done
+            auto *dst = static_cast<uint16_t *>(s->host->arg_data(run, s->out.arg));
+            const int64_t img = s->pass->image_elems();
+            s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data(),
+                         [&](int64_t n, const float *r) { round_store_serial(r, dst + n * img, s->out.round_to, img); });
+            return acp_status{0};
+        }
         s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data());
         if (s->bias.arg >= 0)
             add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);

@@ -235,7 +235,10 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
 DataPass::~DataPass() = default;
 const char *DataPass::impl() const { return s_->impl.c_str(); }
 
-void DataPass::run(const void *a, const void *w, float *out, void *const *bufs) const {
+int64_t DataPass::image_elems() const { return static_cast<int64_t>(s_->c_image); }
+
+void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
+                   const std::function<void(int64_t, const float *)> &done) const {
     const DnnlState &s = *s_;
     {
         OneThread one;
@@ -265,6 +268,10 @@ void DataPass::run(const void *a, const void *w, float *out, void *const *bufs) 
             if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
             s.conv->execute(st, args);
             s.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
+            if (done) {
+                st.wait();
+                done(n, out + static_cast<size_t>(n) * s.c_image);
+            }
         }
         st.wait();
     });

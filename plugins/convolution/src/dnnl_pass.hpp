@@ -11,6 +11,7 @@
 #define CONVOLUTION_SRC_DNNL_PASS_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,7 +34,11 @@ public:
     // Workspace slices the pass needs (bytes each), reserved by the plan in this order.
     const std::vector<uint64_t> &buffers() const { return buffers_; }
     // a: the chunked operand (src or diff_dst), w: weights (OC, IC/G, K...), out: FLOAT result.
-    void run(const void *a, const void *w, float *out, void *const *bufs) const;
+    // done(n, image), when given, runs on each image's result right after it is written (still hot
+    // in cache): the rounding store of a low-precision output.
+    void run(const void *a, const void *w, float *out, void *const *bufs,
+             const std::function<void(int64_t, const float *)> &done = {}) const;
+    int64_t image_elems() const;  // FLOAT elements of one image's result
     const char *impl() const;
 
 private:
