@@ -158,6 +158,14 @@ struct DataNode {
     Source bias;
     int64_t bias_c = 0, plane = 0, n = 0;
     uint64_t zero_bytes = 0;  // zero the result first (a transposed output's tail rows)
+    bool prepared = false;    // a prepare node put the operand in its blocked buffer
+};
+
+// Puts gradOutput in the blocked layout once, for both the gradInput and gradWeight passes.
+struct PrepNode {
+    const acp_host_api *host = nullptr;
+    const DataNode *data = nullptr;
+    std::vector<void *> ptrs;
 };
 
 struct WeightNode {
@@ -167,6 +175,8 @@ struct WeightNode {
     Sink out;
     std::vector<int32_t> bufs;
     std::vector<void *> ptrs;
+    int32_t shared = -1;         // workspace buffer of the prepared blocked operand, or -1
+    bool shared_is_ddst = true;  // which operand it is
 };
 
 // Depthwise gradients of our own (depthwise.hpp); the pass is shared by both nodes.
@@ -196,6 +206,7 @@ struct ZeroNode {
 struct Plan {
     WidenNodes widen;
     std::vector<std::unique_ptr<DataNode>> data;
+    std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
     std::vector<std::unique_ptr<DwNode>> dw;
     std::vector<std::unique_ptr<BiasNode>> bias;
@@ -212,13 +223,23 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
             auto *dst = static_cast<uint16_t *>(s->host->arg_data(run, s->out.arg));
             const int64_t img = s->pass->image_elems();
             s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data(),
-                         [&](int64_t n, const float *r) { round_store_serial(r, dst + n * img, s->out.round_to, img); });
+                         [&](int64_t n, const float *r) { round_store_serial(r, dst + n * img, s->out.round_to, img); },
+                         s->prepared);
             return acp_status{0};
         }
-        s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data());
+        s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data(), {}, s->prepared);
         if (s->bias.arg >= 0)
             add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
         s->out.finish(s->host, run);
+        return acp_status{0};
+    });
+}
+
+acp_status run_prep(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<PrepNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        resolve(s->host, run, s->data->bufs, s->ptrs);
+        s->data->pass->prepare(s->data->a.address(s->host, run), s->ptrs.data());
         return acp_status{0};
     });
 }
@@ -227,8 +248,9 @@ acp_status run_weight(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<WeightNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         resolve(s->host, run, s->bufs, s->ptrs);
+        const void *shared = s->shared >= 0 ? s->host->buffer_data(run, s->shared) : nullptr;
         s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run), s->out.address(s->host, run),
-                     s->ptrs.data());
+                     s->ptrs.data(), s->shared_is_ddst ? nullptr : shared, s->shared_is_ddst ? shared : nullptr);
         s->out.finish(s->host, run);
         return acp_status{0};
     });
@@ -326,33 +348,57 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 plan_store(ctx, n->out, id);
                 plan->dw.push_back(std::move(n));
             }
-        } else if (p.mask[0]) {  // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight
-            auto n = std::make_unique<DataNode>();
-            n->host = ctx->host;
-            n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
-            log_impl(ctx, "gradInput", n->pass->impl());
-            n->a = src(0, go);
-            n->w = src(2, w);
-            n->out = plan_sink(ctx, 12, *a.tensor(12));
-            n->bufs = reserve_all(ctx, n->pass->buffers());
-            const int32_t id = add_node(ctx, "conv_grad_input", run_data, n.get(), {n->a.node, n->w.node});
-            plan_store(ctx, n->out, id);
-            plan->data.push_back(std::move(n));
-        }
-        if (p.mask[1] && !DepthwisePass::applies(p.g, p.transposed)) {
-            // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed)
-            auto n = std::make_unique<WeightNode>();
-            n->host = ctx->host;
-            n->pass = std::make_unique<WeightPass>(p.g, dt);
-            log_impl(ctx, "gradWeight", n->pass->impl());
-            const Source x = src(1, in), y = src(0, go);
-            n->src = p.transposed ? y : x;
-            n->ddst = p.transposed ? x : y;
-            n->out = plan_sink(ctx, 13, *a.tensor(13));
-            n->bufs = reserve_all(ctx, n->pass->buffers());
-            const int32_t id = add_node(ctx, "conv_grad_weight", run_weight, n.get(), {x.node, y.node});
-            plan_store(ctx, n->out, id);
-            plan->weight.push_back(std::move(n));
+        } else {
+            // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
+            // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
+            // When both run and read gradOutput in the same blocked layout, one prepare node makes
+            // that copy for both.
+            std::unique_ptr<DataNode> dn;
+            std::unique_ptr<WeightNode> wn;
+            if (p.mask[0]) {
+                dn = std::make_unique<DataNode>();
+                dn->host = ctx->host;
+                dn->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
+                log_impl(ctx, "gradInput", dn->pass->impl());
+                dn->a = src(0, go);
+                dn->w = src(2, w);
+                dn->out = plan_sink(ctx, 12, *a.tensor(12));
+                dn->bufs = reserve_all(ctx, dn->pass->buffers());
+            }
+            if (p.mask[1]) {
+                wn = std::make_unique<WeightNode>();
+                wn->host = ctx->host;
+                wn->pass = std::make_unique<WeightPass>(p.g, dt);
+                log_impl(ctx, "gradWeight", wn->pass->impl());
+                wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
+                if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
+                    wn->pass->drop_blocked_buffers(wn->shared_is_ddst);
+                    wn->shared = dn->bufs[DataPass::kBlockedOperandBuffer];
+                    dn->prepared = true;
+                    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradOutput blocked once for gradInput and gradWeight");
+                }
+                const Source x = src(1, in), y = src(0, go);
+                wn->src = p.transposed ? y : x;
+                wn->ddst = p.transposed ? x : y;
+                wn->out = plan_sink(ctx, 13, *a.tensor(13));
+                wn->bufs = reserve_all(ctx, wn->pass->buffers());
+            }
+            int32_t prep = -1;
+            if (dn && dn->prepared) {
+                auto pn = std::make_unique<PrepNode>(PrepNode{ctx->host, dn.get(), {}});
+                prep = add_node(ctx, "conv_block_grad_output", run_prep, pn.get(), {dn->a.node});
+                plan->prep.push_back(std::move(pn));
+            }
+            if (dn) {
+                const int32_t id = add_node(ctx, "conv_grad_input", run_data, dn.get(), {dn->a.node, dn->w.node, prep});
+                plan_store(ctx, dn->out, id);
+                plan->data.push_back(std::move(dn));
+            }
+            if (wn) {
+                const int32_t id = add_node(ctx, "conv_grad_weight", run_weight, wn.get(), {wn->src.node, wn->ddst.node, prep});
+                plan_store(ctx, wn->out, id);
+                plan->weight.push_back(std::move(wn));
+            }
         }
         if (p.mask[2]) {  // dBias: per-channel sum of the caller's gradOutput
             auto n = std::make_unique<BiasNode>(BiasNode{ctx->host, 0, view_of(go), plan_sink(ctx, 14, *a.tensor(14))});

@@ -223,10 +223,11 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
     s.c_out = Reorder(s.c_blk, s.c_user);
     scratch = std::max({scratch, s.a_in.scratch, s.w_in.scratch, s.c_out.scratch});
     s.scratch_md = bytes_md(scratch);
-    // [0] blocked weights, then per image: blocked operand, blocked result, scratchpad
+    // [0] blocked weights, [1] the blocked operand of all images, then per image: blocked result,
+    // scratchpad
     buffers_.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
+    buffers_.push_back(s.a_in.prim ? s.a_blk.get_size() * static_cast<uint64_t>(g.N) : 0);
     for (int64_t n = 0; n < g.N; ++n) {
-        buffers_.push_back(s.a_in.prim ? s.a_blk.get_size() : 0);
         buffers_.push_back(s.c_out.prim ? s.c_blk.get_size() : 0);
         buffers_.push_back(scratch);
     }
@@ -237,8 +238,24 @@ const char *DataPass::impl() const { return s_->impl.c_str(); }
 
 int64_t DataPass::image_elems() const { return static_cast<int64_t>(s_->c_image); }
 
+bool DataPass::blocks_operand() const { return s_->a_in.prim.has_value(); }
+
+void DataPass::prepare(const void *a, void *const *bufs) const {
+    const DnnlState &s = *s_;
+    const size_t blk = s.a_blk.get_size();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t n = r.begin(); n < r.end(); ++n)
+            s.a_in.run(st, mem(s.a_user, static_cast<const uint8_t *>(a) + static_cast<size_t>(n) * s.a_image),
+                       mem(s.a_blk, static_cast<uint8_t *>(bufs[1]) + static_cast<size_t>(n) * blk), bufs[3 + 2 * n],
+                       s.scratch_md);
+        st.wait();
+    });
+}
+
 void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
-                   const std::function<void(int64_t, const float *)> &done) const {
+                   const std::function<void(int64_t, const float *)> &done, bool prepared) const {
     const DnnlState &s = *s_;
     {
         OneThread one;
@@ -251,12 +268,14 @@ void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
         OneThread one;
         dnnl::stream st(cpu());
         for (int64_t n = r.begin(); n < r.end(); ++n) {
-            void *const *b = bufs + 1 + 3 * n;
+            // b[0]: this image's blocked operand, b[1]: blocked result, b[2]: scratchpad
+            void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + static_cast<size_t>(n) * s.a_blk.get_size(), bufs[2 + 2 * n],
+                                bufs[3 + 2 * n]};
             const memory a_user = mem(s.a_user, static_cast<const uint8_t *>(a) + static_cast<size_t>(n) * s.a_image);
             const memory c_user = mem(s.c_user, out + static_cast<size_t>(n) * s.c_image);
             const memory a_blk = s.a_in.prim ? mem(s.a_blk, b[0]) : a_user;
             const memory c_blk = s.c_out.prim ? mem(s.c_blk, b[1]) : c_user;
-            s.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
+            if (!prepared) s.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
             std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights}};
             if (s.kind == Kind::Forward) {
                 args.emplace(DNNL_ARG_SRC, a_blk);
@@ -342,7 +361,27 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
 WeightPass::~WeightPass() = default;
 const char *WeightPass::impl() const { return s_->impl.c_str(); }
 
-void WeightPass::run(const void *src, const void *diff_dst, float *out, void *const *bufs) const {
+bool WeightPass::can_share(const DataPass &d, bool diff_dst) const {
+    const DnnlState &ds = *d.s_;
+    if (!ds.a_in.prim || ds.t != s_->t) return false;
+    for (const DnnlState::Variant &v : s_->variants) {
+        if (!(diff_dst ? v.ddst_in.prim : v.src_in.prim)) return false;
+        dnnl_memory_desc_t c = ds.a_blk.data;  // the one-image layout, widened to the chunk
+        c.dims[0] = v.n;
+        c.padded_dims[0] = v.n;
+        const Md want(c);
+        if (want != (diff_dst ? v.ddst_blk : v.src_blk) || want.get_size() != ds.a_blk.get_size() * static_cast<size_t>(v.n))
+            return false;
+    }
+    return true;
+}
+
+void WeightPass::drop_blocked_buffers(bool diff_dst) {
+    for (size_t k = 0; k < buffers_.size(); k += 4) buffers_[k + (diff_dst ? 1 : 0)] = 0;
+}
+
+void WeightPass::run(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src,
+                     const void *pre_diff_dst) const {
     const DnnlState &s = *s_;
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
@@ -355,10 +394,15 @@ void WeightPass::run(const void *src, const void *diff_dst, float *out, void *co
             const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
             const memory src_user = mem(v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
             const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
-            const memory src_blk = v.src_in.prim ? mem(v.src_blk, b[0]) : src_user;
-            const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[1]) : ddst_user;
-            v.src_in.run(st, src_user, src_blk, b[3], s.scratch_md);
-            v.ddst_in.run(st, ddst_user, ddst_blk, b[3], s.scratch_md);
+            // a prepared operand: this chunk's images of the shared blocked copy
+            const size_t src_img = v.src_blk.get_size() / static_cast<size_t>(v.n);
+            const size_t ddst_img = v.ddst_blk.get_size() / static_cast<size_t>(v.n);
+            const memory src_blk = pre_src ? mem(v.src_blk, static_cast<const uint8_t *>(pre_src) + n0 * src_img)
+                                   : v.src_in.prim ? mem(v.src_blk, b[0]) : src_user;
+            const memory ddst_blk = pre_diff_dst ? mem(v.ddst_blk, static_cast<const uint8_t *>(pre_diff_dst) + n0 * ddst_img)
+                                    : v.ddst_in.prim ? mem(v.ddst_blk, b[1]) : ddst_user;
+            if (!pre_src) v.src_in.run(st, src_user, src_blk, b[3], s.scratch_md);
+            if (!pre_diff_dst) v.ddst_in.run(st, ddst_user, ddst_blk, b[3], s.scratch_md);
             std::unordered_map<int, memory> args{
                 {DNNL_ARG_SRC, src_blk}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, mem(s.dw_blk, b[2])}};
             if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[3]));

@@ -35,13 +35,21 @@ public:
     const std::vector<uint64_t> &buffers() const { return buffers_; }
     // a: the chunked operand (src or diff_dst), w: weights (OC, IC/G, K...), out: FLOAT result.
     // done(n, image), when given, runs on each image's result right after it is written (still hot
-    // in cache): the rounding store of a low-precision output.
+    // in cache): the rounding store of a low-precision output. prepared: prepare() already put the
+    // operand in its blocked buffer.
     void run(const void *a, const void *w, float *out, void *const *bufs,
-             const std::function<void(int64_t, const float *)> &done = {}) const;
+             const std::function<void(int64_t, const float *)> &done = {}, bool prepared = false) const;
     int64_t image_elems() const;  // FLOAT elements of one image's result
+
+    // The operand in oneDNN's blocked layout, all images one after another in buffer 1 (so that the
+    // weight pass can read the same copy): whether there is one, and filling it (parallel).
+    bool blocks_operand() const;
+    void prepare(const void *a, void *const *bufs) const;
+    static constexpr int kBlockedOperandBuffer = 1;
     const char *impl() const;
 
 private:
+    friend class WeightPass;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };
@@ -54,8 +62,15 @@ public:
     WeightPass &operator=(const WeightPass &) = delete;
 
     const std::vector<uint64_t> &buffers() const { return buffers_; }
-    // src, diff_dst dense; out: FLOAT diff weights (OC, IC/G, K...).
-    void run(const void *src, const void *diff_dst, float *out, void *const *bufs) const;
+    // src, diff_dst dense; out: FLOAT diff weights (OC, IC/G, K...). pre_src / pre_diff_dst: the
+    // operand already in the blocked layout this pass reads (a DataPass's prepared copy), or null.
+    void run(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src = nullptr,
+             const void *pre_diff_dst = nullptr) const;
+    // True when the data pass's prepared operand has the blocked layout this pass reads for its
+    // src (diff_dst = false) or diff_dst (true), image for image.
+    bool can_share(const DataPass &d, bool diff_dst) const;
+    // Stop reserving this pass's own blocked copy of that operand (it will read the shared one).
+    void drop_blocked_buffers(bool diff_dst);
     const char *impl() const;
 
 private:
