@@ -11,6 +11,7 @@ echo "== building the sample clients: g++ main.cpp -I\$PREFIX/include -L\$PREFIX
 g++ -std=c++17 -O2 examples/avgpool2d_backward/main.cpp -o "$out/avgpool2d_backward" "${link[@]}"
 g++ -std=c++17 -O2 examples/product_tour/main.cpp -o "$out/product_tour" "${link[@]}"
 g++ -std=c++17 -O2 examples/convolution_backward/main.cpp -o "$out/convolution_backward" "${link[@]}"
+g++ -std=c++17 -O2 examples/max_pooling/main.cpp -o "$out/max_pooling" "${link[@]}"
 echo; echo "== aclnn-cpu list"
 "$prefix/bin/aclnn-cpu" list
 echo; echo "== sample client, default product (atlas-a2), FLOAT"
@@ -26,5 +27,8 @@ echo; echo "== the same 3-D call, ACLNN_CPU_PRODUCT=atlas-training (expected: 16
 if ACLNN_CPU_PRODUCT=atlas-training "$out/convolution_backward" 3d; then echo "unexpected success"; exit 1; fi
 echo; echo "== aclnn-cpu describe ConvolutionBackward"
 "$prefix/bin/aclnn-cpu" describe ConvolutionBackward | sed -n 1,12p  # sed reads it all: no SIGPIPE under pipefail
+echo; echo "== max pooling through the device mask: int32 argmax on atlas-a2, the bit mask on atlas-training"
+"$out/max_pooling"
+ACLNN_CPU_PRODUCT=atlas-training "$out/max_pooling" 2>/dev/null | tail -n 1
 echo; echo "== product tour: the same calls under every product"
 "$out/product_tour"
