@@ -45,6 +45,18 @@ DW_AVX512 void bf16_row_avx(const uint16_t *h, float *dst, int64_t n) {
     for (; i < n; ++i) dst[i] = acp::bf16_to_float(h[i]);
 }
 
+// dst0[m] = src[2m], dst1[m] = src[2m+1] for m < n (src readable up to 2n + 32).
+DW_AVX512 void deinterleave2_avx(const float *src, float *dst0, float *dst1, int64_t n) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t m = 0; m < n; m += 16) {
+        const auto k = static_cast<__mmask16>(n - m >= 16 ? 0xffffu : (1u << (n - m)) - 1u);
+        const __m512 a = _mm512_loadu_ps(src + 2 * m), b = _mm512_loadu_ps(src + 2 * m + 16);
+        _mm512_mask_storeu_ps(dst0 + m, k, _mm512_permutex2var_ps(a, even, b));
+        _mm512_mask_storeu_ps(dst1 + m, k, _mm512_permutex2var_ps(a, odd, b));
+    }
+}
+
 // FLOAT to BF16 with numeric.hpp's rounding (its AVX-512 spelling when avx).
 DW_AVX512 void bf16_store_avx(const float *src, uint16_t *dst, int64_t n) {
     int64_t i = 0;
@@ -349,10 +361,11 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
     // Lanes hold few terms on small planes: sum a channel's planes in the lanes, else each plane.
     per_channel_ = N * Ho * Mw <= 65536;
     // slots: gradInput U, taps, a dense FLOAT plane (for BF16 results);
+    //        (and a gradient row for strided spreading);
     //        gradWeight sums (double), lane accumulators, phases, padded row, re-pitched gradient
-    in_slot_ = round64(static_cast<uint64_t>(up16(U_len_) + up16(kk) + up16(H * W)) * sizeof(float));
+    in_slot_ = round64(static_cast<uint64_t>(up16(U_len_) + up16(kk) + up16(H * W) + up16(Wo)) * sizeof(float));
     w_slot_ = round64(static_cast<uint64_t>(up16(kk)) * sizeof(double) +
-                      static_cast<uint64_t>(kk * 16 + sh * sw * up16(P_len_) + up16(Mw * sw + 16) + up16(Ho * Mw + 16)) *
+                      static_cast<uint64_t>(kk * 16 + sh * sw * up16(P_len_) + up16(Mw * sw + 48) + up16(Ho * Mw + 16)) *
                           sizeof(float));
 }
 
@@ -379,6 +392,7 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
         float *U = slot<float>(scratch, in_slot_, slots_);
         float *taps = U + up16(U_len_);
         float *plane = taps + up16(kk);
+        float *row_tmp = plane + up16(H * W);
         // Positions outside the upsampled gradient stay zero: every plane writes the same ones.
         std::fill(U, U + U_len_, 0.0f);
         for (int64_t nc = r.begin(); nc < r.end(); ++nc) {
@@ -389,8 +403,10 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
                 float *u = U + row * Uw + (kw - 1) * dw;
                 if (sw == 1) {
                     load_row(dy, (nc * Ho + oh) * Wo, dt_, u, std::min(Wo, Uw - (kw - 1) * dw));
-                } else {
-                    for (int64_t ow = 0; ow < Wo && ow * sw + (kw - 1) * dw < Uw; ++ow) load_row(dy, (nc * Ho + oh) * Wo + ow, dt_, u + ow * sw, 1);
+                } else {  // every sw-th column: one row into the scratch, then spread
+                    const int64_t cnt = std::min(Wo, (Uw - (kw - 1) * dw + sw - 1) / sw);
+                    load_row(dy, (nc * Ho + oh) * Wo, dt_, row_tmp, cnt);
+                    for (int64_t ow = 0; ow < cnt; ++ow) u[ow * sw] = row_tmp[ow];
                 }
             }
             float *out = dx_bf16 ? plane : static_cast<float *>(dx) + nc * H * W;
@@ -438,7 +454,7 @@ void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void 
         float *acc = reinterpret_cast<float *>(sum + up16(kk));
         float *phases = acc + kk * 16;
         float *prow = phases + phases_n * plen;
-        float *gy = prow + up16(Mw * sw + 16);
+        float *gy = prow + up16(Mw * sw + 48);
         const float *tap_x[kMaxTaps];
         for (int64_t t = 0; t < kk; ++t) tap_x[t] = phases + w_phase_[static_cast<size_t>(t)] * plen;
         std::fill(phases, phases + phases_n * plen, 0.0f);  // pitch padding and slack stay zero
@@ -468,10 +484,13 @@ void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void 
                         const int64_t lo = std::min(pw, Mw * sw), cnt = std::max<int64_t>(0, std::min(W, Mw * sw - pw));
                         load_row(x, (pl * H + ih) * W, dt_, prow + lo, cnt);
                     }
-                    for (int64_t pc = 0; pc < sw; ++pc) {
-                        float *dst = phases + ((ihp % sh) * sw + pc) * plen + (ihp / sh) * Mw;
-                        for (int64_t m = 0; m < Mw; ++m) dst[m] = prow[m * sw + pc];
+                    float *row0 = phases + ((ihp % sh) * sw) * plen + (ihp / sh) * Mw;
+                    if (sw == 2 && avx) {
+                        deinterleave2_avx(prow, row0, row0 + plen, Mw);
+                        continue;
                     }
+                    for (int64_t pc = 0; pc < sw; ++pc)
+                        for (int64_t m = 0; m < Mw; ++m) row0[pc * plen + m] = prow[m * sw + pc];
                 }
                 for (int64_t oh = 0; oh < Ho; ++oh) load_row(dy, (pl * Ho + oh) * Wo, dt_, gy + oh * Mw, Wo);
                 const WPlane wp{gy, tap_x, w_off_.data(), w_valid_.data(), static_cast<int64_t>(w_valid_.size()), kk, acc};
