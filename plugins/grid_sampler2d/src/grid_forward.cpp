@@ -1,0 +1,51 @@
+// GridSampler2D kernel (see grid_forward.hpp).
+#include "grid_forward.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <vector>
+
+#include "grid_rows.hpp"
+#include "grid_taps.hpp"
+
+namespace gsamp {
+namespace {
+
+template <class T>
+void run_typed(const Geometry &g, Elem grid_elem, Elem out_elem, const ForwardOperands &ops) {
+    const int64_t HW = g.in_pixels(), Pn = g.out_pixels();
+    const T *in = static_cast<const T *>(ops.input);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * g.Ho), [&](const tbb::blocked_range<int64_t> &r) {
+        std::vector<T> gridv(static_cast<size_t>(2 * g.Wo)), row(static_cast<size_t>(g.Wo));
+        std::vector<Tap<T>> taps(static_cast<size_t>(g.Wo * kMaxTaps));
+        std::vector<int> nt(static_cast<size_t>(g.Wo));
+        for (int64_t b = r.begin(); b < r.end(); ++b) {
+            const int64_t n = b / g.Ho, p0 = (b % g.Ho) * g.Wo;
+            load_row(static_cast<const char *>(ops.grid) + (n * Pn + p0) * 2 * elem_bytes(grid_elem), grid_elem, 2 * g.Wo,
+                     gridv.data(), false);
+            T mx, my;
+            for (int64_t i = 0; i < g.Wo; ++i)
+                nt[i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], &taps[i * kMaxTaps], &mx, &my);
+            for (int64_t c = 0; c < g.C; ++c) {
+                const T *plane = in + (n * g.C + c) * HW;
+                for (int64_t i = 0; i < g.Wo; ++i) {
+                    T s = 0;
+                    for (int t = 0; t < nt[i]; ++t) s += taps[i * kMaxTaps + t].w * plane[taps[i * kMaxTaps + t].off];
+                    row[i] = s;
+                }
+                store_row(row.data(), g.Wo, out_elem,
+                          static_cast<char *>(ops.out) + ((n * g.C + c) * Pn + p0) * elem_bytes(out_elem), false);
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void run_forward(const Geometry &g, Elem grid_elem, Elem out_elem, bool f64, const ForwardOperands &ops) {
+    if (f64) run_typed<double>(g, grid_elem, out_elem, ops);
+    else run_typed<float>(g, grid_elem, out_elem, ops);
+}
+
+}  // namespace gsamp
