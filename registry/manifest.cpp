@@ -157,7 +157,7 @@ struct Parser {
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
-        only_keys(n, {"name", "header", "headers", "params", "null_order", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
                       "formats", "ranks", "attrs", "products"},
                   "an operator");
         OpManifest op;
@@ -176,7 +176,7 @@ struct Parser {
         std::set<std::string> seen;
         for (const auto &pn : n["params"]) {
             expect_map(pn, "a parameter");
-            only_keys(pn, {"name", "type", "optional", "output"}, "a parameter");
+            only_keys(pn, {"name", "type", "optional", "output", "required_if"}, "a parameter");
             Param p;
             p.line = pn.Mark().line + 1;
             p.name = str(required(pn, "name", "the parameter name"), "parameter name");
@@ -187,7 +187,31 @@ struct Parser {
             p.output = pn["output"] && pn["output"].as<bool>();
             if (p.output && p.type != ParamType::Tensor) fail(pn, "only tensors can be outputs ('" + p.name + "')");
             if (p.optional && !p.is_pointer()) fail(pn, "'" + p.name + "' is passed by value and cannot be optional");
+            if (pn["required_if"]) {
+                if (!p.is_pointer()) fail(pn["required_if"], "'" + p.name + "' is passed by value and cannot be conditional");
+                const auto spec = str(pn["required_if"], "required_if");
+                const auto open = spec.find('['), close = spec.size() - 1;
+                if (open == std::string::npos || open == 0 || spec[close] != ']' || close == open + 1 ||
+                    spec.find_first_not_of("0123456789", open + 1) != close)
+                    fail(pn["required_if"], "required_if must look like 'outputMask[0]', got '" + spec + "'");
+                p.required_if_mask = spec.substr(0, open);
+                p.required_if_index = std::stoll(spec.substr(open + 1, close - open - 1));
+            }
             op.params.push_back(p);
+        }
+        for (const auto &p : op.params) {  // the mask may come later in the signature
+            if (p.required_if_mask.empty()) continue;
+            const auto at = n["params"][static_cast<size_t>(&p - op.params.data())]["required_if"];
+            if (param(op, at, p.required_if_mask).type != ParamType::BoolArray)
+                fail(at, "required_if of '" + p.name + "' must name a bool_array parameter, '" + p.required_if_mask + "' is not one");
+        }
+        if (n["noop_if_null"]) {
+            expect_seq(n["noop_if_null"], "noop_if_null");
+            for (const auto &e : n["noop_if_null"]) {
+                const auto name = str(e, "noop_if_null entry");
+                if (!param(op, e, name).is_pointer()) fail(e, "'" + name + "' is not a pointer parameter");
+                op.noop_if_null.push_back(name);
+            }
         }
         if (n["null_order"]) {
             expect_seq(n["null_order"], "null_order");

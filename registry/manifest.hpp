@@ -19,6 +19,10 @@ struct Param {
     ParamType type = ParamType::Tensor;
     bool optional = false;  // a NULL pointer is accepted
     bool output = false;    // tensors only
+    // `required_if: outputMask[0]`: required only when that bool_array element is true; when it is
+    // false (or the mask is NULL or shorter) the argument counts as absent for every check and for plan().
+    std::string required_if_mask;
+    int64_t required_if_index = -1;
     int line = 0;
     bool is_pointer() const;
 };
@@ -56,6 +60,9 @@ struct OpManifest {
     std::vector<Param> params;
     std::vector<std::string> null_order;  // order of NULL checks; default: signature order
     std::vector<EarlyCheck> early_checks; // run after the null_order entries, before the other NULL checks
+    // A NULL here makes the call a successful no-op (workspace 0, an executor that does nothing), decided
+    // right after the workspaceSize/executor checks: GridSampler2DBackward's NULL outputMask.
+    std::vector<std::string> noop_if_null;
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast

@@ -10,6 +10,7 @@ link=(-I"$prefix/include" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lascendcl -l
 echo "== building the sample clients: g++ main.cpp -I\$PREFIX/include -L\$PREFIX/lib -lascendcl -lnnopbase -lopapi"
 g++ -std=c++17 -O2 examples/avgpool2d_backward/main.cpp -o "$out/avgpool2d_backward" "${link[@]}"
 g++ -std=c++17 -O2 examples/product_tour/main.cpp -o "$out/product_tour" "${link[@]}"
+g++ -std=c++17 -O2 examples/max_pooling/main.cpp -o "$out/max_pooling" "${link[@]}"
 echo; echo "== aclnn-cpu list"
 "$prefix/bin/aclnn-cpu" list
 echo; echo "== sample client, default product (atlas-a2), FLOAT"
@@ -18,5 +19,8 @@ echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-training, BFLOAT16 (expe
 if ACLNN_CPU_PRODUCT=atlas-training "$out/avgpool2d_backward" bf16; then echo "unexpected success"; exit 1; fi
 echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-200i-500-a2 (expected: operator unsupported)"
 if ACLNN_CPU_PRODUCT=atlas-200i-500-a2 "$out/avgpool2d_backward"; then echo "unexpected success"; exit 1; fi
+echo; echo "== max pooling through the device mask: int32 argmax on atlas-a2, the bit mask on atlas-training"
+"$out/max_pooling"
+ACLNN_CPU_PRODUCT=atlas-training "$out/max_pooling" 2>/dev/null | tail -n 1
 echo; echo "== product tour: the same calls under every product"
 "$out/product_tour"

@@ -65,10 +65,26 @@ const char *cube_mode_name(int64_t m) {
 
 }  // namespace
 
+bool selected(const OpManifest &op, const Param &p, const aclnnCpuCallArg *args) {
+    if (p.required_if_mask.empty()) return true;
+    const auto *mask = static_cast<const aclBoolArray *>(args[static_cast<size_t>(op.index_of(p.required_if_mask))].ptr);
+    return mask && p.required_if_index < static_cast<int64_t>(mask->values.size()) &&
+           mask->values[static_cast<size_t>(p.required_if_index)];
+}
+
+bool is_noop_call(const OpManifest &op, const aclnnCpuCallArg *args) {
+    return std::any_of(op.noop_if_null.begin(), op.noop_if_null.end(),
+                       [&](const std::string &name) { return !args[static_cast<size_t>(op.index_of(name))].ptr; });
+}
+
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
     auto check = [&](const Param &p) {
         const auto i = static_cast<size_t>(op.index_of(p.name));
-        if (p.is_pointer() && !p.optional && !args[i].ptr) fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL");
+        if (p.is_pointer() && !p.optional && !args[i].ptr && selected(op, p, args))
+            fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL" +
+                                              (p.required_if_mask.empty() ? std::string()
+                                                                          : " when " + p.required_if_mask + "[" +
+                                                                                num(p.required_if_index) + "] is true"));
     };
     for (const auto &name : op.null_order) check(op.params[static_cast<size_t>(op.index_of(name))]);
     for (const auto &e : op.early_checks) {

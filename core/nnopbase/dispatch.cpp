@@ -76,6 +76,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
                                       std::to_string(entry->manifest->params.size()));
         if (!workspaceSize) fail(ACLNN_ERR_PARAM_NULLPTR, "workspaceSize must not be NULL");
         if (!executor) fail(ACLNN_ERR_PARAM_NULLPTR, "executor must not be NULL");
+        if (is_noop_call(*entry->manifest, args)) {  // e.g. a NULL outputMask: success, nothing to do
+            *workspaceSize = 0;
+            *executor = register_executor(snapshot_call(state, *entry, args));
+            return ACLNN_SUCCESS;
+        }
         check_nulls(*entry->manifest, args);
         auto exec = snapshot_call(state, *entry, args);
         exec->precision = enforce_manifest(*entry->manifest, *state, exec->args);

@@ -150,7 +150,7 @@ std::unique_ptr<aclOpExecutor> snapshot_call(const std::shared_ptr<const Runtime
         a.struct_size = sizeof(acp_arg);
         a.name = p.name.c_str();
         a.kind = call[i].kind;
-        a.present = p.is_pointer() ? call[i].ptr != nullptr : 1;
+        a.present = p.is_pointer() ? call[i].ptr != nullptr && selected(op, p, call) : 1;
         a.is_output = p.output;
         switch (p.type) {
             case ParamType::Tensor: {

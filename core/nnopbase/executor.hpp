@@ -116,6 +116,11 @@ int32_t add_node(aclOpExecutor &exec, const char *name, acp_node_fn fn, void *da
 
 // The manifest's generic rules (checks.cpp). Returns the cube precision for the plugin.
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args);
+// False for a `required_if` argument whose mask element is not set: it is then absent for every check
+// and for plan(), and never written.
+bool selected(const OpManifest &op, const Param &p, const aclnnCpuCallArg *args);
+// True when a `noop_if_null` argument is NULL: the call succeeds with nothing to do.
+bool is_noop_call(const OpManifest &op, const aclnnCpuCallArg *args);
 int32_t enforce_manifest(const OpManifest &op, const RuntimeState &state, const std::vector<acp_arg> &args);
 
 }  // namespace aclcpu

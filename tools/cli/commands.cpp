@@ -131,7 +131,13 @@ int cmd_describe(const Options &o) {
               << signature(op) << "\nparameters:\n";
     for (const auto &p : op.params)
         std::cout << "  " << std::left << std::setw(18) << p.name << std::setw(12) << aclcpu::param_type_name(p.type)
-                  << (p.output ? "output" : "input") << (p.is_pointer() ? (p.optional ? ", may be NULL" : ", required") : "") << "\n";
+                  << (p.output ? "output" : "input")
+                  << (!p.is_pointer()      ? ""
+                      : p.optional         ? ", may be NULL"
+                      : p.required_if_mask.empty() ? ", required"
+                                           : ", required when " + p.required_if_mask + "[" +
+                                                 std::to_string(p.required_if_index) + "] is true")
+                  << "\n";
     for (const auto &g : op.same_dtype)
         std::cout << "same dtype: " << join(g, [](const std::string &x) { return x; }, " = ") << "\n";
     for (const auto &[from, to] : op.castable) std::cout << "castable: " << from << " -> " << to << "\n";
