@@ -75,6 +75,8 @@ const std::vector<Row> &rows() {
         {"null inputGrad, mask[0] clear", [](Call &c) { c.nullIg = true, c.mask = {false, true}; }, 0, ""},
         {"null gridGrad, mask[1] clear", [](Call &c) { c.nullGg = true, c.mask = {true, false}; }, 0, ""},
         {"null outputMask", [](Call &c) { c.nullMask = true; }, 0, ""},
+        {"null outputMask before null gradOutput", [](Call &c) { c.nullMask = c.nullGo = true; }, 0, ""},
+        {"null outputMask before bad dtype", [](Call &c) { c.nullMask = true, c.inDt = ACL_INT32; }, 0, ""},
         {"null grid before bad dtype", [](Call &c) { c.nullGrid = true, c.inDt = ACL_INT32; }, 161001, "grid"},
         // product support and dtypes
         {"inference", [](Call &c) { c.product = "atlas-inference"; }, 161002, "Atlas inference series"},
