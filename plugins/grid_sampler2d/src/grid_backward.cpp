@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "aclnn_cpu/numeric_avx512.hpp"
 #include "grid_rows.hpp"
 #include "grid_taps.hpp"
 
@@ -126,6 +127,111 @@ GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, 
         *gy += lane_sum(ay);
     }
 }
+
+// In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
+GSAMP_AVX512 inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {  // 32-bit pairs
+        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll, r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // 4 x 4 blocks inside each 128-bit lane
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, a, c));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, a, c));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, b, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, b, d));
+    }
+    for (int i = 0; i < 2; ++i)  // 128-bit lanes
+        for (int j = 0; j < 4; ++j) {
+            t[8 * i + j] = _mm512_maskz_shuffle_f32x4(kAll, r[8 * i + j], r[8 * i + j + 4], 0x88);
+            t[8 * i + j + 4] = _mm512_maskz_shuffle_f32x4(kAll, r[8 * i + j], r[8 * i + j + 4], 0xdd);
+        }
+    for (int j = 0; j < 8; ++j) {
+        r[j] = _mm512_maskz_shuffle_f32x4(kAll, t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_maskz_shuffle_f32x4(kAll, t[j], t[j + 8], 0xdd);
+    }
+}
+
+// Up to 16 elements [idx, idx + 16) of a dense FLOAT / FLOAT16 / BF16 array as FLOAT (lanes outside m: 0).
+GSAMP_AVX512 inline __m512 load16(const void *base, int64_t idx, Elem e, __mmask16 m) {
+    if (e == Elem::F32) return _mm512_maskz_loadu_ps(m, static_cast<const float *>(base) + idx);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(base) + idx);
+    return e == Elem::F16 ? acp::avx512::from_half(h) : acp::avx512::from_bf16(h);
+}
+GSAMP_AVX512 inline void store16(void *base, int64_t idx, Elem e, __mmask16 m, __m512 v) {
+    if (e == Elem::F32) return _mm512_mask_storeu_ps(static_cast<float *>(base) + idx, m, v);
+    const __m256i h = e == Elem::F16 ? acp::avx512::to_half(v) : acp::avx512::to_bf16(v);
+    _mm256_mask_storeu_epi16(static_cast<uint16_t *>(base) + idx, m, h);
+}
+
+// Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
+GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *input, float *inT, int64_t n, int64_t hw0,
+                                      int64_t len) {
+    const int64_t HW = g.in_pixels(), C = g.C;
+    __m512 r[16];
+    for (int64_t i0 = hw0; i0 < hw0 + len; i0 += 16) {
+        const int64_t np = std::min<int64_t>(16, hw0 + len - i0);
+        const __mmask16 mp = tail16(np);
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t nc = std::min<int64_t>(16, C - c0);
+            for (int64_t l = 0; l < nc; ++l)
+                _mm_prefetch(static_cast<const char *>(input) + ((n * C + c0 + l) * HW + i0 + 64) * elem_bytes(e), _MM_HINT_T0);
+#pragma GCC unroll 16
+            for (int64_t l = 0; l < 16; ++l) r[l] = load16(input, (n * C + c0 + std::min(l, nc - 1)) * HW + i0, e, l < nc ? mp : 0);
+            transpose16(r);
+            const __mmask16 mc = tail16(nc);
+            for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_ps(inT + (n * HW + i0 + i) * C + c0, mc, r[i]);
+        }
+    }
+}
+
+// Phase C, 16 x 16 blocks: input_grad[(n*C + c)*HW + i] = sum_k acc[((n*K + k)*HW + i)*C + c].
+GSAMP_AVX512 void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, const float *acc, void *input_grad,
+                                          int64_t n, int64_t hw0, int64_t len) {
+    const int64_t HW = g.in_pixels(), C = g.C;
+    __m512 r[16];
+    for (int64_t i0 = hw0; i0 < hw0 + len; i0 += 16) {
+        const int64_t np = std::min<int64_t>(16, hw0 + len - i0);
+        const __mmask16 mp = tail16(np);
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t nc = std::min<int64_t>(16, C - c0);
+            const __mmask16 mc = tail16(nc);
+            for (int64_t i = 0; i < 16; ++i) {
+                if (i >= np) {
+                    r[i] = _mm512_setzero_ps();
+                    continue;
+                }
+                const float *src = acc + (n * K * HW + i0 + i) * C + c0;
+                _mm_prefetch(reinterpret_cast<const char *>(src + 32 * C), _MM_HINT_T0);
+                __m512 s = _mm512_maskz_loadu_ps(mc, src);
+                for (int64_t k = 1; k < K; ++k) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mc, src + k * HW * C));
+                r[i] = s;
+            }
+            transpose16(r);
+            for (int64_t l = 0; l < nc; ++l) store16(input_grad, (n * C + c0 + l) * HW + i0, e, mp, r[l]);
+        }
+    }
+}
+
+// The gradOutput tile of run_task: tile[i * ld + c] = go[(n*C + cb + c)*Pn + p0 + i], i < np, c < nc.
+GSAMP_AVX512 void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t Pn, int64_t np, int64_t nc, float *tile,
+                                   int64_t ld) {
+    const __mmask16 mp = tail16(np);
+    const char *g8 = static_cast<const char *>(go);
+    const int64_t es = elem_bytes(e);
+    __m512 r[16];
+    for (int64_t c0 = 0; c0 < nc; c0 += 16) {
+        const int64_t ncc = std::min<int64_t>(16, nc - c0);
+        // the next tile's rows: the hardware prefetcher does not follow this many strided streams
+        for (int64_t l = 0; l < ncc; ++l) _mm_prefetch(g8 + (base + (c0 + l) * Pn + 2 * kTile) * es, _MM_HINT_T0);
+#pragma GCC unroll 16
+        for (int64_t l = 0; l < 16; ++l) r[l] = load16(go, base + (c0 + std::min(l, ncc - 1)) * Pn, e, l < ncc ? mp : 0);
+        transpose16(r);
+        for (int64_t i = 0; i < np; ++i) _mm512_storeu_ps(tile + i * ld + c0, r[i]);
+    }
+}
 #endif
 
 template <class T>
@@ -140,22 +246,23 @@ void channels(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, 
     channels_scalar(taps, nt, go, nc, in, acc, C, gx, gy);
 }
 
-// ---- phase A: input (C, H*W) -> (H*W, C) in T ----
+// ---- phase A: input (C, H*W) -> (H*W, C) in T, pixels [hw0, hw0 + len) of image n ----
 template <class T>
-void transpose_input(const BackwardPlan &P, const void *input, T *inT, bool avx) {
+void transpose_input_block(const BackwardPlan &P, const void *input, T *inT, int64_t n, int64_t hw0, int64_t len,
+                           bool avx) {
     const Geometry &g = P.g;
-    const int64_t HW = g.in_pixels(), nb = (HW + kRowBlock - 1) / kRowBlock;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * nb), [&](const tbb::blocked_range<int64_t> &r) {
-        alignas(64) T row[kRowBlock];
-        for (int64_t b = r.begin(); b < r.end(); ++b) {
-            const int64_t n = b / nb, hw0 = (b % nb) * kRowBlock, len = std::min(kRowBlock, HW - hw0);
-            T *dst = inT + (n * HW + hw0) * g.C;
-            for (int64_t c = 0; c < g.C; ++c) {
-                load_row(at(input, (n * g.C + c) * HW + hw0, P.e.input), P.e.input, len, row, avx);
-                for (int64_t i = 0; i < len; ++i) dst[i * g.C + c] = row[i];
-            }
-        }
-    });
+    const int64_t HW = g.in_pixels();
+#if GSAMP_X86
+    if constexpr (sizeof(T) == 4) {
+        if (avx) return transpose_input_avx(g, P.e.input, input, inT, n, hw0, len);
+    }
+#endif
+    alignas(64) T row[kRowBlock];
+    T *dst = inT + (n * HW + hw0) * g.C;
+    for (int64_t c = 0; c < g.C; ++c) {
+        load_row(at(input, (n * g.C + c) * HW + hw0, P.e.input), P.e.input, len, row, avx);
+        for (int64_t i = 0; i < len; ++i) dst[i * g.C + c] = row[i];
+    }
 }
 
 // ---- phase B: one task, output pixels [pb, pe) of image n ----
@@ -179,7 +286,16 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
         if (P.need_go) {
             for (int64_t cb = 0; cb < C; cb += kChanBlock) {
                 const int64_t nc = std::min(kChanBlock, C - cb);
-                for (int64_t c = 0; c < nc; ++c) {
+                bool done = false;
+#if GSAMP_X86
+                if constexpr (sizeof(T) == 4) {
+                    if (avx) {
+                        load_go_tile_avx(ops.grad_output, P.e.grad_output, (n * C + cb) * Pn + p0, Pn, np, nc, tile, kChanBlock);
+                        done = true;
+                    }
+                }
+#endif
+                for (int64_t c = 0; c < nc && !done; ++c) {
                     load_row(at(ops.grad_output, ((n * C + cb + c) * Pn + p0), P.e.grad_output), P.e.grad_output, np, row,
                              avx);
                     for (int64_t i = 0; i < np; ++i) tile[i * kChanBlock + c] = row[i];
@@ -200,24 +316,42 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     }
 }
 
-// ---- phase C: inputGrad[n] = sum_k acc[n][k], (H*W, C) -> (C, H*W), rounded once ----
+// ---- phase C: inputGrad[n] = sum_k acc[n][k], (H*W, C) -> (C, H*W), rounded once; pixels
+// [hw0, hw0 + len) of image n. Both paths add in ascending k: the same bits. ----
 template <class T>
-void reduce_accumulators(const BackwardPlan &P, const T *acc, void *input_grad, bool avx) {
+void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t n, int64_t hw0, int64_t len, bool avx) {
     const Geometry &g = P.g;
-    const int64_t HW = g.in_pixels(), nb = (HW + kRowBlock - 1) / kRowBlock, K = P.K, C = g.C;
+    const int64_t HW = g.in_pixels(), K = P.K, C = g.C;
+#if GSAMP_X86
+    if constexpr (sizeof(T) == 4) {
+        if (avx) return reduce_accumulators_avx(g, K, P.e.input_grad, acc, input_grad, n, hw0, len);
+    }
+#endif
+    alignas(64) T row[kRowBlock];
+    const T *src = acc + (n * K * HW + hw0) * C;
+    for (int64_t c = 0; c < C; ++c) {
+        for (int64_t i = 0; i < len; ++i) {
+            T s = src[i * C + c];
+            for (int64_t k = 1; k < K; ++k) s += src[(k * HW + i) * C + c];
+            row[i] = s;
+        }
+        store_row(row, len, P.e.input_grad, at(input_grad, (n * C + c) * HW + hw0, P.e.input_grad), avx);
+    }
+}
+
+// Blocks of kRowBlock input pixels of image n, or of every image in parallel.
+template <class F>
+void for_image_blocks(const Geometry &g, int64_t n, F &&f) {
+    const int64_t HW = g.in_pixels();
+    for (int64_t hw0 = 0; hw0 < HW; hw0 += kRowBlock) f(n, hw0, std::min(kRowBlock, HW - hw0));
+}
+template <class F>
+void for_all_blocks(const Geometry &g, F &&f) {
+    const int64_t HW = g.in_pixels(), nb = (HW + kRowBlock - 1) / kRowBlock;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * nb), [&](const tbb::blocked_range<int64_t> &r) {
-        alignas(64) T row[kRowBlock];
         for (int64_t b = r.begin(); b < r.end(); ++b) {
-            const int64_t n = b / nb, hw0 = (b % nb) * kRowBlock, len = std::min(kRowBlock, HW - hw0);
-            const T *src = acc + (n * K * HW + hw0) * C;
-            for (int64_t c = 0; c < C; ++c) {
-                for (int64_t i = 0; i < len; ++i) {
-                    T s = src[i * C + c];
-                    for (int64_t k = 1; k < K; ++k) s += src[(k * HW + i) * C + c];
-                    row[i] = s;
-                }
-                store_row(row, len, P.e.input_grad, at(input_grad, (n * C + c) * HW + hw0, P.e.input_grad), avx);
-            }
+            const int64_t hw0 = (b % nb) * kRowBlock;
+            f(b / nb, hw0, std::min(kRowBlock, HW - hw0));
         }
     });
 }
@@ -226,32 +360,40 @@ template <class T>
 void run_typed(const BackwardPlan &P, const BackwardOperands &ops, bool avx) {
     const Geometry &g = P.g;
     const int64_t HW = g.in_pixels(), Pn = g.out_pixels(), K = P.K;
-    const T *inT = nullptr;
-    if (P.need_in) {
-        if (P.in_direct) {
-            inT = static_cast<const T *>(ops.input);
-        } else {
-            T *buf = reinterpret_cast<T *>(ops.scratch);
-            transpose_input(P, ops.input, buf, avx);
-            inT = buf;
+    const bool transpose = P.need_in && !P.in_direct, reduce = P.want_ig && !P.acc_direct;
+    const T *inT = P.in_direct ? static_cast<const T *>(ops.input) : reinterpret_cast<const T *>(ops.scratch);
+    T *inT_buf = reinterpret_cast<T *>(ops.scratch);
+    T *acc = P.acc_direct ? static_cast<T *>(ops.input_grad)
+                          : reinterpret_cast<T *>(static_cast<char *>(ops.scratch) + P.acc_offset);
+    auto task = [&](int64_t t) {
+        const int64_t n = t / K, k = t % K;
+        T *acc_t = nullptr;
+        if (P.want_ig) {
+            acc_t = acc + t * HW * g.C;
+            std::memset(acc_t, 0, static_cast<size_t>(HW * g.C) * sizeof(T));
         }
-    }
-    T *acc = nullptr;
-    if (P.want_ig)
-        acc = P.acc_direct ? static_cast<T *>(ops.input_grad)
-                           : reinterpret_cast<T *>(static_cast<char *>(ops.scratch) + P.acc_offset);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        for (int64_t t = r.begin(); t < r.end(); ++t) {
-            const int64_t n = t / K, k = t % K;
-            T *acc_t = nullptr;
-            if (acc) {
-                acc_t = acc + t * HW * g.C;
-                std::memset(acc_t, 0, static_cast<size_t>(HW * g.C) * sizeof(T));
+        run_task<T>(P, ops, P.need_in ? inT + n * HW * g.C : nullptr, acc_t, n, k * Pn / K, (k + 1) * Pn / K, avx);
+    };
+    auto transpose_block = [&](int64_t n, int64_t hw0, int64_t len) {
+        transpose_input_block<T>(P, ops.input, inT_buf, n, hw0, len, avx);
+    };
+    auto reduce_block_of = [&](int64_t n, int64_t hw0, int64_t len) { reduce_block<T>(P, acc, ops.input_grad, n, hw0, len, avx); };
+    if (K == 1) {
+        // One task per image: transpose, accumulate and reduce while the image's data is in cache.
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t n = r.begin(); n < r.end(); ++n) {
+                if (transpose) for_image_blocks(g, n, transpose_block);
+                task(n);
+                if (reduce) for_image_blocks(g, n, reduce_block_of);
             }
-            run_task<T>(P, ops, inT ? inT + n * HW * g.C : nullptr, acc_t, n, k * Pn / K, (k + 1) * Pn / K, avx);
-        }
+        });
+        return;
+    }
+    if (transpose) for_all_blocks(g, transpose_block);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        for (int64_t t = r.begin(); t < r.end(); ++t) task(t);
     });
-    if (P.want_ig && !P.acc_direct) reduce_accumulators<T>(P, acc, ops.input_grad, avx);
+    if (reduce) for_all_blocks(g, reduce_block_of);
 }
 
 }  // namespace
