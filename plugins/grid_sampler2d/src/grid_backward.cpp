@@ -34,7 +34,7 @@ namespace gsamp {
 constexpr int64_t kMinTasks = 16;
 constexpr int64_t kMinTaskPixels = 1024;
 constexpr int64_t kTile = 16;        // output pixels whose taps are computed together
-constexpr int64_t kChanBlock = 64;   // channels of one transposed gradOutput tile
+constexpr int64_t kChanBlock = 16;   // channels per block of the channels-last layout (one 64-byte line)
 constexpr int64_t kRowBlock = 256;   // pixels per block of the phase A / C transposes
 constexpr int64_t kVectorMinC = 8;   // channel vectors pay off from this many channels
 
@@ -48,6 +48,8 @@ struct BackwardPlan {
     bool in_direct = false;   // the channels-last input is the input itself
     bool acc_direct = false;  // accumulate straight into inputGrad
     int64_t in_bytes = 0, acc_bytes = 0, acc_offset = 0;
+    int64_t gsum_stride = 0, gsum_offset = 0;  // per task: gridGrad partial sums, 2 per pixel
+    uint64_t scratch = 0;
 };
 
 namespace {
@@ -100,32 +102,39 @@ GSAMP_AVX512 inline float lane_sum(__m512 v) {
     return t[0];
 }
 
-GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, int64_t nc, const float *in,
-                               float *acc, int64_t C, float *gx, float *gy) {
-    __m512 ax = _mm512_setzero_ps(), ay = _mm512_setzero_ps();
-    for (int64_t c = 0; c < nc; c += 16) {
-        const __mmask16 m = tail16(nc - c);
-        const __m512 g = _mm512_maskz_loadu_ps(m, go + c);
-        __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
-        for (int t = 0; t < nt; ++t) {
-            const int64_t o = taps[t].off * C + c;
-            if (acc) {
-                float *p = acc + o;
-                _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_maskz_loadu_ps(m, p)));
-            }
-            if (in) {
-                const __m512 v = _mm512_maskz_loadu_ps(m, in + o);
-                sx = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cx), v, sx);
-                sy = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cy), v, sy);
-            }
+// One pixel's taps over one channel block of nc <= 16 channels (go: the pixel's nc gradients;
+// in / acc: the block's channels-last arrays, ld = nc values per input pixel). A full block uses
+// plain loads and stores: a masked store does not forward to the next pixel's load of the same tap
+// (neighbouring pixels share taps), and the stall would dominate.
+template <bool kFull>
+GSAMP_AVX512 void channels_avx_block(const Tap<float> *taps, int nt, const float *go, int64_t nc, const float *in,
+                                     float *acc, float *gx, float *gy) {
+    const __mmask16 m = tail16(nc);
+    const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
+    __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
+    for (int t = 0; t < nt; ++t) {
+        const int64_t o = taps[t].off * nc;
+        if (acc) {
+            float *p = acc + o;
+            if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_loadu_ps(p)));
+            else _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_maskz_loadu_ps(m, p)));
         }
-        ax = _mm512_fmadd_ps(g, sx, ax);
-        ay = _mm512_fmadd_ps(g, sy, ay);
+        if (in) {
+            const __m512 v = kFull ? _mm512_loadu_ps(in + o) : _mm512_maskz_loadu_ps(m, in + o);
+            sx = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cx), v, sx);
+            sy = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cy), v, sy);
+        }
     }
     if (in) {
-        *gx += lane_sum(ax);
-        *gy += lane_sum(ay);
+        *gx += lane_sum(_mm512_mul_ps(g, sx));
+        *gy += lane_sum(_mm512_mul_ps(g, sy));
     }
+}
+
+GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, int64_t nc, const float *in,
+                               float *acc, float *gx, float *gy) {
+    if (nc == 16) channels_avx_block<true>(taps, nt, go, nc, in, acc, gx, gy);
+    else channels_avx_block<false>(taps, nt, go, nc, in, acc, gx, gy);
 }
 
 // In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
@@ -168,13 +177,13 @@ GSAMP_AVX512 inline void store16(void *base, int64_t idx, Elem e, __mmask16 m, _
 
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
 GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *input, float *inT, int64_t n, int64_t hw0,
-                                      int64_t len) {
+                                      int64_t len, int64_t c_lo, int64_t c_hi) {
     const int64_t HW = g.in_pixels(), C = g.C;
     __m512 r[16];
     for (int64_t i0 = hw0; i0 < hw0 + len; i0 += 16) {
         const int64_t np = std::min<int64_t>(16, hw0 + len - i0);
         const __mmask16 mp = tail16(np);
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+        for (int64_t c0 = c_lo; c0 < c_hi; c0 += 16) {
             const int64_t nc = std::min<int64_t>(16, C - c0);
             for (int64_t l = 0; l < nc; ++l)
                 _mm_prefetch(static_cast<const char *>(input) + ((n * C + c0 + l) * HW + i0 + 64) * elem_bytes(e), _MM_HINT_T0);
@@ -182,20 +191,21 @@ GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *inp
             for (int64_t l = 0; l < 16; ++l) r[l] = load16(input, (n * C + c0 + std::min(l, nc - 1)) * HW + i0, e, l < nc ? mp : 0);
             transpose16(r);
             const __mmask16 mc = tail16(nc);
-            for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_ps(inT + (n * HW + i0 + i) * C + c0, mc, r[i]);
+            float *dst = inT + n * HW * C + c0 * HW + i0 * nc;
+            for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_ps(dst + i * nc, mc, r[i]);
         }
     }
 }
 
 // Phase C, 16 x 16 blocks: input_grad[(n*C + c)*HW + i] = sum_k acc[((n*K + k)*HW + i)*C + c].
 GSAMP_AVX512 void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, const float *acc, void *input_grad,
-                                          int64_t n, int64_t hw0, int64_t len) {
+                                          int64_t n, int64_t hw0, int64_t len, int64_t c_lo, int64_t c_hi) {
     const int64_t HW = g.in_pixels(), C = g.C;
     __m512 r[16];
     for (int64_t i0 = hw0; i0 < hw0 + len; i0 += 16) {
         const int64_t np = std::min<int64_t>(16, hw0 + len - i0);
         const __mmask16 mp = tail16(np);
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+        for (int64_t c0 = c_lo; c0 < c_hi; c0 += 16) {
             const int64_t nc = std::min<int64_t>(16, C - c0);
             const __mmask16 mc = tail16(nc);
             for (int64_t i = 0; i < 16; ++i) {
@@ -203,8 +213,8 @@ GSAMP_AVX512 void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, 
                     r[i] = _mm512_setzero_ps();
                     continue;
                 }
-                const float *src = acc + (n * K * HW + i0 + i) * C + c0;
-                _mm_prefetch(reinterpret_cast<const char *>(src + 32 * C), _MM_HINT_T0);
+                const float *src = acc + n * K * HW * C + c0 * HW + (i0 + i) * nc;
+                _mm_prefetch(reinterpret_cast<const char *>(src + 32 * nc), _MM_HINT_T0);
                 __m512 s = _mm512_maskz_loadu_ps(mc, src);
                 for (int64_t k = 1; k < K; ++k) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mc, src + k * HW * C));
                 r[i] = s;
@@ -239,7 +249,7 @@ void channels(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, 
               bool avx) {
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
-        if (avx && C >= kVectorMinC) return channels_avx(taps, nt, go, nc, in, acc, C, gx, gy);
+        if (avx && nc >= kVectorMinC) return channels_avx(taps, nt, go, nc, in, acc, gx, gy);  // here C == nc
     }
 #endif
     (void)avx;
@@ -249,69 +259,81 @@ void channels(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, 
 // ---- phase A: input (C, H*W) -> (H*W, C) in T, pixels [hw0, hw0 + len) of image n ----
 template <class T>
 void transpose_input_block(const BackwardPlan &P, const void *input, T *inT, int64_t n, int64_t hw0, int64_t len,
-                           bool avx) {
+                           int64_t c_lo, int64_t c_hi, bool avx) {
     const Geometry &g = P.g;
     const int64_t HW = g.in_pixels();
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
-        if (avx) return transpose_input_avx(g, P.e.input, input, inT, n, hw0, len);
+        if (avx) return transpose_input_avx(g, P.e.input, input, inT, n, hw0, len, c_lo, c_hi);
     }
 #endif
     alignas(64) T row[kRowBlock];
-    T *dst = inT + (n * HW + hw0) * g.C;
-    for (int64_t c = 0; c < g.C; ++c) {
+    for (int64_t c = c_lo; c < c_hi; ++c) {
+        const int64_t c0 = c / kChanBlock * kChanBlock, w = std::min(kChanBlock, g.C - c0);
+        T *dst = inT + n * HW * g.C + c0 * HW + hw0 * w + (c - c0);
         load_row(at(input, (n * g.C + c) * HW + hw0, P.e.input), P.e.input, len, row, avx);
-        for (int64_t i = 0; i < len; ++i) dst[i * g.C + c] = row[i];
+        for (int64_t i = 0; i < len; ++i) dst[i * w] = row[i];
     }
 }
 
 // ---- phase B: one task, output pixels [pb, pe) of image n ----
+// Channel blocks outermost: block b's channels-last input and accumulator (H*W x 16 values) stay in
+// the core's L2 cache while every pixel of the task visits them, however random the grid; the taps
+// are recomputed per block (cheaper than the cache misses). gsum (2 per pixel) carries gridGrad's
+// partial sums from block to block, in ascending block order.
 template <class T>
-void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, T *acc, int64_t n, int64_t pb,
-              int64_t pe, bool avx) {
+void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, T *acc, T *gsum, int64_t n, int64_t pb,
+              int64_t pe, int64_t b_lo, int64_t b_hi, bool avx) {
     const Geometry &g = P.g;
-    const int64_t C = g.C, Pn = g.out_pixels();
+    const int64_t C = g.C, HW = g.in_pixels(), Pn = g.out_pixels();
     alignas(64) T gridv[2 * kTile], ggv[2 * kTile], row[kTile];
     alignas(64) T tile[kTile * kChanBlock];
     Tap<T> taps[kTile][kMaxTaps];
     int nt[kTile];
-    T mx[kTile], my[kTile], sx[kTile], sy[kTile];
-    for (int64_t p0 = pb; p0 < pe; p0 += kTile) {
-        const int64_t np = std::min(kTile, pe - p0);
-        load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
-        for (int64_t i = 0; i < np; ++i) {
-            nt[i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[i], &mx[i], &my[i]);
-            sx[i] = sy[i] = 0;
-        }
-        if (P.need_go) {
-            for (int64_t cb = 0; cb < C; cb += kChanBlock) {
-                const int64_t nc = std::min(kChanBlock, C - cb);
+    T mx[kTile], my[kTile];
+    const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
+    const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
+    for (int64_t b = b_lo; b < std::min(b_hi, nblk); ++b) {
+        const int64_t c0 = b * kChanBlock, w = std::min(kChanBlock, C - c0);
+        const T *in_b = P.need_in ? inT + c0 * HW : nullptr;
+        T *acc_b = P.want_ig ? acc + c0 * HW : nullptr;
+        const bool last = b + 1 == nblk;
+        for (int64_t p0 = pb; p0 < pe; p0 += kTile) {
+            const int64_t np = std::min(kTile, pe - p0);
+            T *gs = gsum + 2 * (p0 - pb);
+            load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
+            for (int64_t i = 0; i < np; ++i) nt[i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[i], &mx[i], &my[i]);
+            if (P.need_go) {
                 bool done = false;
 #if GSAMP_X86
                 if constexpr (sizeof(T) == 4) {
                     if (avx) {
-                        load_go_tile_avx(ops.grad_output, P.e.grad_output, (n * C + cb) * Pn + p0, Pn, np, nc, tile, kChanBlock);
+                        load_go_tile_avx(ops.grad_output, P.e.grad_output, (n * C + c0) * Pn + p0, Pn, np, w, tile, kChanBlock);
                         done = true;
                     }
                 }
 #endif
-                for (int64_t c = 0; c < nc && !done; ++c) {
-                    load_row(at(ops.grad_output, ((n * C + cb + c) * Pn + p0), P.e.grad_output), P.e.grad_output, np, row,
+                for (int64_t c = 0; c < w && !done; ++c) {
+                    load_row(at(ops.grad_output, ((n * C + c0 + c) * Pn + p0), P.e.grad_output), P.e.grad_output, np, row,
                              avx);
                     for (int64_t i = 0; i < np; ++i) tile[i * kChanBlock + c] = row[i];
                 }
-                for (int64_t i = 0; i < np; ++i)
-                    channels(taps[i], nt[i], tile + i * kChanBlock, nc, P.need_in ? inT + cb : nullptr,
-                             P.want_ig ? acc + cb : nullptr, C, &sx[i], &sy[i], avx);
+                for (int64_t i = 0; i < np; ++i) {
+                    T sx = 0, sy = 0;
+                    channels(taps[i], nt[i], tile + i * kChanBlock, w, in_b, acc_b, w, &sx, &sy, avx);
+                    if (P.need_in) {
+                        gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
+                        gs[2 * i + 1] = b == 0 ? sy : gs[2 * i + 1] + sy;
+                    }
+                }
             }
-        }
-        if (P.want_gg) {
-            const bool zero = g.interp == Interp::Nearest;  // PyTorch: nearest has no grid gradient
-            for (int64_t i = 0; i < np; ++i) {
-                ggv[2 * i] = zero ? T(0) : mx[i] * sx[i];
-                ggv[2 * i + 1] = zero ? T(0) : my[i] * sy[i];
+            if (P.want_gg && last) {
+                for (int64_t i = 0; i < np; ++i) {
+                    ggv[2 * i] = zero_gg ? T(0) : mx[i] * gs[2 * i];
+                    ggv[2 * i + 1] = zero_gg ? T(0) : my[i] * gs[2 * i + 1];
+                }
+                store_row(ggv, 2 * np, P.e.grid_grad, at(ops.grid_grad, (n * Pn + p0) * 2, P.e.grid_grad), avx);
             }
-            store_row(ggv, 2 * np, P.e.grid_grad, at(ops.grid_grad, (n * Pn + p0) * 2, P.e.grid_grad), avx);
         }
     }
 }
@@ -319,20 +341,22 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
 // ---- phase C: inputGrad[n] = sum_k acc[n][k], (H*W, C) -> (C, H*W), rounded once; pixels
 // [hw0, hw0 + len) of image n. Both paths add in ascending k: the same bits. ----
 template <class T>
-void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t n, int64_t hw0, int64_t len, bool avx) {
+void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t n, int64_t hw0, int64_t len, int64_t c_lo,
+                  int64_t c_hi, bool avx) {
     const Geometry &g = P.g;
     const int64_t HW = g.in_pixels(), K = P.K, C = g.C;
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
-        if (avx) return reduce_accumulators_avx(g, K, P.e.input_grad, acc, input_grad, n, hw0, len);
+        if (avx) return reduce_accumulators_avx(g, K, P.e.input_grad, acc, input_grad, n, hw0, len, c_lo, c_hi);
     }
 #endif
     alignas(64) T row[kRowBlock];
-    const T *src = acc + (n * K * HW + hw0) * C;
-    for (int64_t c = 0; c < C; ++c) {
+    for (int64_t c = c_lo; c < c_hi; ++c) {
+        const int64_t c0 = c / kChanBlock * kChanBlock, w = std::min(kChanBlock, C - c0);
+        const T *src = acc + n * K * HW * C + c0 * HW + hw0 * w + (c - c0);
         for (int64_t i = 0; i < len; ++i) {
-            T s = src[i * C + c];
-            for (int64_t k = 1; k < K; ++k) s += src[(k * HW + i) * C + c];
+            T s = src[i * w];
+            for (int64_t k = 1; k < K; ++k) s += src[k * HW * C + i * w];
             row[i] = s;
         }
         store_row(row, len, P.e.input_grad, at(input_grad, (n * C + c) * HW + hw0, P.e.input_grad), avx);
@@ -359,41 +383,56 @@ void for_all_blocks(const Geometry &g, F &&f) {
 template <class T>
 void run_typed(const BackwardPlan &P, const BackwardOperands &ops, bool avx) {
     const Geometry &g = P.g;
-    const int64_t HW = g.in_pixels(), Pn = g.out_pixels(), K = P.K;
+    const int64_t HW = g.in_pixels(), Pn = g.out_pixels(), K = P.K, C = g.C;
     const bool transpose = P.need_in && !P.in_direct, reduce = P.want_ig && !P.acc_direct;
     const T *inT = P.in_direct ? static_cast<const T *>(ops.input) : reinterpret_cast<const T *>(ops.scratch);
     T *inT_buf = reinterpret_cast<T *>(ops.scratch);
     T *acc = P.acc_direct ? static_cast<T *>(ops.input_grad)
                           : reinterpret_cast<T *>(static_cast<char *>(ops.scratch) + P.acc_offset);
-    auto task = [&](int64_t t) {
-        const int64_t n = t / K, k = t % K;
+    T *gsum0 = reinterpret_cast<T *>(static_cast<char *>(ops.scratch) + P.gsum_offset);
+    // Task t = (n, k), channel blocks [b_lo, b_hi) (channels [c_lo, c_hi)).
+    auto task = [&](int64_t t, int64_t b_lo, int64_t b_hi) {
+        const int64_t n = t / K, k = t % K, c_lo = b_lo * kChanBlock, c_hi = std::min(C, b_hi * kChanBlock);
         T *acc_t = nullptr;
         if (P.want_ig) {
-            acc_t = acc + t * HW * g.C;
-            std::memset(acc_t, 0, static_cast<size_t>(HW * g.C) * sizeof(T));
+            acc_t = acc + t * HW * C;
+            std::memset(acc_t + c_lo * HW, 0, static_cast<size_t>(HW * (c_hi - c_lo)) * sizeof(T));
         }
-        run_task<T>(P, ops, P.need_in ? inT + n * HW * g.C : nullptr, acc_t, n, k * Pn / K, (k + 1) * Pn / K, avx);
+        run_task<T>(P, ops, P.need_in ? inT + n * HW * C : nullptr, acc_t, gsum0 + t * P.gsum_stride, n, k * Pn / K,
+                    (k + 1) * Pn / K, b_lo, b_hi, avx);
     };
-    auto transpose_block = [&](int64_t n, int64_t hw0, int64_t len) {
-        transpose_input_block<T>(P, ops.input, inT_buf, n, hw0, len, avx);
-    };
-    auto reduce_block_of = [&](int64_t n, int64_t hw0, int64_t len) { reduce_block<T>(P, acc, ops.input_grad, n, hw0, len, avx); };
+    const int64_t nblk = (C + kChanBlock - 1) / kChanBlock;
     if (K == 1) {
-        // One task per image: transpose, accumulate and reduce while the image's data is in cache.
+        // One task per image, one channel block at a time: the block's transposed input and
+        // accumulator (2 x H*W x 16 values) stay in cache from the transpose to the reduction.
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t n = r.begin(); n < r.end(); ++n) {
-                if (transpose) for_image_blocks(g, n, transpose_block);
-                task(n);
-                if (reduce) for_image_blocks(g, n, reduce_block_of);
-            }
+            for (int64_t n = r.begin(); n < r.end(); ++n)
+                for (int64_t b = 0; b < nblk; ++b) {
+                    const int64_t c_lo = b * kChanBlock, c_hi = std::min(C, c_lo + kChanBlock);
+                    if (transpose)
+                        for_image_blocks(g, n, [&](int64_t nn, int64_t hw0, int64_t len) {
+                            transpose_input_block<T>(P, ops.input, inT_buf, nn, hw0, len, c_lo, c_hi, avx);
+                        });
+                    task(n, b, b + 1);
+                    if (reduce)
+                        for_image_blocks(g, n, [&](int64_t nn, int64_t hw0, int64_t len) {
+                            reduce_block<T>(P, acc, ops.input_grad, nn, hw0, len, c_lo, c_hi, avx);
+                        });
+                }
         });
         return;
     }
-    if (transpose) for_all_blocks(g, transpose_block);
+    if (transpose)
+        for_all_blocks(g, [&](int64_t n, int64_t hw0, int64_t len) {
+            transpose_input_block<T>(P, ops.input, inT_buf, n, hw0, len, 0, C, avx);
+        });
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        for (int64_t t = r.begin(); t < r.end(); ++t) task(t);
+        for (int64_t t = r.begin(); t < r.end(); ++t) task(t, 0, nblk);
     });
-    if (reduce) for_all_blocks(g, reduce_block_of);
+    if (reduce)
+        for_all_blocks(g, [&](int64_t n, int64_t hw0, int64_t len) {
+            reduce_block<T>(P, acc, ops.input_grad, n, hw0, len, 0, C, avx);
+        });
 }
 
 }  // namespace
@@ -422,14 +461,16 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * g.C * ts : 0;
     P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)));
     P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * g.C * ts : 0;
+    P->gsum_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->acc_offset + P->acc_bytes)));
+    P->gsum_stride = P->need_in ? 2 * ((g.out_pixels() + P->K - 1) / P->K) : 0;
+    const int64_t gsum_bytes = g.N * P->K * P->gsum_stride * ts;
+    P->scratch = gsum_bytes ? static_cast<uint64_t>(P->gsum_offset + gsum_bytes)
+                 : P->acc_bytes ? static_cast<uint64_t>(P->acc_offset + P->acc_bytes)
+                                : static_cast<uint64_t>(P->in_bytes);
     plan_ = std::move(P);
 }
 
-uint64_t BackwardKernel::scratch_bytes() const {
-    const BackwardPlan &P = *plan_;
-    if (P.acc_bytes == 0) return static_cast<uint64_t>(P.in_bytes);
-    return static_cast<uint64_t>(P.acc_offset + P.acc_bytes);
-}
+uint64_t BackwardKernel::scratch_bytes() const { return plan_->scratch; }
 
 void BackwardKernel::run(const BackwardOperands &ops) const {
     const BackwardPlan &P = *plan_;
