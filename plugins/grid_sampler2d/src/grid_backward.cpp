@@ -30,8 +30,10 @@
 namespace gsamp {
 
 // Shape-only work split: at least kMinTasks tasks overall when the pixels allow, each of at least
-// kMinTaskPixels output pixels. Never depends on the thread count.
-constexpr int64_t kMinTasks = 16;
+// kMinTaskPixels output pixels. Never depends on the thread count. Every extra task per image costs
+// a private accumulator as large as the image's input (memory, cache and a reduction), so the
+// floor is modest: enough for this project's 2-core machines with headroom.
+constexpr int64_t kMinTasks = 4;
 constexpr int64_t kMinTaskPixels = 1024;
 constexpr int64_t kTile = 16;        // output pixels whose taps are computed together
 constexpr int64_t kChanBlock = 16;   // channels per block of the channels-last layout (one 64-byte line)
@@ -288,9 +290,11 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     const int64_t C = g.C, HW = g.in_pixels(), Pn = g.out_pixels();
     alignas(64) T gridv[2 * kTile], ggv[2 * kTile], row[kTile];
     alignas(64) T tile[kTile * kChanBlock];
-    Tap<T> taps[kTile][kMaxTaps];
-    int nt[kTile];
-    T mx[kTile], my[kTile];
+    // Two tiles of taps: the next tile's are computed, and their cache lines prefetched, before the
+    // current tile runs, so the scattered accesses overlap instead of stalling one by one.
+    Tap<T> taps[2][kTile][kMaxTaps];
+    int nt[2][kTile];
+    T mx[2][kTile], my[2][kTile];
     const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
     const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
     for (int64_t b = b_lo; b < std::min(b_hi, nblk); ++b) {
@@ -298,11 +302,23 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
         const T *in_b = P.need_in ? inT + c0 * HW : nullptr;
         T *acc_b = P.want_ig ? acc + c0 * HW : nullptr;
         const bool last = b + 1 == nblk;
-        for (int64_t p0 = pb; p0 < pe; p0 += kTile) {
+        auto prepare = [&](int64_t p0, int slot) {
             const int64_t np = std::min(kTile, pe - p0);
-            T *gs = gsum + 2 * (p0 - pb);
             load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
-            for (int64_t i = 0; i < np; ++i) nt[i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[i], &mx[i], &my[i]);
+            for (int64_t i = 0; i < np; ++i) {
+                nt[slot][i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[slot][i], &mx[slot][i], &my[slot][i]);
+                for (int t = 0; t < nt[slot][i]; ++t) {
+                    const int64_t o = taps[slot][i][t].off * w;
+                    if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
+                    if (in_b) __builtin_prefetch(in_b + o, 0, 3);
+                }
+            }
+        };
+        prepare(pb, 0);
+        for (int64_t p0 = pb, slot = 0; p0 < pe; p0 += kTile, slot ^= 1) {
+            const int64_t np = std::min(kTile, pe - p0);
+            if (p0 + kTile < pe) prepare(p0 + kTile, static_cast<int>(slot ^ 1));
+            T *gs = gsum + 2 * (p0 - pb);
             if (P.need_go) {
                 bool done = false;
 #if GSAMP_X86
@@ -320,7 +336,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 }
                 for (int64_t i = 0; i < np; ++i) {
                     T sx = 0, sy = 0;
-                    channels(taps[i], nt[i], tile + i * kChanBlock, w, in_b, acc_b, w, &sx, &sy, avx);
+                    channels(taps[slot][i], nt[slot][i], tile + i * kChanBlock, w, in_b, acc_b, w, &sx, &sy, avx);
                     if (P.need_in) {
                         gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
                         gs[2 * i + 1] = b == 0 ? sy : gs[2 * i + 1] + sy;
@@ -329,8 +345,8 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             }
             if (P.want_gg && last) {
                 for (int64_t i = 0; i < np; ++i) {
-                    ggv[2 * i] = zero_gg ? T(0) : mx[i] * gs[2 * i];
-                    ggv[2 * i + 1] = zero_gg ? T(0) : my[i] * gs[2 * i + 1];
+                    ggv[2 * i] = zero_gg ? T(0) : mx[slot][i] * gs[2 * i];
+                    ggv[2 * i + 1] = zero_gg ? T(0) : my[slot][i] * gs[2 * i + 1];
                 }
                 store_row(ggv, 2 * np, P.e.grid_grad, at(ops.grid_grad, (n * Pn + p0) * 2, P.e.grid_grad), avx);
             }
