@@ -22,7 +22,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GSAMP_X86 1
 #include <immintrin.h>
-#define GSAMP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define GSAMP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 #else
 #define GSAMP_X86 0
 #endif
@@ -38,7 +38,16 @@ constexpr int64_t kMinTaskPixels = 1024;
 constexpr int64_t kTile = 16;        // output pixels whose taps are computed together
 constexpr int64_t kChanBlock = 16;   // channels per block of the channels-last layout (one 64-byte line)
 constexpr int64_t kRowBlock = 256;   // pixels per block of the phase A / C transposes
-constexpr int64_t kVectorMinC = 8;   // channel vectors pay off from this many channels
+
+// Values per input pixel in a channel block of the channels-last layout: a full block is one
+// 64-byte line; a narrow last block (C % 16, or a small C) is padded with zeros to 4 or 8 values
+// so that its taps are single 128- or 256-bit operations. One channel stays unpadded (NCHW).
+inline int64_t lane_width(int64_t w) { return w <= 1 ? 1 : w <= 4 ? 4 : w <= 8 ? 8 : 16; }
+// Values per input pixel over all blocks of an image.
+inline int64_t padded_channels(int64_t C) {
+    const int64_t last = C - (C - 1) / 16 * 16;
+    return C - last + lane_width(last);
+}
 
 struct BackwardPlan {
     Geometry g{};
@@ -51,6 +60,7 @@ struct BackwardPlan {
     bool acc_direct = false;  // accumulate straight into inputGrad
     int64_t in_bytes = 0, acc_bytes = 0, acc_offset = 0;
     int64_t gsum_stride = 0, gsum_offset = 0;  // per task: gridGrad partial sums, 2 per pixel
+    int64_t Cp = 1;                            // padded_channels(C)
     uint64_t scratch = 0;
 };
 
@@ -115,7 +125,7 @@ GSAMP_AVX512 void channels_avx_block(const Tap<float> *taps, int nt, const float
     const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
     __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
     for (int t = 0; t < nt; ++t) {
-        const int64_t o = taps[t].off * nc;
+        const int64_t o = taps[t].off * 16;
         if (acc) {
             float *p = acc + o;
             if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_loadu_ps(p)));
@@ -133,9 +143,56 @@ GSAMP_AVX512 void channels_avx_block(const Tap<float> *taps, int nt, const float
     }
 }
 
-GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, int64_t nc, const float *in,
+// Narrow blocks, zero-padded to 4 (SSE) or 8 (AVX) values per pixel: no masks needed.
+GSAMP_AVX512 void channels_avx4(const Tap<float> *taps, int nt, const float *go, const float *in, float *acc, float *gx,
+                                float *gy) {
+    const __m128 g = _mm_loadu_ps(go);
+    __m128 sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
+    for (int t = 0; t < nt; ++t) {
+        const int64_t o = taps[t].off * 4;
+        if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(taps[t].w), g, _mm_loadu_ps(acc + o)));
+        if (in) {
+            const __m128 v = _mm_loadu_ps(in + o);
+            sx = _mm_fmadd_ps(_mm_set1_ps(taps[t].cx), v, sx);
+            sy = _mm_fmadd_ps(_mm_set1_ps(taps[t].cy), v, sy);
+        }
+    }
+    if (in) {
+        alignas(16) float a[4], b[4];
+        _mm_store_ps(a, _mm_mul_ps(g, sx));
+        _mm_store_ps(b, _mm_mul_ps(g, sy));
+        *gx += (a[0] + a[2]) + (a[1] + a[3]);
+        *gy += (b[0] + b[2]) + (b[1] + b[3]);
+    }
+}
+GSAMP_AVX512 void channels_avx8(const Tap<float> *taps, int nt, const float *go, const float *in, float *acc, float *gx,
+                                float *gy) {
+    const __m256 g = _mm256_loadu_ps(go);
+    __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
+    for (int t = 0; t < nt; ++t) {
+        const int64_t o = taps[t].off * 8;
+        if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(_mm256_set1_ps(taps[t].w), g, _mm256_loadu_ps(acc + o)));
+        if (in) {
+            const __m256 v = _mm256_loadu_ps(in + o);
+            sx = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].cx), v, sx);
+            sy = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].cy), v, sy);
+        }
+    }
+    if (in) {
+        alignas(32) float a[8], b[8];
+        _mm256_store_ps(a, _mm256_mul_ps(g, sx));
+        _mm256_store_ps(b, _mm256_mul_ps(g, sy));
+        *gx += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+        *gy += ((b[0] + b[4]) + (b[2] + b[6])) + ((b[1] + b[5]) + (b[3] + b[7]));
+    }
+}
+
+// nc channels stored ld = lane_width(nc) values apart.
+GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, int64_t nc, int64_t ld, const float *in,
                                float *acc, float *gx, float *gy) {
-    if (nc == 16) channels_avx_block<true>(taps, nt, go, nc, in, acc, gx, gy);
+    if (ld == 4) channels_avx4(taps, nt, go, in, acc, gx, gy);
+    else if (ld == 8) channels_avx8(taps, nt, go, in, acc, gx, gy);
+    else if (nc == 16) channels_avx_block<true>(taps, nt, go, nc, in, acc, gx, gy);
     else channels_avx_block<false>(taps, nt, go, nc, in, acc, gx, gy);
 }
 
@@ -193,8 +250,10 @@ GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *inp
             for (int64_t l = 0; l < 16; ++l) r[l] = load16(input, (n * C + c0 + std::min(l, nc - 1)) * HW + i0, e, l < nc ? mp : 0);
             transpose16(r);
             const __mmask16 mc = tail16(nc);
-            float *dst = inT + n * HW * C + c0 * HW + i0 * nc;
-            for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_ps(dst + i * nc, mc, r[i]);
+            const int64_t ld = lane_width(nc);  // the pad lanes get the zero rows' zeros
+            float *dst = inT + n * HW * padded_channels(C) + c0 * HW + i0 * ld;
+            (void)mc;
+            for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_ps(dst + i * ld, tail16(ld), r[i]);
         }
     }
 }
@@ -215,10 +274,11 @@ GSAMP_AVX512 void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, 
                     r[i] = _mm512_setzero_ps();
                     continue;
                 }
-                const float *src = acc + n * K * HW * C + c0 * HW + (i0 + i) * nc;
-                _mm_prefetch(reinterpret_cast<const char *>(src + 32 * nc), _MM_HINT_T0);
+                const int64_t ld = lane_width(nc), Cp = padded_channels(C);
+                const float *src = acc + n * K * HW * Cp + c0 * HW + (i0 + i) * ld;
+                _mm_prefetch(reinterpret_cast<const char *>(src + 32 * ld), _MM_HINT_T0);
                 __m512 s = _mm512_maskz_loadu_ps(mc, src);
-                for (int64_t k = 1; k < K; ++k) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mc, src + k * HW * C));
+                for (int64_t k = 1; k < K; ++k) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(mc, src + k * HW * Cp));
                 r[i] = s;
             }
             transpose16(r);
@@ -251,7 +311,7 @@ void channels(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, 
               bool avx) {
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
-        if (avx && nc >= kVectorMinC) return channels_avx(taps, nt, go, nc, in, acc, gx, gy);  // here C == nc
+        if (avx && C > 1) return channels_avx(taps, nt, go, nc, C, in, acc, gx, gy);  // C: the padded stride
     }
 #endif
     (void)avx;
@@ -270,11 +330,12 @@ void transpose_input_block(const BackwardPlan &P, const void *input, T *inT, int
     }
 #endif
     alignas(64) T row[kRowBlock];
-    for (int64_t c = c_lo; c < c_hi; ++c) {
-        const int64_t c0 = c / kChanBlock * kChanBlock, w = std::min(kChanBlock, g.C - c0);
-        T *dst = inT + n * HW * g.C + c0 * HW + hw0 * w + (c - c0);
-        load_row(at(input, (n * g.C + c) * HW + hw0, P.e.input), P.e.input, len, row, avx);
-        for (int64_t i = 0; i < len; ++i) dst[i * w] = row[i];
+    const int64_t c_pad = c_hi == g.C ? c_lo + (P.Cp - g.C) + (c_hi - c_lo) : c_hi;  // the last block's zero lanes
+    for (int64_t c = c_lo; c < c_pad; ++c) {
+        const int64_t c0 = c / kChanBlock * kChanBlock, ld = lane_width(std::min(kChanBlock, g.C - c0));
+        T *dst = inT + n * HW * P.Cp + c0 * HW + hw0 * ld + (c - c0);
+        if (c < g.C) load_row(at(input, (n * g.C + c) * HW + hw0, P.e.input), P.e.input, len, row, avx);
+        for (int64_t i = 0; i < len; ++i) dst[i * ld] = c < g.C ? row[i] : T(0);
     }
 }
 
@@ -298,17 +359,19 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
     const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
     for (int64_t b = b_lo; b < std::min(b_hi, nblk); ++b) {
-        const int64_t c0 = b * kChanBlock, w = std::min(kChanBlock, C - c0);
+        const int64_t c0 = b * kChanBlock, w = std::min(kChanBlock, C - c0), ld = lane_width(w);
         const T *in_b = P.need_in ? inT + c0 * HW : nullptr;
         T *acc_b = P.want_ig ? acc + c0 * HW : nullptr;
         const bool last = b + 1 == nblk;
         auto prepare = [&](int64_t p0, int slot) {
             const int64_t np = std::min(kTile, pe - p0);
-            load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
+            const T *gv = gridv;
+            if (P.e.grid == elem_of<T>()) gv = static_cast<const T *>(ops.grid) + (n * Pn + p0) * 2;  // in place
+            else load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
             for (int64_t i = 0; i < np; ++i) {
-                nt[slot][i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[slot][i], &mx[slot][i], &my[slot][i]);
+                nt[slot][i] = pixel_taps(g, gv[2 * i], gv[2 * i + 1], taps[slot][i], &mx[slot][i], &my[slot][i]);
                 for (int t = 0; t < nt[slot][i]; ++t) {
-                    const int64_t o = taps[slot][i][t].off * w;
+                    const int64_t o = taps[slot][i][t].off * ld;
                     if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
                     if (in_b) __builtin_prefetch(in_b + o, 0, 3);
                 }
@@ -336,7 +399,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 }
                 for (int64_t i = 0; i < np; ++i) {
                     T sx = 0, sy = 0;
-                    channels(taps[slot][i], nt[slot][i], tile + i * kChanBlock, w, in_b, acc_b, w, &sx, &sy, avx);
+                    channels(taps[slot][i], nt[slot][i], tile + i * kChanBlock, w, in_b, acc_b, ld, &sx, &sy, avx);
                     if (P.need_in) {
                         gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
                         gs[2 * i + 1] = b == 0 ? sy : gs[2 * i + 1] + sy;
@@ -344,11 +407,13 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 }
             }
             if (P.want_gg && last) {
+                const bool direct = P.e.grid_grad == elem_of<T>();
+                T *out = direct ? static_cast<T *>(ops.grid_grad) + (n * Pn + p0) * 2 : ggv;
                 for (int64_t i = 0; i < np; ++i) {
-                    ggv[2 * i] = zero_gg ? T(0) : mx[slot][i] * gs[2 * i];
-                    ggv[2 * i + 1] = zero_gg ? T(0) : my[slot][i] * gs[2 * i + 1];
+                    out[2 * i] = zero_gg ? T(0) : mx[slot][i] * gs[2 * i];
+                    out[2 * i + 1] = zero_gg ? T(0) : my[slot][i] * gs[2 * i + 1];
                 }
-                store_row(ggv, 2 * np, P.e.grid_grad, at(ops.grid_grad, (n * Pn + p0) * 2, P.e.grid_grad), avx);
+                if (!direct) store_row(ggv, 2 * np, P.e.grid_grad, at(ops.grid_grad, (n * Pn + p0) * 2, P.e.grid_grad), avx);
             }
         }
     }
@@ -368,11 +433,11 @@ void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t
 #endif
     alignas(64) T row[kRowBlock];
     for (int64_t c = c_lo; c < c_hi; ++c) {
-        const int64_t c0 = c / kChanBlock * kChanBlock, w = std::min(kChanBlock, C - c0);
-        const T *src = acc + n * K * HW * C + c0 * HW + hw0 * w + (c - c0);
+        const int64_t c0 = c / kChanBlock * kChanBlock, ld = lane_width(std::min(kChanBlock, C - c0));
+        const T *src = acc + n * K * HW * P.Cp + c0 * HW + hw0 * ld + (c - c0);
         for (int64_t i = 0; i < len; ++i) {
-            T s = src[i * w];
-            for (int64_t k = 1; k < K; ++k) s += src[k * HW * C + i * w];
+            T s = src[i * ld];
+            for (int64_t k = 1; k < K; ++k) s += src[k * HW * P.Cp + i * ld];
             row[i] = s;
         }
         store_row(row, len, P.e.input_grad, at(input_grad, (n * C + c) * HW + hw0, P.e.input_grad), avx);
@@ -411,10 +476,11 @@ void run_typed(const BackwardPlan &P, const BackwardOperands &ops, bool avx) {
         const int64_t n = t / K, k = t % K, c_lo = b_lo * kChanBlock, c_hi = std::min(C, b_hi * kChanBlock);
         T *acc_t = nullptr;
         if (P.want_ig) {
-            acc_t = acc + t * HW * C;
-            std::memset(acc_t + c_lo * HW, 0, static_cast<size_t>(HW * (c_hi - c_lo)) * sizeof(T));
+            acc_t = acc + t * HW * P.Cp;
+            const int64_t c_end = c_hi == C ? P.Cp : c_hi;  // with the last block's pad lanes
+            std::memset(acc_t + c_lo * HW, 0, static_cast<size_t>(HW * (c_end - c_lo)) * sizeof(T));
         }
-        run_task<T>(P, ops, P.need_in ? inT + n * HW * C : nullptr, acc_t, gsum0 + t * P.gsum_stride, n, k * Pn / K,
+        run_task<T>(P, ops, P.need_in ? inT + n * HW * P.Cp : nullptr, acc_t, gsum0 + t * P.gsum_stride, n, k * Pn / K,
                     (k + 1) * Pn / K, b_lo, b_hi, avx);
     };
     const int64_t nblk = (C + kChanBlock - 1) / kChanBlock;
@@ -474,9 +540,10 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     const int64_t ts = f64 ? 8 : 4;
     P->in_direct = g.C == 1 && e.input == te;
     P->acc_direct = g.C == 1 && P->K == 1 && e.input_grad == te;
-    P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * g.C * ts : 0;
+    P->Cp = padded_channels(g.C);
+    P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * P->Cp * ts : 0;
     P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)));
-    P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * g.C * ts : 0;
+    P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * P->Cp * ts : 0;
     P->gsum_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->acc_offset + P->acc_bytes)));
     P->gsum_stride = P->need_in ? 2 * ((g.out_pixels() + P->K - 1) / P->K) : 0;
     const int64_t gsum_bytes = g.N * P->K * P->gsum_stride * ts;
