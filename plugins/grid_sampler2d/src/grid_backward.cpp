@@ -79,18 +79,18 @@ char *at(void *p, int64_t elems, Elem e) { return static_cast<char *>(p) + elems
 // ---- one pixel, one block of nc channels (in / acc: the block's channel 0 of tap offset 0) ----
 
 template <class T>
-void channels_scalar(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx,
+void channels_scalar(const Taps<T> &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx,
                      T *gy) {
     T ax = 0, ay = 0;
     for (int64_t c = 0; c < nc; ++c) {
         const T g = go[c];
         T sx = 0, sy = 0;
-        for (int t = 0; t < nt; ++t) {
-            const int64_t o = taps[t].off * C + c;
-            if (acc) acc[o] += taps[t].w * g;
+        for (int t = 0; t < tp.n; ++t) {
+            const int64_t o = tp.off[t] * C + c;
+            if (acc) acc[o] += tp.w[t] * g;
             if (in) {
-                sx += taps[t].cx * in[o];
-                sy += taps[t].cy * in[o];
+                sx += tp.cx[t] * in[o];
+                sy += tp.cy[t] * in[o];
             }
         }
         ax += g * sx;
@@ -119,22 +119,22 @@ GSAMP_AVX512 inline float lane_sum(__m512 v) {
 // plain loads and stores: a masked store does not forward to the next pixel's load of the same tap
 // (neighbouring pixels share taps), and the stall would dominate.
 template <bool kFull>
-GSAMP_AVX512 void channels_avx_block(const Tap<float> *taps, int nt, const float *go, int64_t nc, const float *in,
+GSAMP_AVX512 void channels_avx_block(const Taps<float> &tp, const float *go, int64_t nc, const float *in,
                                      float *acc, float *gx, float *gy) {
     const __mmask16 m = tail16(nc);
     const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
     __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
-    for (int t = 0; t < nt; ++t) {
-        const int64_t o = taps[t].off * 16;
+    for (int t = 0; t < tp.n; ++t) {
+        const int64_t o = tp.off[t] * 16;
         if (acc) {
             float *p = acc + o;
-            if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_loadu_ps(p)));
-            else _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(taps[t].w), g, _mm512_maskz_loadu_ps(m, p)));
+            if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(tp.w[t]), g, _mm512_loadu_ps(p)));
+            else _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(tp.w[t]), g, _mm512_maskz_loadu_ps(m, p)));
         }
         if (in) {
             const __m512 v = kFull ? _mm512_loadu_ps(in + o) : _mm512_maskz_loadu_ps(m, in + o);
-            sx = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cx), v, sx);
-            sy = _mm512_fmadd_ps(_mm512_set1_ps(taps[t].cy), v, sy);
+            sx = _mm512_fmadd_ps(_mm512_set1_ps(tp.cx[t]), v, sx);
+            sy = _mm512_fmadd_ps(_mm512_set1_ps(tp.cy[t]), v, sy);
         }
     }
     if (in) {
@@ -144,17 +144,17 @@ GSAMP_AVX512 void channels_avx_block(const Tap<float> *taps, int nt, const float
 }
 
 // Narrow blocks, zero-padded to 4 (SSE) or 8 (AVX) values per pixel: no masks needed.
-GSAMP_AVX512 void channels_avx4(const Tap<float> *taps, int nt, const float *go, const float *in, float *acc, float *gx,
+GSAMP_AVX512 void channels_avx4(const Taps<float> &tp, const float *go, const float *in, float *acc, float *gx,
                                 float *gy) {
     const __m128 g = _mm_loadu_ps(go);
     __m128 sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
-    for (int t = 0; t < nt; ++t) {
-        const int64_t o = taps[t].off * 4;
-        if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(taps[t].w), g, _mm_loadu_ps(acc + o)));
+    for (int t = 0; t < tp.n; ++t) {
+        const int64_t o = tp.off[t] * 4;
+        if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tp.w[t]), g, _mm_loadu_ps(acc + o)));
         if (in) {
             const __m128 v = _mm_loadu_ps(in + o);
-            sx = _mm_fmadd_ps(_mm_set1_ps(taps[t].cx), v, sx);
-            sy = _mm_fmadd_ps(_mm_set1_ps(taps[t].cy), v, sy);
+            sx = _mm_fmadd_ps(_mm_set1_ps(tp.cx[t]), v, sx);
+            sy = _mm_fmadd_ps(_mm_set1_ps(tp.cy[t]), v, sy);
         }
     }
     if (in) {
@@ -165,17 +165,17 @@ GSAMP_AVX512 void channels_avx4(const Tap<float> *taps, int nt, const float *go,
         *gy += (b[0] + b[2]) + (b[1] + b[3]);
     }
 }
-GSAMP_AVX512 void channels_avx8(const Tap<float> *taps, int nt, const float *go, const float *in, float *acc, float *gx,
+GSAMP_AVX512 void channels_avx8(const Taps<float> &tp, const float *go, const float *in, float *acc, float *gx,
                                 float *gy) {
     const __m256 g = _mm256_loadu_ps(go);
     __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
-    for (int t = 0; t < nt; ++t) {
-        const int64_t o = taps[t].off * 8;
-        if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(_mm256_set1_ps(taps[t].w), g, _mm256_loadu_ps(acc + o)));
+    for (int t = 0; t < tp.n; ++t) {
+        const int64_t o = tp.off[t] * 8;
+        if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(_mm256_set1_ps(tp.w[t]), g, _mm256_loadu_ps(acc + o)));
         if (in) {
             const __m256 v = _mm256_loadu_ps(in + o);
-            sx = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].cx), v, sx);
-            sy = _mm256_fmadd_ps(_mm256_set1_ps(taps[t].cy), v, sy);
+            sx = _mm256_fmadd_ps(_mm256_set1_ps(tp.cx[t]), v, sx);
+            sy = _mm256_fmadd_ps(_mm256_set1_ps(tp.cy[t]), v, sy);
         }
     }
     if (in) {
@@ -188,12 +188,12 @@ GSAMP_AVX512 void channels_avx8(const Tap<float> *taps, int nt, const float *go,
 }
 
 // nc channels stored ld = lane_width(nc) values apart.
-GSAMP_AVX512 void channels_avx(const Tap<float> *taps, int nt, const float *go, int64_t nc, int64_t ld, const float *in,
+GSAMP_AVX512 void channels_avx(const Taps<float> &tp, const float *go, int64_t nc, int64_t ld, const float *in,
                                float *acc, float *gx, float *gy) {
-    if (ld == 4) channels_avx4(taps, nt, go, in, acc, gx, gy);
-    else if (ld == 8) channels_avx8(taps, nt, go, in, acc, gx, gy);
-    else if (nc == 16) channels_avx_block<true>(taps, nt, go, nc, in, acc, gx, gy);
-    else channels_avx_block<false>(taps, nt, go, nc, in, acc, gx, gy);
+    if (ld == 4) channels_avx4(tp, go, in, acc, gx, gy);
+    else if (ld == 8) channels_avx8(tp, go, in, acc, gx, gy);
+    else if (nc == 16) channels_avx_block<true>(tp, go, nc, in, acc, gx, gy);
+    else channels_avx_block<false>(tp, go, nc, in, acc, gx, gy);
 }
 
 // In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
@@ -307,15 +307,79 @@ GSAMP_AVX512 void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t
 #endif
 
 template <class T>
-void channels(const Tap<T> *taps, int nt, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx, T *gy,
+void channels(const Taps<T> &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx, T *gy,
               bool avx) {
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
-        if (avx && C > 1) return channels_avx(taps, nt, go, nc, C, in, acc, gx, gy);  // C: the padded stride
+        if (avx && C > 1) return channels_avx(tp, go, nc, C, in, acc, gx, gy);  // C: the padded stride
     }
 #endif
     (void)avx;
-    channels_scalar(taps, nt, go, nc, in, acc, C, gx, gy);
+    channels_scalar(tp, go, nc, in, acc, C, gx, gy);
+}
+
+#if GSAMP_X86
+// Bicubic taps with zeros or border padding, vectorized: the 4 x-taps and 4 y-taps in one 256-bit
+// vector (weights and slopes by Horner's rule, padding, bounds, indices), then the 4 x 4 products
+// in one 512-bit vector, compressed to the valid taps in row-major order (like pixel_taps).
+GSAMP_AVX512 void bicubic_taps_avx(const Geometry &g, float x, float y, Taps<float> &tp, float *mx, float *my) {
+    const float ix = unnormalize(x, g.W, g.align, mx), iy = unnormalize(y, g.H, g.align, my);
+    const float x0 = std::floor(ix), y0 = std::floor(iy), tx = ix - x0, ty = iy - y0;
+    // lanes 0-3: x taps at -1, 0, 1, 2; lanes 4-7: y taps. d = distance to the tap: t+1, t, 1-t, 2-t.
+    const __m256 sgn = _mm256_setr_ps(1, 1, -1, -1, 1, 1, -1, -1);
+    const __m256 d = _mm256_fmadd_ps(_mm256_setr_ps(tx, tx, tx, tx, ty, ty, ty, ty), sgn, _mm256_setr_ps(1, 0, 1, 2, 1, 0, 1, 2));
+    // Keys, A = -0.75: |d| <= 1: 1.25 d^3 - 2.25 d^2 + 1; 1 < |d| < 2: -0.75 d^3 + 3.75 d^2 - 6 d + 3
+    const __m256 a3 = _mm256_setr_ps(-0.75f, 1.25f, 1.25f, -0.75f, -0.75f, 1.25f, 1.25f, -0.75f);
+    const __m256 a2 = _mm256_setr_ps(3.75f, -2.25f, -2.25f, 3.75f, 3.75f, -2.25f, -2.25f, 3.75f);
+    const __m256 a1 = _mm256_setr_ps(-6, 0, 0, -6, -6, 0, 0, -6), a0 = _mm256_setr_ps(3, 1, 1, 3, 3, 1, 1, 3);
+    const __m256 w8 = _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(a3, d, a2), d, a1), d, a0);
+    const __m256 b2 = _mm256_setr_ps(-2.25f, 3.75f, 3.75f, -2.25f, -2.25f, 3.75f, 3.75f, -2.25f);
+    const __m256 b1 = _mm256_setr_ps(7.5f, -4.5f, -4.5f, 7.5f, 7.5f, -4.5f, -4.5f, 7.5f);
+    const __m256 s8 = _mm256_mul_ps(_mm256_fmadd_ps(_mm256_fmadd_ps(b2, d, b1), d, a1), sgn);  // d(weight)/dt
+    // tap coordinates, padded, checked, converted
+    __m256 c = _mm256_add_ps(_mm256_setr_ps(x0, x0, x0, x0, y0, y0, y0, y0), _mm256_setr_ps(-1, 0, 1, 2, -1, 0, 1, 2));
+    const float wm = static_cast<float>(g.W - 1), hm = static_cast<float>(g.H - 1);
+    const __m256 hi = _mm256_setr_ps(wm, wm, wm, wm, hm, hm, hm, hm), zero = _mm256_setzero_ps();
+    if (g.padding == Padding::Border) {  // clip; NaN stays NaN
+        c = _mm256_mask_blend_ps(_mm256_cmp_ps_mask(c, zero, _CMP_LE_OQ), c, zero);
+        c = _mm256_mask_blend_ps(_mm256_cmp_ps_mask(c, hi, _CMP_GE_OQ), c, hi);
+    }
+    const __mmask8 valid = _mm256_cmp_ps_mask(c, zero, _CMP_GE_OQ) & _mm256_cmp_ps_mask(c, hi, _CMP_LE_OQ);
+    const int32_t W32 = static_cast<int32_t>(g.W);
+    const __m256i idx = _mm256_mullo_epi32(_mm256_maskz_cvttps_epi32(valid, c), _mm256_setr_epi32(1, 1, 1, 1, W32, W32, W32, W32));
+    // 16 taps, lane 4 j + i: x tap i, y tap j
+    const __m512i xi = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    const __m512i yi = _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7);
+    const __m512 W16 = _mm512_maskz_broadcast_f32x8(kAll, w8), S16 = _mm512_maskz_broadcast_f32x8(kAll, s8);
+    const __m512 xw = _mm512_maskz_permutexvar_ps(kAll, xi, W16), yw = _mm512_maskz_permutexvar_ps(kAll, yi, W16);
+    const __m512 xs = _mm512_maskz_permutexvar_ps(kAll, xi, S16), ys = _mm512_maskz_permutexvar_ps(kAll, yi, S16);
+    const __m512i I16 = _mm512_maskz_broadcast_i32x8(kAll, idx);
+    const __m512i off = _mm512_add_epi32(_mm512_maskz_permutexvar_epi32(kAll, xi, I16), _mm512_maskz_permutexvar_epi32(kAll, yi, I16));
+    const uint32_t vx = valid & 0xfu, vy = (valid >> 4) & 0xfu;
+    const uint32_t rows = ((vy & 1u) | ((vy & 2u) << 3) | ((vy & 4u) << 6) | ((vy & 8u) << 9)) * 0xfu;
+    const auto m = static_cast<__mmask16>((vx * 0x1111u) & rows);
+    tp.n = __builtin_popcount(m);
+    // compress in registers (a compressing store to memory is slow on some cores)
+    _mm512_storeu_ps(tp.w, _mm512_maskz_compress_ps(m, _mm512_mul_ps(xw, yw)));
+    _mm512_storeu_ps(tp.cx, _mm512_maskz_compress_ps(m, _mm512_mul_ps(xs, yw)));
+    _mm512_storeu_ps(tp.cy, _mm512_maskz_compress_ps(m, _mm512_mul_ps(xw, ys)));
+    const __m512i o = _mm512_maskz_compress_epi32(m, off);
+    _mm512_storeu_si512(tp.off, _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, o, 0)));
+    _mm512_storeu_si512(tp.off + 8, _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, o, 1)));
+}
+#endif
+
+// The taps of one sample: the vector bicubic builder where it applies, else pixel_taps.
+template <class T>
+inline void make_taps(const Geometry &g, T x, T y, Taps<T> &tp, T *mx, T *my, bool avx) {
+#if GSAMP_X86
+    if constexpr (sizeof(T) == 4) {
+        if (avx && g.interp == Interp::Bicubic && g.padding != Padding::Reflection && g.H * g.W < (int64_t{1} << 31))
+            return bicubic_taps_avx(g, x, y, tp, mx, my);
+    }
+#endif
+    (void)avx;
+    pixel_taps(g, x, y, tp, mx, my);
 }
 
 // ---- phase A: input (C, H*W) -> (H*W, C) in T, pixels [hw0, hw0 + len) of image n ----
@@ -353,8 +417,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     alignas(64) T tile[kTile * kChanBlock];
     // Two tiles of taps: the next tile's are computed, and their cache lines prefetched, before the
     // current tile runs, so the scattered accesses overlap instead of stalling one by one.
-    Tap<T> taps[2][kTile][kMaxTaps];
-    int nt[2][kTile];
+    Taps<T> taps[2][kTile];
     T mx[2][kTile], my[2][kTile];
     const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
     const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
@@ -369,9 +432,10 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             if (P.e.grid == elem_of<T>()) gv = static_cast<const T *>(ops.grid) + (n * Pn + p0) * 2;  // in place
             else load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
             for (int64_t i = 0; i < np; ++i) {
-                nt[slot][i] = pixel_taps(g, gv[2 * i], gv[2 * i + 1], taps[slot][i], &mx[slot][i], &my[slot][i]);
-                for (int t = 0; t < nt[slot][i]; ++t) {
-                    const int64_t o = taps[slot][i][t].off * ld;
+                Taps<T> &tp = taps[slot][i];
+                make_taps(g, gv[2 * i], gv[2 * i + 1], tp, &mx[slot][i], &my[slot][i], avx);
+                for (int t = 0; t < tp.n; ++t) {
+                    const int64_t o = tp.off[t] * ld;
                     if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
                     if (in_b) __builtin_prefetch(in_b + o, 0, 3);
                 }
@@ -399,7 +463,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 }
                 for (int64_t i = 0; i < np; ++i) {
                     T sx = 0, sy = 0;
-                    channels(taps[slot][i], nt[slot][i], tile + i * kChanBlock, w, in_b, acc_b, ld, &sx, &sy, avx);
+                    channels(taps[slot][i], tile + i * kChanBlock, w, in_b, acc_b, ld, &sx, &sy, avx);
                     if (P.need_in) {
                         gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
                         gs[2 * i + 1] = b == 0 ? sy : gs[2 * i + 1] + sy;

@@ -18,20 +18,20 @@ void run_typed(const Geometry &g, Elem grid_elem, Elem out_elem, const ForwardOp
     const T *in = static_cast<const T *>(ops.input);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N * g.Ho), [&](const tbb::blocked_range<int64_t> &r) {
         std::vector<T> gridv(static_cast<size_t>(2 * g.Wo)), row(static_cast<size_t>(g.Wo));
-        std::vector<Tap<T>> taps(static_cast<size_t>(g.Wo * kMaxTaps));
-        std::vector<int> nt(static_cast<size_t>(g.Wo));
+        std::vector<Taps<T>> taps(static_cast<size_t>(g.Wo));
         for (int64_t b = r.begin(); b < r.end(); ++b) {
             const int64_t n = b / g.Ho, p0 = (b % g.Ho) * g.Wo;
             load_row(static_cast<const char *>(ops.grid) + (n * Pn + p0) * 2 * elem_bytes(grid_elem), grid_elem, 2 * g.Wo,
                      gridv.data(), false);
             T mx, my;
             for (int64_t i = 0; i < g.Wo; ++i)
-                nt[i] = pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], &taps[i * kMaxTaps], &mx, &my);
+                pixel_taps(g, gridv[2 * i], gridv[2 * i + 1], taps[i], &mx, &my);
             for (int64_t c = 0; c < g.C; ++c) {
                 const T *plane = in + (n * g.C + c) * HW;
                 for (int64_t i = 0; i < g.Wo; ++i) {
                     T s = 0;
-                    for (int t = 0; t < nt[i]; ++t) s += taps[i * kMaxTaps + t].w * plane[taps[i * kMaxTaps + t].off];
+                    const Taps<T> &tp = taps[i];
+                    for (int t = 0; t < tp.n; ++t) s += tp.w[t] * plane[tp.off[t]];
                     row[i] = s;
                 }
                 store_row(row.data(), g.Wo, out_elem,

@@ -15,20 +15,29 @@
 
 namespace gsamp {
 
-template <class T>
-struct Tap {
-    int64_t off;  // y * W + x
-    T w;          // weight
-    T cx, cy;     // d(weight)/d(source x), d(weight)/d(source y)
-};
-
 constexpr int kMaxTaps = 16;
 
-// Taps of the sample at grid value (x, y); *mx / *my = d(source coordinate)/d(grid value).
-// Returns the number of taps written to taps[0 .. kMaxTaps).
+// One sample's taps, structure of arrays (vector code loads and compresses them lane-wise).
 template <class T>
-inline int pixel_taps(const Geometry &g, T x, T y, Tap<T> *taps, T *mx, T *my) {
-    int n = 0;
+struct Taps {
+    int n;                   // taps in use
+    int64_t off[kMaxTaps];   // y * W + x
+    T w[kMaxTaps];           // weight
+    T cx[kMaxTaps], cy[kMaxTaps];  // d(weight)/d(source x), d(weight)/d(source y)
+    void add(int64_t o, T wt, T dx, T dy) {
+        off[n] = o;
+        w[n] = wt;
+        cx[n] = dx;
+        cy[n] = dy;
+        ++n;
+    }
+};
+
+// Taps of the sample at grid value (x, y); *mx / *my = d(source coordinate)/d(grid value).
+// Returns the number of taps (also in taps.n).
+template <class T>
+inline int pixel_taps(const Geometry &g, T x, T y, Taps<T> &taps, T *mx, T *my) {
+    taps.n = 0;
     if (g.interp == Interp::Bicubic) {
         const T ix = unnormalize(x, g.W, g.align, mx), iy = unnormalize(y, g.H, g.align, my);
         const T x0 = std::floor(ix), y0 = std::floor(iy);
@@ -45,17 +54,17 @@ inline int pixel_taps(const Geometry &g, T x, T y, Tap<T> *taps, T *mx, T *my) {
             const int64_t row = static_cast<int64_t>(yp) * g.W;
             for (int i = 0; i < 4; ++i) {
                 if (!in_range(xp[i], g.W)) continue;
-                taps[n++] = {row + static_cast<int64_t>(xp[i]), xw[i] * yw[j], xs[i] * yw[j], xw[i] * ys[j]};
+                taps.add(row + static_cast<int64_t>(xp[i]), xw[i] * yw[j], xs[i] * yw[j], xw[i] * ys[j]);
             }
         }
-        return n;
+        return taps.n;
     }
     const T ix = source_index(x, g.W, g.padding, g.align, mx), iy = source_index(y, g.H, g.padding, g.align, my);
     if (g.interp == Interp::Nearest) {
         const T xn = std::nearbyint(ix), yn = std::nearbyint(iy);  // default rounding: half to even
         if (in_range(xn, g.W) && in_range(yn, g.H))
-            taps[n++] = {static_cast<int64_t>(yn) * g.W + static_cast<int64_t>(xn), 1, 0, 0};
-        return n;
+            taps.add(static_cast<int64_t>(yn) * g.W + static_cast<int64_t>(xn), 1, 0, 0);
+        return taps.n;
     }
     const T x0 = std::floor(ix), y0 = std::floor(iy), x1 = x0 + 1, y1 = y0 + 1;
     const T dx1 = ix - x0, dx0 = x1 - ix, dy1 = iy - y0, dy0 = y1 - iy;
@@ -63,11 +72,11 @@ inline int pixel_taps(const Geometry &g, T x, T y, Tap<T> *taps, T *mx, T *my) {
     // Integers only for coordinates checked above.
     const int64_t r0 = vy0 ? static_cast<int64_t>(y0) * g.W : 0, r1 = vy1 ? static_cast<int64_t>(y1) * g.W : 0;
     const int64_t c0 = vx0 ? static_cast<int64_t>(x0) : 0, c1 = vx1 ? static_cast<int64_t>(x1) : 0;
-    if (vy0 && vx0) taps[n++] = {r0 + c0, dx0 * dy0, -dy0, -dx0};
-    if (vy0 && vx1) taps[n++] = {r0 + c1, dx1 * dy0, dy0, -dx1};
-    if (vy1 && vx0) taps[n++] = {r1 + c0, dx0 * dy1, -dy1, dx0};
-    if (vy1 && vx1) taps[n++] = {r1 + c1, dx1 * dy1, dy1, dx1};
-    return n;
+    if (vy0 && vx0) taps.add(r0 + c0, dx0 * dy0, -dy0, -dx0);
+    if (vy0 && vx1) taps.add(r0 + c1, dx1 * dy0, dy0, -dx1);
+    if (vy1 && vx0) taps.add(r1 + c0, dx0 * dy1, -dy1, dx0);
+    if (vy1 && vx1) taps.add(r1 + c1, dx1 * dy1, dy1, dx1);
+    return taps.n;
 }
 
 }  // namespace gsamp
