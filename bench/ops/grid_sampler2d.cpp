@@ -1,12 +1,18 @@
 // aclnn-cpu-bench cases: GridSampler2DBackward (both outputs) and its forward companion.
 //
 // Bytes counted: gradOutput, input and grid read, inputGrad and gridGrad written. The grid is
-// uniform in [-1, 1) on both sides (random sampling: the scatter touches the whole input plane).
+// uniform in [-1, 1) on both sides (random sampling: the scatter touches the whole input plane),
+// except for the image-warp cases, whose grid is a warp: the identity plus a smooth flow of a few
+// pixels (the same field on both sides).
 // PyTorch peer: aten::grid_sampler_2d_backward with output_mask [True, True] on contiguous
 // tensors; PyTorch 1.13 has no FLOAT16 / BF16 grid sampler backward on the CPU (n/a).
 #include <string>
 #include <vector>
 
+#include <cmath>
+#include <cstring>
+
+#include "aclnn_cpu/numeric.hpp"
 #include "aclnnop/aclnn_grid_sampler2d.h"
 #include "aclnnop/aclnn_grid_sampler2d_backward.h"
 #include "bench.hpp"
@@ -18,6 +24,7 @@ struct Problem {
     int64_t interp = 0, padding = 0;
     bool align = false;
     std::string tag;  // a name for the shape family
+    bool warp = false;  // grid = identity + smooth flow, else uniform random
 
     std::vector<int64_t> in() const { return {n, c, h, w}; }
     std::vector<int64_t> out() const { return {n, c, ho, wo}; }
@@ -38,6 +45,46 @@ struct Problem {
     }
 };
 
+// The warp field: pixel (x, y) of image n samples (x + 6 sin(0.02 y + n), y + 4 cos(0.03 x - n)),
+// in alignCorners coordinates (the cases use alignCorners = true).
+double warp_value(const Problem &p, int64_t n, int64_t y, int64_t x, int axis) {
+    const double fx = 6.0 * std::sin(0.02 * static_cast<double>(y) + static_cast<double>(n));
+    const double fy = 4.0 * std::cos(0.03 * static_cast<double>(x) - static_cast<double>(n));
+    return axis == 0 ? 2.0 * (static_cast<double>(x) + fx) / static_cast<double>(p.w - 1) - 1.0
+                     : 2.0 * (static_cast<double>(y) + fy) / static_cast<double>(p.h - 1) - 1.0;
+}
+const char *kTorchWarp =
+    "ys, xs = torch.meshgrid(torch.arange(H, dtype=torch.float64), torch.arange(W, dtype=torch.float64), indexing='ij')\n"
+    "nn = torch.arange(N, dtype=torch.float64).view(N, 1, 1)\n"
+    "g = torch.stack([2 * (xs + 6 * torch.sin(0.02 * ys + nn)) / (W - 1) - 1,\n"
+    "                 2 * (ys + 4 * torch.cos(0.03 * xs - nn)) / (H - 1) - 1], -1).to(dtype)\n";
+
+void fill_warp(const Problem &p, aclTensor *grid, aclDataType dt) {
+    void *data = nullptr;
+    if (aclGetRawTensorAddr(grid, &data) != ACLNN_SUCCESS || !data) throw bench::CallError("aclGetRawTensorAddr", -1, "");
+    auto *bytes = static_cast<char *>(data);
+    int64_t i = 0;
+    for (int64_t n = 0; n < p.n; ++n)
+        for (int64_t y = 0; y < p.ho; ++y)
+            for (int64_t x = 0; x < p.wo; ++x)
+                for (int axis = 0; axis < 2; ++axis, ++i) {
+                    const double v = warp_value(p, n, y, x, axis);
+                    const auto f = static_cast<float>(v);
+                    if (dt == ACL_DOUBLE) std::memcpy(bytes + i * 8, &v, 8);
+                    else if (dt == ACL_FLOAT) std::memcpy(bytes + i * 4, &f, 4);
+                    else {
+                        const uint16_t h = dt == ACL_FLOAT16 ? acp::float_to_half(f) : acp::float_to_bf16(f);
+                        std::memcpy(bytes + i * 2, &h, 2);
+                    }
+                }
+}
+
+std::string torch_grid(const Problem &p) {
+    if (p.warp)
+        return "N, H, W = " + std::to_string(p.n) + ", " + std::to_string(p.h) + ", " + std::to_string(p.w) + "\n" + kTorchWarp;
+    return "g = torch.rand(" + bench::py_list(p.grid()) + ", dtype=dtype) * 2 - 1\n";
+}
+
 bench::Case backward_case(const Problem &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2") {
     bench::Case c;
     c.op = "GridSampler2DBackward";
@@ -51,6 +98,7 @@ bench::Case backward_case(const Problem &p, aclDataType dt, bool quick, const st
         aclTensor *gradOutput = pr.tensor(p.out(), dt, bench::Fill::Random, ACL_FORMAT_ND);
         aclTensor *input = pr.tensor(p.in(), dt, bench::Fill::Random, ACL_FORMAT_ND);
         aclTensor *grid = pr.tensor(p.grid(), dt, bench::Fill::Random, ACL_FORMAT_ND);
+        if (p.warp) fill_warp(p, grid, dt);
         aclTensor *inputGrad = pr.tensor(p.in(), dt, bench::Fill::Zero, ACL_FORMAT_ND);
         aclTensor *gridGrad = pr.tensor(p.grid(), dt, bench::Fill::Zero, ACL_FORMAT_ND);
         static const bool both[2] = {true, true};
@@ -61,7 +109,7 @@ bench::Case backward_case(const Problem &p, aclDataType dt, bool quick, const st
     };
     if (dt == ACL_FLOAT || dt == ACL_DOUBLE)
         c.torch = "go = randn(" + bench::py_list(p.out()) + ")\n" + "x = randn(" + bench::py_list(p.in()) + ")\n" +
-                  "g = torch.rand(" + bench::py_list(p.grid()) + ", dtype=dtype) * 2 - 1\n" +
+                  torch_grid(p) +
                   "fn = lambda: torch.ops.aten.grid_sampler_2d_backward(go, x, g, " + p.attrs() + ", [True, True])\n";
     return c;
 }
@@ -99,12 +147,15 @@ BENCH_OP(GridSampler2DBackward) {
     }
     // testing.md's shapes: image warp (border, align corners), spatial transformer, RAFT lookup
     for (int64_t interp : {0, 2}) {
-        Problem warp{2, 3, 384, 512, 384, 512, interp, 1, true, "warp"};
+        Problem warp{2, 3, 384, 512, 384, 512, interp, 1, true, "warp", true};
         for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(warp, dt, false));
     }
     cases.push_back(backward_case(Problem{64, 1, 28, 28, 28, 28, 0, 0, false, "stn"}, ACL_FLOAT, false));
     cases.push_back(backward_case(Problem{46 * 62, 1, 46, 62, 9, 9, 0, 0, true, "raft"}, ACL_FLOAT, false));
     cases.push_back(backward_case(Problem{8, 32, 64, 64, 64, 64, 0, 2, false, ""}, ACL_DOUBLE, false));
+    // the warp shape with a random grid too (scattered taps over the whole 384 x 512 plane)
+    for (int64_t interp : {0, 2})
+        cases.push_back(backward_case(Problem{2, 3, 384, 512, 384, 512, interp, 1, true, "random"}, ACL_FLOAT, false));
 
     // --quick smoke set: tiny problems, every mode and dtype, the training product
     for (int64_t interp : {0, 1, 2})

@@ -61,6 +61,7 @@ struct BackwardPlan {
     int64_t in_bytes = 0, acc_bytes = 0, acc_offset = 0;
     int64_t gsum_stride = 0, gsum_offset = 0;  // per task: gridGrad partial sums, 2 per pixel
     int64_t Cp = 1;                            // padded_channels(C)
+    bool bilinear_vec = false;                 // bilinear_tile_avx applies (zeros / border, H * W < 2^31)
     uint64_t scratch = 0;
 };
 
@@ -367,6 +368,83 @@ GSAMP_AVX512 void bicubic_taps_avx(const Geometry &g, float x, float y, Taps<flo
     _mm512_storeu_si512(tp.off, _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, o, 0)));
     _mm512_storeu_si512(tp.off + 8, _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xff, o, 1)));
 }
+
+// Grid values -> source coordinates (unnormalize, then border clipping with PyTorch's gradient),
+// 16 at a time, as source_index does one at a time; *d = the derivative.
+GSAMP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
+    const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f), zero = _mm512_setzero_ps();
+    __m512 c;
+    if (g.align) {
+        *d = _mm512_set1_ps(static_cast<float>(size - 1) / 2);
+        c = _mm512_mul_ps(_mm512_mul_ps(_mm512_add_ps(v, one), half), _mm512_set1_ps(static_cast<float>(size - 1)));
+    } else {
+        *d = _mm512_set1_ps(static_cast<float>(size) / 2);
+        c = _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
+    }
+    if (g.padding == Padding::Border) {
+        const __m512 top = _mm512_set1_ps(static_cast<float>(size - 1));
+        const __mmask16 below = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
+        c = _mm512_mask_blend_ps(below, c, zero);
+        const __mmask16 above = _mm512_cmp_ps_mask(c, top, _CMP_GE_OQ);
+        c = _mm512_mask_blend_ps(above, c, top);
+        *d = _mm512_mask_blend_ps(static_cast<__mmask16>(below | above), *d, zero);
+    }
+    return c;
+}
+// Lanes holding an index of [0, size) (NaN fails).
+GSAMP_AVX512 inline __mmask16 inside_vec(__m512 c, int64_t size) {
+    return static_cast<__mmask16>(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_GE_OQ) &
+                                  _mm512_cmp_ps_mask(c, _mm512_set1_ps(static_cast<float>(size - 1)), _CMP_LE_OQ));
+}
+
+// Bilinear taps of a tile of np <= 16 samples with zeros or border padding, 16 samples at once
+// (same arithmetic as pixel_taps: unnormalize, clip with PyTorch's border gradient, floor,
+// weights nw, ne, sw, se, bounds), then one 16 x 16 transpose turns the corner vectors into one
+// record per sample, compressed to its valid corners.
+GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, Taps<float> *taps, float *mx,
+                                    float *my) {
+    const __mmask16 mp = tail16(np);
+    const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512 x = _mm512_maskz_permutex2var_ps(kAll, lo, even, hi);
+    const __m512 y = _mm512_maskz_permutex2var_ps(kAll, lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    __m512 dx, dy;
+    const __m512 ix = source_vec(g, x, g.W, &dx), iy = source_vec(g, y, g.H, &dy);
+    _mm512_storeu_ps(mx, dx);
+    _mm512_storeu_ps(my, dy);
+    const __m512 x0 = _mm512_maskz_roundscale_ps(kAll, ix, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 y0 = _mm512_maskz_roundscale_ps(kAll, iy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 x1 = _mm512_add_ps(x0, one), y1 = _mm512_add_ps(y0, one);
+    const __m512 dx1 = _mm512_sub_ps(ix, x0), dx0 = _mm512_sub_ps(x1, ix), dy1 = _mm512_sub_ps(iy, y0), dy0 = _mm512_sub_ps(y1, iy);
+    const __mmask16 vx0 = inside_vec(x0, g.W), vx1 = inside_vec(x1, g.W), vy0 = inside_vec(y0, g.H), vy1 = inside_vec(y1, g.H);
+    const __m512i W32 = _mm512_set1_epi32(static_cast<int32_t>(g.W));
+    const __m512i c0 = _mm512_maskz_cvttps_epi32(vx0, x0), c1 = _mm512_maskz_cvttps_epi32(vx1, x1);
+    const __m512i r0 = _mm512_mullo_epi32(_mm512_maskz_cvttps_epi32(vy0, y0), W32);
+    const __m512i r1 = _mm512_mullo_epi32(_mm512_maskz_cvttps_epi32(vy1, y1), W32);
+    // rows: weights, d/dx, d/dy and offsets of the corners nw, ne, sw, se
+    __m512 r[16] = {_mm512_mul_ps(dx0, dy0), _mm512_mul_ps(dx1, dy0), _mm512_mul_ps(dx0, dy1), _mm512_mul_ps(dx1, dy1),
+                    _mm512_sub_ps(zero, dy0), dy0, _mm512_sub_ps(zero, dy1), dy1,
+                    _mm512_sub_ps(zero, dx0), _mm512_sub_ps(zero, dx1), dx0, dx1,
+                    _mm512_castsi512_ps(_mm512_add_epi32(r0, c0)), _mm512_castsi512_ps(_mm512_add_epi32(r0, c1)),
+                    _mm512_castsi512_ps(_mm512_add_epi32(r1, c0)), _mm512_castsi512_ps(_mm512_add_epi32(r1, c1))};
+    transpose16(r);
+    const __mmask16 m_nw = vy0 & vx0, m_ne = vy0 & vx1, m_sw = vy1 & vx0, m_se = vy1 & vx1;
+    for (int64_t i = 0; i < np; ++i) {
+        const auto m = static_cast<__mmask16>(((m_nw >> i) & 1) | (((m_ne >> i) & 1) << 1) | (((m_sw >> i) & 1) << 2) |
+                                              (((m_se >> i) & 1) << 3));
+        Taps<float> &tp = taps[i];
+        tp.n = __builtin_popcount(m);
+        // lanes 0-3 w, 4-7 cx, 8-11 cy, 12-15 offsets: compress each group of 4 to its valid corners
+        const __m512 v = r[i];
+        _mm_storeu_ps(tp.w, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(m, v), 0));
+        _mm_storeu_ps(tp.cx, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(static_cast<__mmask16>(m << 4), v), 0));
+        _mm_storeu_ps(tp.cy, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(static_cast<__mmask16>(m << 8), v), 0));
+        const __m512i o = _mm512_maskz_compress_epi32(static_cast<__mmask16>(m << 12), _mm512_castps_si512(v));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(tp.off), _mm256_maskz_cvtepi32_epi64(0xf, _mm512_maskz_extracti32x4_epi32(0xf, o, 0)));
+    }
+    (void)mp;
+}
 #endif
 
 // The taps of one sample: the vector bicubic builder where it applies, else pixel_taps.
@@ -431,9 +509,18 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             const T *gv = gridv;
             if (P.e.grid == elem_of<T>()) gv = static_cast<const T *>(ops.grid) + (n * Pn + p0) * 2;  // in place
             else load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
+            bool built = false;
+#if GSAMP_X86
+            if constexpr (sizeof(T) == 4) {
+                if (P.bilinear_vec && avx) {
+                    bilinear_tile_avx(g, gv, np, taps[slot], mx[slot], my[slot]);
+                    built = true;
+                }
+            }
+#endif
             for (int64_t i = 0; i < np; ++i) {
                 Taps<T> &tp = taps[slot][i];
-                make_taps(g, gv[2 * i], gv[2 * i + 1], tp, &mx[slot][i], &my[slot][i], avx);
+                if (!built) make_taps(g, gv[2 * i], gv[2 * i + 1], tp, &mx[slot][i], &my[slot][i], avx);
                 for (int t = 0; t < tp.n; ++t) {
                     const int64_t o = tp.off[t] * ld;
                     if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
@@ -605,6 +692,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->in_direct = g.C == 1 && e.input == te;
     P->acc_direct = g.C == 1 && P->K == 1 && e.input_grad == te;
     P->Cp = padded_channels(g.C);
+    P->bilinear_vec = !f64 && g.interp == Interp::Bilinear && g.padding != Padding::Reflection &&
+                      g.in_pixels() < (int64_t{1} << 31);
     P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * P->Cp * ts : 0;
     P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)));
     P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * P->Cp * ts : 0;
