@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "grid_rows.hpp"
@@ -79,19 +80,50 @@ char *at(void *p, int64_t elems, Elem e) { return static_cast<char *>(p) + elems
 
 // ---- one pixel, one block of nc channels (in / acc: the block's channel 0 of tap offset 0) ----
 
+// Two views of one sample's taps for the channel loops: a compact list (every tap valid), or one
+// sample of a bilinear tile (4 corners, stored corner-major for 16 samples, with a validity mask).
 template <class T>
-void channels_scalar(const Taps<T> &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx,
+struct CompactView {
+    const Taps<T> &tp;
+    int count() const { return tp.n; }
+    bool valid(int) const { return true; }
+    int64_t off(int t) const { return tp.off[t]; }
+    T w(int t) const { return tp.w[t]; }
+    T cx(int t) const { return tp.cx[t]; }
+    T cy(int t) const { return tp.cy[t]; }
+};
+struct TileTaps {  // bilinear corners nw, ne, sw, se of 16 samples
+    alignas(64) float w[4][16];
+    alignas(64) float cx[4][16];
+    alignas(64) float cy[4][16];
+    alignas(64) int32_t off[4][16];
+    uint8_t mask[16];  // bit t: corner t of sample i is inside the input
+};
+struct TileView {
+    const TileTaps &tt;
+    int64_t i;
+    int count() const { return 4; }
+    bool valid(int t) const { return (tt.mask[i] >> t) & 1; }
+    int64_t off(int t) const { return tt.off[t][i]; }
+    float w(int t) const { return tt.w[t][i]; }
+    float cx(int t) const { return tt.cx[t][i]; }
+    float cy(int t) const { return tt.cy[t][i]; }
+};
+
+template <class T, class V>
+void channels_scalar(const V &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx,
                      T *gy) {
     T ax = 0, ay = 0;
     for (int64_t c = 0; c < nc; ++c) {
         const T g = go[c];
         T sx = 0, sy = 0;
-        for (int t = 0; t < tp.n; ++t) {
-            const int64_t o = tp.off[t] * C + c;
-            if (acc) acc[o] += tp.w[t] * g;
+        for (int t = 0; t < tp.count(); ++t) {
+        if (!tp.valid(t)) continue;
+            const int64_t o = tp.off(t) * C + c;
+            if (acc) acc[o] += tp.w(t) * g;
             if (in) {
-                sx += tp.cx[t] * in[o];
-                sy += tp.cy[t] * in[o];
+                sx += tp.cx(t) * in[o];
+                sy += tp.cy(t) * in[o];
             }
         }
         ax += g * sx;
@@ -119,23 +151,24 @@ GSAMP_AVX512 inline float lane_sum(__m512 v) {
 // in / acc: the block's channels-last arrays, ld = nc values per input pixel). A full block uses
 // plain loads and stores: a masked store does not forward to the next pixel's load of the same tap
 // (neighbouring pixels share taps), and the stall would dominate.
-template <bool kFull>
-GSAMP_AVX512 void channels_avx_block(const Taps<float> &tp, const float *go, int64_t nc, const float *in,
+template <bool kFull, class V>
+GSAMP_AVX512 void channels_avx_block(const V &tp, const float *go, int64_t nc, const float *in,
                                      float *acc, float *gx, float *gy) {
     const __mmask16 m = tail16(nc);
     const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
     __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
-    for (int t = 0; t < tp.n; ++t) {
-        const int64_t o = tp.off[t] * 16;
+    for (int t = 0; t < tp.count(); ++t) {
+        if (!tp.valid(t)) continue;
+        const int64_t o = tp.off(t) * 16;
         if (acc) {
             float *p = acc + o;
-            if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(tp.w[t]), g, _mm512_loadu_ps(p)));
-            else _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(tp.w[t]), g, _mm512_maskz_loadu_ps(m, p)));
+            if (kFull) _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_set1_ps(tp.w(t)), g, _mm512_loadu_ps(p)));
+            else _mm512_mask_storeu_ps(p, m, _mm512_fmadd_ps(_mm512_set1_ps(tp.w(t)), g, _mm512_maskz_loadu_ps(m, p)));
         }
         if (in) {
             const __m512 v = kFull ? _mm512_loadu_ps(in + o) : _mm512_maskz_loadu_ps(m, in + o);
-            sx = _mm512_fmadd_ps(_mm512_set1_ps(tp.cx[t]), v, sx);
-            sy = _mm512_fmadd_ps(_mm512_set1_ps(tp.cy[t]), v, sy);
+            sx = _mm512_fmadd_ps(_mm512_set1_ps(tp.cx(t)), v, sx);
+            sy = _mm512_fmadd_ps(_mm512_set1_ps(tp.cy(t)), v, sy);
         }
     }
     if (in) {
@@ -145,17 +178,19 @@ GSAMP_AVX512 void channels_avx_block(const Taps<float> &tp, const float *go, int
 }
 
 // Narrow blocks, zero-padded to 4 (SSE) or 8 (AVX) values per pixel: no masks needed.
-GSAMP_AVX512 void channels_avx4(const Taps<float> &tp, const float *go, const float *in, float *acc, float *gx,
+template <class V>
+GSAMP_AVX512 void channels_avx4(const V &tp, const float *go, const float *in, float *acc, float *gx,
                                 float *gy) {
     const __m128 g = _mm_loadu_ps(go);
     __m128 sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
-    for (int t = 0; t < tp.n; ++t) {
-        const int64_t o = tp.off[t] * 4;
-        if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tp.w[t]), g, _mm_loadu_ps(acc + o)));
+    for (int t = 0; t < tp.count(); ++t) {
+        if (!tp.valid(t)) continue;
+        const int64_t o = tp.off(t) * 4;
+        if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tp.w(t)), g, _mm_loadu_ps(acc + o)));
         if (in) {
             const __m128 v = _mm_loadu_ps(in + o);
-            sx = _mm_fmadd_ps(_mm_set1_ps(tp.cx[t]), v, sx);
-            sy = _mm_fmadd_ps(_mm_set1_ps(tp.cy[t]), v, sy);
+            sx = _mm_fmadd_ps(_mm_set1_ps(tp.cx(t)), v, sx);
+            sy = _mm_fmadd_ps(_mm_set1_ps(tp.cy(t)), v, sy);
         }
     }
     if (in) {
@@ -166,17 +201,19 @@ GSAMP_AVX512 void channels_avx4(const Taps<float> &tp, const float *go, const fl
         *gy += (b[0] + b[2]) + (b[1] + b[3]);
     }
 }
-GSAMP_AVX512 void channels_avx8(const Taps<float> &tp, const float *go, const float *in, float *acc, float *gx,
+template <class V>
+GSAMP_AVX512 void channels_avx8(const V &tp, const float *go, const float *in, float *acc, float *gx,
                                 float *gy) {
     const __m256 g = _mm256_loadu_ps(go);
     __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
-    for (int t = 0; t < tp.n; ++t) {
-        const int64_t o = tp.off[t] * 8;
-        if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(_mm256_set1_ps(tp.w[t]), g, _mm256_loadu_ps(acc + o)));
+    for (int t = 0; t < tp.count(); ++t) {
+        if (!tp.valid(t)) continue;
+        const int64_t o = tp.off(t) * 8;
+        if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(_mm256_set1_ps(tp.w(t)), g, _mm256_loadu_ps(acc + o)));
         if (in) {
             const __m256 v = _mm256_loadu_ps(in + o);
-            sx = _mm256_fmadd_ps(_mm256_set1_ps(tp.cx[t]), v, sx);
-            sy = _mm256_fmadd_ps(_mm256_set1_ps(tp.cy[t]), v, sy);
+            sx = _mm256_fmadd_ps(_mm256_set1_ps(tp.cx(t)), v, sx);
+            sy = _mm256_fmadd_ps(_mm256_set1_ps(tp.cy(t)), v, sy);
         }
     }
     if (in) {
@@ -189,12 +226,13 @@ GSAMP_AVX512 void channels_avx8(const Taps<float> &tp, const float *go, const fl
 }
 
 // nc channels stored ld = lane_width(nc) values apart.
-GSAMP_AVX512 void channels_avx(const Taps<float> &tp, const float *go, int64_t nc, int64_t ld, const float *in,
+template <class V>
+GSAMP_AVX512 void channels_avx(const V &tp, const float *go, int64_t nc, int64_t ld, const float *in,
                                float *acc, float *gx, float *gy) {
     if (ld == 4) channels_avx4(tp, go, in, acc, gx, gy);
     else if (ld == 8) channels_avx8(tp, go, in, acc, gx, gy);
-    else if (nc == 16) channels_avx_block<true>(tp, go, nc, in, acc, gx, gy);
-    else channels_avx_block<false>(tp, go, nc, in, acc, gx, gy);
+    else if (nc == 16) channels_avx_block<true, V>(tp, go, nc, in, acc, gx, gy);
+    else channels_avx_block<false, V>(tp, go, nc, in, acc, gx, gy);
 }
 
 // In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
@@ -235,6 +273,36 @@ GSAMP_AVX512 inline void store16(void *base, int64_t idx, Elem e, __mmask16 m, _
     _mm256_mask_storeu_epi16(static_cast<uint16_t *>(base) + idx, m, h);
 }
 
+// 4 channel rows of 16 pixels <-> 16 pixel records of 4 channels (4 vectors of 4 pixels): the
+// narrow-block (lane width 4) form of transpose16, a quarter of the shuffles.
+GSAMP_AVX512 inline void rows4_to_pixels(const __m512 r[4], __m512 out[4]) {
+    const __m512 t0 = _mm512_maskz_unpacklo_ps(kAll, r[0], r[1]), t1 = _mm512_maskz_unpackhi_ps(kAll, r[0], r[1]);
+    const __m512 t2 = _mm512_maskz_unpacklo_ps(kAll, r[2], r[3]), t3 = _mm512_maskz_unpackhi_ps(kAll, r[2], r[3]);
+    const __m512 u0 = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    const __m512 u1 = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    const __m512 u2 = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    const __m512 u3 = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    // u_k, 128-bit lane L: pixel 4 L + k
+    const __m512 v0 = _mm512_maskz_shuffle_f32x4(kAll, u0, u1, 0x44), v1 = _mm512_maskz_shuffle_f32x4(kAll, u2, u3, 0x44);
+    const __m512 v2 = _mm512_maskz_shuffle_f32x4(kAll, u0, u1, 0xee), v3 = _mm512_maskz_shuffle_f32x4(kAll, u2, u3, 0xee);
+    out[0] = _mm512_maskz_shuffle_f32x4(kAll, v0, v1, 0x88);
+    out[1] = _mm512_maskz_shuffle_f32x4(kAll, v0, v1, 0xdd);
+    out[2] = _mm512_maskz_shuffle_f32x4(kAll, v2, v3, 0x88);
+    out[3] = _mm512_maskz_shuffle_f32x4(kAll, v2, v3, 0xdd);
+}
+GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
+    const __m512 s01 = _mm512_maskz_shuffle_f32x4(kAll, a[0], a[1], 0x44), s23 = _mm512_maskz_shuffle_f32x4(kAll, a[2], a[3], 0x44);
+    const __m512 s01b = _mm512_maskz_shuffle_f32x4(kAll, a[0], a[1], 0xee), s23b = _mm512_maskz_shuffle_f32x4(kAll, a[2], a[3], 0xee);
+    const __m512 u0 = _mm512_maskz_shuffle_f32x4(kAll, s01, s23, 0x88), u1 = _mm512_maskz_shuffle_f32x4(kAll, s01, s23, 0xdd);
+    const __m512 u2 = _mm512_maskz_shuffle_f32x4(kAll, s01b, s23b, 0x88), u3 = _mm512_maskz_shuffle_f32x4(kAll, s01b, s23b, 0xdd);
+    const __m512 t0 = _mm512_maskz_unpacklo_ps(kAll, u0, u1), t1 = _mm512_maskz_unpackhi_ps(kAll, u0, u1);
+    const __m512 t2 = _mm512_maskz_unpacklo_ps(kAll, u2, u3), t3 = _mm512_maskz_unpackhi_ps(kAll, u2, u3);
+    r[0] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    r[1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    r[2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    r[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+}
+
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
 GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *input, float *inT, int64_t n, int64_t hw0,
                                       int64_t len, int64_t c_lo, int64_t c_hi) {
@@ -247,6 +315,14 @@ GSAMP_AVX512 void transpose_input_avx(const Geometry &g, Elem e, const void *inp
             const int64_t nc = std::min<int64_t>(16, C - c0);
             for (int64_t l = 0; l < nc; ++l)
                 _mm_prefetch(static_cast<const char *>(input) + ((n * C + c0 + l) * HW + i0 + 64) * elem_bytes(e), _MM_HINT_T0);
+            if (lane_width(nc) == 4) {
+                __m512 q[4], out[4];
+                for (int64_t l = 0; l < 4; ++l) q[l] = load16(input, (n * C + c0 + std::min(l, nc - 1)) * HW + i0, e, l < nc ? mp : 0);
+                rows4_to_pixels(q, out);
+                float *dst = inT + n * HW * padded_channels(C) + c0 * HW + i0 * 4;
+                for (int64_t m = 0; m * 4 < np; ++m) _mm512_mask_storeu_ps(dst + m * 16, tail16(4 * (np - 4 * m)), out[m]);
+                continue;
+            }
 #pragma GCC unroll 16
             for (int64_t l = 0; l < 16; ++l) r[l] = load16(input, (n * C + c0 + std::min(l, nc - 1)) * HW + i0, e, l < nc ? mp : 0);
             transpose16(r);
@@ -270,6 +346,21 @@ GSAMP_AVX512 void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, 
         for (int64_t c0 = c_lo; c0 < c_hi; c0 += 16) {
             const int64_t nc = std::min<int64_t>(16, C - c0);
             const __mmask16 mc = tail16(nc);
+            if (lane_width(nc) == 4) {  // same additions in the same order, a quarter of the shuffles
+                const int64_t Cp = padded_channels(C);
+                const float *src = acc + n * K * HW * Cp + c0 * HW + i0 * 4;
+                _mm_prefetch(reinterpret_cast<const char *>(src + 256), _MM_HINT_T0);
+                __m512 a[4], q[4];
+                for (int64_t m = 0; m < 4; ++m) {
+                    const __mmask16 mm = tail16(4 * std::max<int64_t>(0, np - 4 * m));
+                    __m512 v = _mm512_maskz_loadu_ps(mm, src + m * 16);
+                    for (int64_t k = 1; k < K; ++k) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mm, src + k * HW * Cp + m * 16));
+                    a[m] = v;
+                }
+                pixels_to_rows4(a, q);
+                for (int64_t l = 0; l < nc; ++l) store16(input_grad, (n * C + c0 + l) * HW + i0, e, mp, q[l]);
+                continue;
+            }
             for (int64_t i = 0; i < 16; ++i) {
                 if (i >= np) {
                     r[i] = _mm512_setzero_ps();
@@ -295,6 +386,14 @@ GSAMP_AVX512 void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t
     const char *g8 = static_cast<const char *>(go);
     const int64_t es = elem_bytes(e);
     __m512 r[16];
+    if (ld == 4) {  // a narrow block (nc <= 4): records of 4 values, 4 pixels per vector
+        for (int64_t l = 0; l < nc; ++l) _mm_prefetch(g8 + (base + l * Pn + 2 * kTile) * es, _MM_HINT_T0);
+        __m512 q[4], out[4];
+        for (int64_t l = 0; l < 4; ++l) q[l] = load16(go, base + std::min(l, nc - 1) * Pn, e, l < nc ? mp : 0);
+        rows4_to_pixels(q, out);
+        for (int64_t m = 0; m * 4 < np; ++m) _mm512_storeu_ps(tile + m * 16, out[m]);
+        return;
+    }
     for (int64_t c0 = 0; c0 < nc; c0 += 16) {
         const int64_t ncc = std::min<int64_t>(16, nc - c0);
         // the next tile's rows: the hardware prefetcher does not follow this many strided streams
@@ -307,8 +406,8 @@ GSAMP_AVX512 void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t
 }
 #endif
 
-template <class T>
-void channels(const Taps<T> &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx, T *gy,
+template <class T, class V>
+void channels(const V &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx, T *gy,
               bool avx) {
 #if GSAMP_X86
     if constexpr (sizeof(T) == 4) {
@@ -401,14 +500,14 @@ GSAMP_AVX512 inline __mmask16 inside_vec(__m512 c, int64_t size) {
 // (same arithmetic as pixel_taps: unnormalize, clip with PyTorch's border gradient, floor,
 // weights nw, ne, sw, se, bounds), then one 16 x 16 transpose turns the corner vectors into one
 // record per sample, compressed to its valid corners.
-GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, Taps<float> *taps, float *mx,
+GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps &tt, float *mx,
                                     float *my) {
     const __mmask16 mp = tail16(np);
     const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512 x = _mm512_maskz_permutex2var_ps(kAll, lo, even, hi);
     const __m512 y = _mm512_maskz_permutex2var_ps(kAll, lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);
-    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    const __m512 one = _mm512_set1_ps(1.0f);
     __m512 dx, dy;
     const __m512 ix = source_vec(g, x, g.W, &dx), iy = source_vec(g, y, g.H, &dy);
     _mm512_storeu_ps(mx, dx);
@@ -422,28 +521,32 @@ GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t 
     const __m512i c0 = _mm512_maskz_cvttps_epi32(vx0, x0), c1 = _mm512_maskz_cvttps_epi32(vx1, x1);
     const __m512i r0 = _mm512_mullo_epi32(_mm512_maskz_cvttps_epi32(vy0, y0), W32);
     const __m512i r1 = _mm512_mullo_epi32(_mm512_maskz_cvttps_epi32(vy1, y1), W32);
-    // rows: weights, d/dx, d/dy and offsets of the corners nw, ne, sw, se
-    __m512 r[16] = {_mm512_mul_ps(dx0, dy0), _mm512_mul_ps(dx1, dy0), _mm512_mul_ps(dx0, dy1), _mm512_mul_ps(dx1, dy1),
-                    _mm512_sub_ps(zero, dy0), dy0, _mm512_sub_ps(zero, dy1), dy1,
-                    _mm512_sub_ps(zero, dx0), _mm512_sub_ps(zero, dx1), dx0, dx1,
-                    _mm512_castsi512_ps(_mm512_add_epi32(r0, c0)), _mm512_castsi512_ps(_mm512_add_epi32(r0, c1)),
-                    _mm512_castsi512_ps(_mm512_add_epi32(r1, c0)), _mm512_castsi512_ps(_mm512_add_epi32(r1, c1))};
-    transpose16(r);
-    const __mmask16 m_nw = vy0 & vx0, m_ne = vy0 & vx1, m_sw = vy1 & vx0, m_se = vy1 & vx1;
-    for (int64_t i = 0; i < np; ++i) {
-        const auto m = static_cast<__mmask16>(((m_nw >> i) & 1) | (((m_ne >> i) & 1) << 1) | (((m_sw >> i) & 1) << 2) |
-                                              (((m_se >> i) & 1) << 3));
-        Taps<float> &tp = taps[i];
-        tp.n = __builtin_popcount(m);
-        // lanes 0-3 w, 4-7 cx, 8-11 cy, 12-15 offsets: compress each group of 4 to its valid corners
-        const __m512 v = r[i];
-        _mm_storeu_ps(tp.w, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(m, v), 0));
-        _mm_storeu_ps(tp.cx, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(static_cast<__mmask16>(m << 4), v), 0));
-        _mm_storeu_ps(tp.cy, _mm512_maskz_extractf32x4_ps(0xf, _mm512_maskz_compress_ps(static_cast<__mmask16>(m << 8), v), 0));
-        const __m512i o = _mm512_maskz_compress_epi32(static_cast<__mmask16>(m << 12), _mm512_castps_si512(v));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(tp.off), _mm256_maskz_cvtepi32_epi64(0xf, _mm512_maskz_extracti32x4_epi32(0xf, o, 0)));
-    }
+    const __m512 nzero = _mm512_setzero_ps();
+    _mm512_store_ps(tt.w[0], _mm512_mul_ps(dx0, dy0));
+    _mm512_store_ps(tt.w[1], _mm512_mul_ps(dx1, dy0));
+    _mm512_store_ps(tt.w[2], _mm512_mul_ps(dx0, dy1));
+    _mm512_store_ps(tt.w[3], _mm512_mul_ps(dx1, dy1));
+    _mm512_store_ps(tt.cx[0], _mm512_sub_ps(nzero, dy0));
+    _mm512_store_ps(tt.cx[1], dy0);
+    _mm512_store_ps(tt.cx[2], _mm512_sub_ps(nzero, dy1));
+    _mm512_store_ps(tt.cx[3], dy1);
+    _mm512_store_ps(tt.cy[0], _mm512_sub_ps(nzero, dx0));
+    _mm512_store_ps(tt.cy[1], _mm512_sub_ps(nzero, dx1));
+    _mm512_store_ps(tt.cy[2], dx0);
+    _mm512_store_ps(tt.cy[3], dx1);
+    _mm512_store_si512(tt.off[0], _mm512_add_epi32(r0, c0));
+    _mm512_store_si512(tt.off[1], _mm512_add_epi32(r0, c1));
+    _mm512_store_si512(tt.off[2], _mm512_add_epi32(r1, c0));
+    _mm512_store_si512(tt.off[3], _mm512_add_epi32(r1, c1));
+    // corner masks -> one byte per sample: bit t = corner t inside
+    const __m512i bit = _mm512_set1_epi32(1);
+    __m512i m = _mm512_maskz_mov_epi32(static_cast<__mmask16>(vy0 & vx0), bit);
+    m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy0 & vx1), m, _mm512_set1_epi32(2));
+    m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy1 & vx0), m, _mm512_set1_epi32(4));
+    m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy1 & vx1), m, _mm512_set1_epi32(8));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(tt.mask), _mm512_maskz_cvtepi32_epi8(kAll, m));
     (void)mp;
+    (void)np;
 }
 #endif
 
@@ -496,6 +599,8 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     // Two tiles of taps: the next tile's are computed, and their cache lines prefetched, before the
     // current tile runs, so the scattered accesses overlap instead of stalling one by one.
     Taps<T> taps[2][kTile];
+    TileTaps tiles[2];  // the bilinear vector path's taps
+    const bool tiled = std::is_same_v<T, float> && P.bilinear_vec && avx;
     T mx[2][kTile], my[2][kTile];
     const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
     const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
@@ -509,18 +614,23 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             const T *gv = gridv;
             if (P.e.grid == elem_of<T>()) gv = static_cast<const T *>(ops.grid) + (n * Pn + p0) * 2;  // in place
             else load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
-            bool built = false;
 #if GSAMP_X86
             if constexpr (sizeof(T) == 4) {
-                if (P.bilinear_vec && avx) {
-                    bilinear_tile_avx(g, gv, np, taps[slot], mx[slot], my[slot]);
-                    built = true;
+                if (tiled) {
+                    bilinear_tile_avx(g, gv, np, tiles[slot], mx[slot], my[slot]);
+                    for (int64_t i = 0; i < np; ++i)  // the two rows' lines (invalid corners hold 0: harmless)
+                        for (int t = 0; t < 4; t += 2) {
+                            const int64_t o = int64_t{tiles[slot].off[t][i]} * ld;
+                            if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
+                            if (in_b) __builtin_prefetch(in_b + o, 0, 3);
+                        }
+                    return;
                 }
             }
 #endif
             for (int64_t i = 0; i < np; ++i) {
                 Taps<T> &tp = taps[slot][i];
-                if (!built) make_taps(g, gv[2 * i], gv[2 * i + 1], tp, &mx[slot][i], &my[slot][i], avx);
+                make_taps(g, gv[2 * i], gv[2 * i + 1], tp, &mx[slot][i], &my[slot][i], avx);
                 for (int t = 0; t < tp.n; ++t) {
                     const int64_t o = tp.off[t] * ld;
                     if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
@@ -535,10 +645,12 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             T *gs = gsum + 2 * (p0 - pb);
             if (P.need_go) {
                 bool done = false;
+                int64_t tile_ld = kChanBlock;
 #if GSAMP_X86
                 if constexpr (sizeof(T) == 4) {
                     if (avx) {
-                        load_go_tile_avx(ops.grad_output, P.e.grad_output, (n * C + c0) * Pn + p0, Pn, np, w, tile, kChanBlock);
+                        tile_ld = ld == 4 ? 4 : kChanBlock;
+                        load_go_tile_avx(ops.grad_output, P.e.grad_output, (n * C + c0) * Pn + p0, Pn, np, w, tile, tile_ld);
                         done = true;
                     }
                 }
@@ -550,7 +662,8 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 }
                 for (int64_t i = 0; i < np; ++i) {
                     T sx = 0, sy = 0;
-                    channels(taps[slot][i], tile + i * kChanBlock, w, in_b, acc_b, ld, &sx, &sy, avx);
+                    if (tiled) channels(TileView{tiles[slot], i}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
+                    else channels(CompactView<T>{taps[slot][i]}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
                     if (P.need_in) {
                         gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
                         gs[2 * i + 1] = b == 0 ? sy : gs[2 * i + 1] + sy;
