@@ -135,25 +135,20 @@ void channels_scalar(const V &tp, const T *go, int64_t nc, const T *in, T *acc, 
 
 #if GSAMP_X86
 constexpr __mmask16 kAll = 0xffff;
-GSAMP_AVX512 inline __mmask16 tail16(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u); }
-
-// Sum of the 16 lanes in a fixed pairwise order (the intrinsic _mm512_reduce_add_ps trips GCC 12's
-// -Wmaybe-uninitialized).
-GSAMP_AVX512 inline float lane_sum(__m512 v) {
-    alignas(64) float t[16];
-    _mm512_store_ps(t, v);
-    for (int w = 8; w >= 1; w /= 2)
-        for (int i = 0; i < w; ++i) t[i] += t[i + w];
-    return t[0];
+// Lanes [0, n) (none for n <= 0, all for n >= 16).
+GSAMP_AVX512 inline __mmask16 tail16(int64_t n) {
+    return n >= 16 ? kAll : n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// One pixel's taps over one channel block of nc <= 16 channels (go: the pixel's nc gradients;
-// in / acc: the block's channels-last arrays, ld = nc values per input pixel). A full block uses
-// plain loads and stores: a masked store does not forward to the next pixel's load of the same tap
-// (neighbouring pixels share taps), and the stall would dominate.
+
+// One sample's taps over one channel block of nc <= 16 channels (go: the sample's gradients; in /
+// acc: the block's channels-last arrays, ld = lane_width(nc) values per input pixel). inputGrad is
+// scattered into acc; for gridGrad the per-lane products g * sum_t c_t v_t are stored to px / py
+// (ld lanes) and reduced later, 16 samples at once. A full block uses plain loads and stores: a
+// masked store does not forward to the next sample's load of a shared tap.
 template <bool kFull, class V>
-GSAMP_AVX512 void channels_avx_block(const V &tp, const float *go, int64_t nc, const float *in,
-                                     float *acc, float *gx, float *gy) {
+GSAMP_AVX512 void channels_avx16(const V &tp, const float *go, int64_t nc, const float *in, float *acc, float *px,
+                                 float *py) {
     const __mmask16 m = tail16(nc);
     const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
     __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
@@ -172,15 +167,13 @@ GSAMP_AVX512 void channels_avx_block(const V &tp, const float *go, int64_t nc, c
         }
     }
     if (in) {
-        *gx += lane_sum(_mm512_mul_ps(g, sx));
-        *gy += lane_sum(_mm512_mul_ps(g, sy));
+        _mm512_store_ps(px, _mm512_mul_ps(g, sx));
+        _mm512_store_ps(py, _mm512_mul_ps(g, sy));
     }
 }
-
 // Narrow blocks, zero-padded to 4 (SSE) or 8 (AVX) values per pixel: no masks needed.
 template <class V>
-GSAMP_AVX512 void channels_avx4(const V &tp, const float *go, const float *in, float *acc, float *gx,
-                                float *gy) {
+GSAMP_AVX512 void channels_avx4(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
     const __m128 g = _mm_loadu_ps(go);
     __m128 sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
     for (int t = 0; t < tp.count(); ++t) {
@@ -194,16 +187,12 @@ GSAMP_AVX512 void channels_avx4(const V &tp, const float *go, const float *in, f
         }
     }
     if (in) {
-        alignas(16) float a[4], b[4];
-        _mm_store_ps(a, _mm_mul_ps(g, sx));
-        _mm_store_ps(b, _mm_mul_ps(g, sy));
-        *gx += (a[0] + a[2]) + (a[1] + a[3]);
-        *gy += (b[0] + b[2]) + (b[1] + b[3]);
+        _mm_store_ps(px, _mm_mul_ps(g, sx));
+        _mm_store_ps(py, _mm_mul_ps(g, sy));
     }
 }
 template <class V>
-GSAMP_AVX512 void channels_avx8(const V &tp, const float *go, const float *in, float *acc, float *gx,
-                                float *gy) {
+GSAMP_AVX512 void channels_avx8(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
     const __m256 g = _mm256_loadu_ps(go);
     __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
     for (int t = 0; t < tp.count(); ++t) {
@@ -217,22 +206,9 @@ GSAMP_AVX512 void channels_avx8(const V &tp, const float *go, const float *in, f
         }
     }
     if (in) {
-        alignas(32) float a[8], b[8];
-        _mm256_store_ps(a, _mm256_mul_ps(g, sx));
-        _mm256_store_ps(b, _mm256_mul_ps(g, sy));
-        *gx += ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
-        *gy += ((b[0] + b[4]) + (b[2] + b[6])) + ((b[1] + b[5]) + (b[3] + b[7]));
+        _mm256_store_ps(px, _mm256_mul_ps(g, sx));
+        _mm256_store_ps(py, _mm256_mul_ps(g, sy));
     }
-}
-
-// nc channels stored ld = lane_width(nc) values apart.
-template <class V>
-GSAMP_AVX512 void channels_avx(const V &tp, const float *go, int64_t nc, int64_t ld, const float *in,
-                               float *acc, float *gx, float *gy) {
-    if (ld == 4) channels_avx4(tp, go, in, acc, gx, gy);
-    else if (ld == 8) channels_avx8(tp, go, in, acc, gx, gy);
-    else if (nc == 16) channels_avx_block<true, V>(tp, go, nc, in, acc, gx, gy);
-    else channels_avx_block<false, V>(tp, go, nc, in, acc, gx, gy);
 }
 
 // In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
@@ -301,6 +277,66 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
     r[1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t0), _mm512_castps_pd(t2)));
     r[2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
     r[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+}
+
+// The channel work of a tile's np samples in one call (sample i's gradients at tile + i * tile_ld,
+// its taps in the tile's corner arrays or in taps[i]), then gridGrad's per-sample sums of the
+// lane products for all 16 samples at once (a transpose and 15 vector additions, in a fixed
+// order), stored to gs (x, y interleaved; first block) or added to it. gs null: no gridGrad.
+GSAMP_AVX512 void tile_channels_avx(const TileTaps &tt, const Taps<float> *taps, int64_t np, const float *tile,
+                                    int64_t tile_ld, int64_t nc, int64_t ld, const float *in, float *acc, float *gs,
+                                    bool first) {
+    alignas(64) float px[16 * 16], py[16 * 16];  // ld = 4: 16 x 4 values; else 16 rows of 16 (zero padded)
+    const int64_t row = ld == 4 ? 4 : 16;
+    for (int64_t i = 0; i < np; ++i) {
+        const float *g = tile + i * tile_ld;
+        float *qx = px + i * row, *qy = py + i * row;
+        if (ld == 4) {
+            if (taps) channels_avx4(CompactView<float>{taps[i]}, g, in, acc, qx, qy);
+            else channels_avx4(TileView{tt, i}, g, in, acc, qx, qy);
+        } else if (ld == 8) {
+            if (taps) channels_avx8(CompactView<float>{taps[i]}, g, in, acc, qx, qy);
+            else channels_avx8(TileView{tt, i}, g, in, acc, qx, qy);
+            _mm256_store_ps(qx + 8, _mm256_setzero_ps());
+            _mm256_store_ps(qy + 8, _mm256_setzero_ps());
+        } else if (nc == 16) {
+            if (taps) channels_avx16<true>(CompactView<float>{taps[i]}, g, nc, in, acc, qx, qy);
+            else channels_avx16<true>(TileView{tt, i}, g, nc, in, acc, qx, qy);
+        } else {
+            if (taps) channels_avx16<false>(CompactView<float>{taps[i]}, g, nc, in, acc, qx, qy);
+            else channels_avx16<false>(TileView{tt, i}, g, nc, in, acc, qx, qy);
+        }
+    }
+    if (!gs || !in) return;
+    __m512 sum[2];
+    for (int a = 0; a < 2; ++a) {
+        const float *q = a == 0 ? px : py;
+        if (ld == 4) {
+            __m512 v[4], r[4];
+            for (int64_t m = 0; m < 4; ++m) v[m] = _mm512_maskz_load_ps(tail16(4 * std::max<int64_t>(0, np - 4 * m)), q + 16 * m);
+            pixels_to_rows4(v, r);
+            sum[a] = _mm512_add_ps(_mm512_add_ps(r[0], r[1]), _mm512_add_ps(r[2], r[3]));
+        } else {
+            __m512 r[16];
+            for (int64_t i = 0; i < 16; ++i) r[i] = i < np ? _mm512_load_ps(q + 16 * i) : _mm512_setzero_ps();
+            transpose16(r);
+            for (int w = 8; w >= 1; w /= 2)
+                for (int i = 0; i < w; ++i) r[i] = _mm512_add_ps(r[i], r[i + w]);
+            sum[a] = r[0];
+        }
+    }
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    const __m512 xy0 = _mm512_maskz_permutex2var_ps(kAll, sum[0], lo, sum[1]);
+    const __m512 xy1 = _mm512_maskz_permutex2var_ps(kAll, sum[0], hi, sum[1]);
+    const __mmask16 m0 = tail16(2 * np), m1 = tail16(2 * np - 16);
+    if (first) {
+        _mm512_mask_storeu_ps(gs, m0, xy0);
+        _mm512_mask_storeu_ps(gs + 16, m1, xy1);
+    } else {
+        _mm512_mask_storeu_ps(gs, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0));
+        _mm512_mask_storeu_ps(gs + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1));
+    }
 }
 
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
@@ -409,12 +445,7 @@ GSAMP_AVX512 void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t
 template <class T, class V>
 void channels(const V &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t C, T *gx, T *gy,
               bool avx) {
-#if GSAMP_X86
-    if constexpr (sizeof(T) == 4) {
-        if (avx && C > 1) return channels_avx(tp, go, nc, C, in, acc, gx, gy);  // C: the padded stride
-    }
-#endif
-    (void)avx;
+    (void)avx;  // the AVX-512 path runs whole tiles (tile_channels_avx)
     channels_scalar(tp, go, nc, in, acc, C, gx, gy);
 }
 
@@ -644,7 +675,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             if (p0 + kTile < pe) prepare(p0 + kTile, static_cast<int>(slot ^ 1));
             T *gs = gsum + 2 * (p0 - pb);
             if (P.need_go) {
-                bool done = false;
+                bool done = false, done_channels = false;
                 int64_t tile_ld = kChanBlock;
 #if GSAMP_X86
                 if constexpr (sizeof(T) == 4) {
@@ -660,7 +691,16 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                              avx);
                     for (int64_t i = 0; i < np; ++i) tile[i * kChanBlock + c] = row[i];
                 }
-                for (int64_t i = 0; i < np; ++i) {
+#if GSAMP_X86
+                if constexpr (sizeof(T) == 4) {
+                    if (avx && ld > 1) {
+                        tile_channels_avx(tiles[slot], tiled ? nullptr : taps[slot], np, tile, tile_ld, w, ld, in_b, acc_b,
+                                          P.need_in ? gs : nullptr, b == 0);
+                        done_channels = true;
+                    }
+                }
+#endif
+                for (int64_t i = 0; i < np && !done_channels; ++i) {
                     T sx = 0, sy = 0;
                     if (tiled) channels(TileView{tiles[slot], i}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
                     else channels(CompactView<T>{taps[slot][i]}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);

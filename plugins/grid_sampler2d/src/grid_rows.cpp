@@ -102,7 +102,10 @@ void store_scalar(const T *src, int64_t n, Elem e, void *dst) {
 
 #if GSAMP_X86
 constexpr __mmask16 kAll = 0xffff;
-GSAMP_AVX512 inline __mmask16 tail16(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u); }
+// Lanes [0, n) (none for n <= 0, all for n >= 16).
+GSAMP_AVX512 inline __mmask16 tail16(int64_t n) {
+    return n >= 16 ? kAll : n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1u);
+}
 
 GSAMP_AVX512 void load_half_avx(const void *src, Elem e, int64_t n, float *dst) {
     const auto *s = static_cast<const uint16_t *>(src);
