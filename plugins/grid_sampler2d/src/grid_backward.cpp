@@ -63,6 +63,7 @@ struct BackwardPlan {
     int64_t gsum_stride = 0, gsum_offset = 0;  // per task: gridGrad partial sums, 2 per pixel
     int64_t Cp = 1;                            // padded_channels(C)
     bool bilinear_vec = false;                 // bilinear_tile_avx applies (zeros / border, H * W < 2^31)
+    bool bicubic_vec = false;                  // bicubic_tile_avx applies (likewise)
     uint64_t scratch = 0;
 };
 
@@ -92,17 +93,19 @@ struct CompactView {
     T cx(int t) const { return tp.cx[t]; }
     T cy(int t) const { return tp.cy[t]; }
 };
-struct TileTaps {  // bilinear corners nw, ne, sw, se of 16 samples
-    alignas(64) float w[4][16];
-    alignas(64) float cx[4][16];
-    alignas(64) float cy[4][16];
-    alignas(64) int32_t off[4][16];
-    uint8_t mask[16];  // bit t: corner t of sample i is inside the input
+template <int NT>
+struct TileTaps {  // NT taps of 16 samples, tap-major (bilinear: corners nw, ne, sw, se; bicubic: 4 j + i)
+    alignas(64) float w[NT][16];
+    alignas(64) float cx[NT][16];
+    alignas(64) float cy[NT][16];
+    alignas(64) int32_t off[NT][16];
+    uint16_t mask[16];  // bit t: tap t of sample i is inside the input
 };
+template <int NT>
 struct TileView {
-    const TileTaps &tt;
+    const TileTaps<NT> &tt;
     int64_t i;
-    int count() const { return 4; }
+    int count() const { return NT; }
     bool valid(int t) const { return (tt.mask[i] >> t) & 1; }
     int64_t off(int t) const { return tt.off[t][i]; }
     float w(int t) const { return tt.w[t][i]; }
@@ -283,28 +286,25 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
 // its taps in the tile's corner arrays or in taps[i]), then gridGrad's per-sample sums of the
 // lane products for all 16 samples at once (a transpose and 15 vector additions, in a fixed
 // order), stored to gs (x, y interleaved; first block) or added to it. gs null: no gridGrad.
-GSAMP_AVX512 void tile_channels_avx(const TileTaps &tt, const Taps<float> *taps, int64_t np, const float *tile,
-                                    int64_t tile_ld, int64_t nc, int64_t ld, const float *in, float *acc, float *gs,
-                                    bool first) {
+template <class ViewOf>
+GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *tile, int64_t tile_ld, int64_t nc,
+                                    int64_t ld, const float *in, float *acc, float *gs, bool first) {
     alignas(64) float px[16 * 16], py[16 * 16];  // ld = 4: 16 x 4 values; else 16 rows of 16 (zero padded)
     const int64_t row = ld == 4 ? 4 : 16;
     for (int64_t i = 0; i < np; ++i) {
         const float *g = tile + i * tile_ld;
         float *qx = px + i * row, *qy = py + i * row;
+        const auto v = view_of(i);
         if (ld == 4) {
-            if (taps) channels_avx4(CompactView<float>{taps[i]}, g, in, acc, qx, qy);
-            else channels_avx4(TileView{tt, i}, g, in, acc, qx, qy);
+            channels_avx4(v, g, in, acc, qx, qy);
         } else if (ld == 8) {
-            if (taps) channels_avx8(CompactView<float>{taps[i]}, g, in, acc, qx, qy);
-            else channels_avx8(TileView{tt, i}, g, in, acc, qx, qy);
+            channels_avx8(v, g, in, acc, qx, qy);
             _mm256_store_ps(qx + 8, _mm256_setzero_ps());
             _mm256_store_ps(qy + 8, _mm256_setzero_ps());
         } else if (nc == 16) {
-            if (taps) channels_avx16<true>(CompactView<float>{taps[i]}, g, nc, in, acc, qx, qy);
-            else channels_avx16<true>(TileView{tt, i}, g, nc, in, acc, qx, qy);
+            channels_avx16<true>(v, g, nc, in, acc, qx, qy);
         } else {
-            if (taps) channels_avx16<false>(CompactView<float>{taps[i]}, g, nc, in, acc, qx, qy);
-            else channels_avx16<false>(TileView{tt, i}, g, nc, in, acc, qx, qy);
+            channels_avx16<false>(v, g, nc, in, acc, qx, qy);
         }
     }
     if (!gs || !in) return;
@@ -501,16 +501,18 @@ GSAMP_AVX512 void bicubic_taps_avx(const Geometry &g, float x, float y, Taps<flo
 
 // Grid values -> source coordinates (unnormalize, then border clipping with PyTorch's gradient),
 // 16 at a time, as source_index does one at a time; *d = the derivative.
-GSAMP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
-    const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f), zero = _mm512_setzero_ps();
-    __m512 c;
-    if (g.align) {
+GSAMP_AVX512 inline __m512 unnormalize_vec(bool align, __m512 v, int64_t size, __m512 *d) {
+    const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+    if (align) {
         *d = _mm512_set1_ps(static_cast<float>(size - 1) / 2);
-        c = _mm512_mul_ps(_mm512_mul_ps(_mm512_add_ps(v, one), half), _mm512_set1_ps(static_cast<float>(size - 1)));
-    } else {
-        *d = _mm512_set1_ps(static_cast<float>(size) / 2);
-        c = _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
+        return _mm512_mul_ps(_mm512_mul_ps(_mm512_add_ps(v, one), half), _mm512_set1_ps(static_cast<float>(size - 1)));
     }
+    *d = _mm512_set1_ps(static_cast<float>(size) / 2);
+    return _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
+}
+GSAMP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 c = unnormalize_vec(g.align, v, size, d);
     if (g.padding == Padding::Border) {
         const __m512 top = _mm512_set1_ps(static_cast<float>(size - 1));
         const __mmask16 below = _mm512_cmp_ps_mask(c, zero, _CMP_LE_OQ);
@@ -531,7 +533,7 @@ GSAMP_AVX512 inline __mmask16 inside_vec(__m512 c, int64_t size) {
 // (same arithmetic as pixel_taps: unnormalize, clip with PyTorch's border gradient, floor,
 // weights nw, ne, sw, se, bounds), then one 16 x 16 transpose turns the corner vectors into one
 // record per sample, compressed to its valid corners.
-GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps &tt, float *mx,
+GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<4> &tt, float *mx,
                                     float *my) {
     const __mmask16 mp = tail16(np);
     const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
@@ -575,11 +577,74 @@ GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t 
     m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy0 & vx1), m, _mm512_set1_epi32(2));
     m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy1 & vx0), m, _mm512_set1_epi32(4));
     m = _mm512_mask_or_epi32(m, static_cast<__mmask16>(vy1 & vx1), m, _mm512_set1_epi32(8));
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(tt.mask), _mm512_maskz_cvtepi32_epi8(kAll, m));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(tt.mask), _mm512_maskz_cvtepi32_epi16(kAll, m));
     (void)mp;
     (void)np;
 }
 #endif
+
+// Keys weight (or its t-slope) of tap i (at -1, 0, 1, 2) for fractions t, 16 samples at once.
+GSAMP_AVX512 inline void keys_vec(__m512 t, int i, __m512 *w, __m512 *s) {
+    // distance d = t+1, t, 1-t, 2-t; |d| <= 1: 1.25 d^3 - 2.25 d^2 + 1, else -0.75 d^3 + 3.75 d^2 - 6 d + 3
+    static const float base[4] = {1, 0, 1, 2}, sg[4] = {1, 1, -1, -1};
+    const bool far = i == 0 || i == 3;
+    const __m512 d = _mm512_fmadd_ps(t, _mm512_set1_ps(sg[i]), _mm512_set1_ps(base[i]));
+    const __m512 a3 = _mm512_set1_ps(far ? -0.75f : 1.25f), a2 = _mm512_set1_ps(far ? 3.75f : -2.25f);
+    const __m512 a1 = _mm512_set1_ps(far ? -6.0f : 0.0f), a0 = _mm512_set1_ps(far ? 3.0f : 1.0f);
+    *w = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(a3, d, a2), d, a1), d, a0);
+    const __m512 b2 = _mm512_set1_ps(far ? -2.25f : 3.75f), b1 = _mm512_set1_ps(far ? 7.5f : -4.5f);
+    *s = _mm512_mul_ps(_mm512_fmadd_ps(_mm512_fmadd_ps(b2, d, b1), d, a1), _mm512_set1_ps(sg[i]));
+}
+
+// Bicubic taps of a tile of np <= 16 samples with zeros or border padding, 16 samples at once: the
+// 4 x and 4 y weights, slopes, padded coordinates and bounds per sample lane, then the 16 taps
+// (4 j + i) as products, stored tap-major with one validity mask per sample.
+GSAMP_AVX512 void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<16> &tt, float *mx,
+                                   float *my) {
+    const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512 x = _mm512_maskz_permutex2var_ps(kAll, lo, even, hi);
+    const __m512 y = _mm512_maskz_permutex2var_ps(kAll, lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);
+    __m512 dx, dy;
+    const __m512 ix = unnormalize_vec(g.align, x, g.W, &dx), iy = unnormalize_vec(g.align, y, g.H, &dy);
+    _mm512_storeu_ps(mx, dx);
+    _mm512_storeu_ps(my, dy);
+    const __m512 x0 = _mm512_maskz_roundscale_ps(kAll, ix, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 y0 = _mm512_maskz_roundscale_ps(kAll, iy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 tx = _mm512_sub_ps(ix, x0), ty = _mm512_sub_ps(iy, y0);
+    __m512 xw[4], xs[4], yw[4], ys[4];
+    __m512i col[4], row[4];
+    __mmask16 vx[4], vy[4];
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 wm = _mm512_set1_ps(static_cast<float>(g.W - 1)), hm = _mm512_set1_ps(static_cast<float>(g.H - 1));
+    for (int i = 0; i < 4; ++i) {
+        keys_vec(tx, i, &xw[i], &xs[i]);
+        keys_vec(ty, i, &yw[i], &ys[i]);
+        __m512 cx = _mm512_add_ps(x0, _mm512_set1_ps(static_cast<float>(i - 1)));
+        __m512 cy = _mm512_add_ps(y0, _mm512_set1_ps(static_cast<float>(i - 1)));
+        if (g.padding == Padding::Border) {  // clip each tap; NaN stays NaN
+            cx = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(cx, zero, _CMP_LE_OQ), cx, zero);
+            cx = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(cx, wm, _CMP_GE_OQ), cx, wm);
+            cy = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(cy, zero, _CMP_LE_OQ), cy, zero);
+            cy = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(cy, hm, _CMP_GE_OQ), cy, hm);
+        }
+        vx[i] = inside_vec(cx, g.W);
+        vy[i] = inside_vec(cy, g.H);
+        col[i] = _mm512_maskz_cvttps_epi32(vx[i], cx);
+        row[i] = _mm512_mullo_epi32(_mm512_maskz_cvttps_epi32(vy[i], cy), _mm512_set1_epi32(static_cast<int32_t>(g.W)));
+    }
+    __m512i mask = _mm512_setzero_si512();
+    for (int j = 0; j < 4; ++j)
+        for (int i = 0; i < 4; ++i) {
+            const int t = 4 * j + i;
+            _mm512_store_ps(tt.w[t], _mm512_mul_ps(xw[i], yw[j]));
+            _mm512_store_ps(tt.cx[t], _mm512_mul_ps(xs[i], yw[j]));
+            _mm512_store_ps(tt.cy[t], _mm512_mul_ps(xw[i], ys[j]));
+            _mm512_store_si512(tt.off[t], _mm512_add_epi32(row[j], col[i]));
+            mask = _mm512_mask_or_epi32(mask, static_cast<__mmask16>(vx[i] & vy[j]), mask, _mm512_set1_epi32(1 << t));
+        }
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(tt.mask), _mm512_maskz_cvtepi32_epi16(kAll, mask));
+}
 
 // The taps of one sample: the vector bicubic builder where it applies, else pixel_taps.
 template <class T>
@@ -630,8 +695,10 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     // Two tiles of taps: the next tile's are computed, and their cache lines prefetched, before the
     // current tile runs, so the scattered accesses overlap instead of stalling one by one.
     Taps<T> taps[2][kTile];
-    TileTaps tiles[2];  // the bilinear vector path's taps
+    TileTaps<4> tiles[2];      // the vector paths' taps: bilinear
+    TileTaps<16> tiles16[2];   // bicubic
     const bool tiled = std::is_same_v<T, float> && P.bilinear_vec && avx;
+    const bool tiled16 = std::is_same_v<T, float> && P.bicubic_vec && avx;
     T mx[2][kTile], my[2][kTile];
     const bool zero_gg = !P.need_in;  // nearest: PyTorch's grid gradient is 0
     const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
@@ -652,6 +719,16 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                     for (int64_t i = 0; i < np; ++i)  // the two rows' lines (invalid corners hold 0: harmless)
                         for (int t = 0; t < 4; t += 2) {
                             const int64_t o = int64_t{tiles[slot].off[t][i]} * ld;
+                            if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
+                            if (in_b) __builtin_prefetch(in_b + o, 0, 3);
+                        }
+                    return;
+                }
+                if (tiled16) {
+                    bicubic_tile_avx(g, gv, np, tiles16[slot], mx[slot], my[slot]);
+                    for (int64_t i = 0; i < np; ++i)  // the four rows' first and last taps
+                        for (int t = 0; t < 16; t += 3) {
+                            const int64_t o = int64_t{tiles16[slot].off[t][i]} * ld;
                             if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
                             if (in_b) __builtin_prefetch(in_b + o, 0, 3);
                         }
@@ -694,15 +771,24 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
 #if GSAMP_X86
                 if constexpr (sizeof(T) == 4) {
                     if (avx && ld > 1) {
-                        tile_channels_avx(tiles[slot], tiled ? nullptr : taps[slot], np, tile, tile_ld, w, ld, in_b, acc_b,
-                                          P.need_in ? gs : nullptr, b == 0);
+                        float *gsp = P.need_in ? gs : nullptr;
+                        if (tiled)
+                            tile_channels_avx([&](int64_t i) { return TileView<4>{tiles[slot], i}; }, np, tile, tile_ld, w, ld,
+                                              in_b, acc_b, gsp, b == 0);
+                        else if (tiled16)
+                            tile_channels_avx([&](int64_t i) { return TileView<16>{tiles16[slot], i}; }, np, tile, tile_ld, w,
+                                              ld, in_b, acc_b, gsp, b == 0);
+                        else
+                            tile_channels_avx([&](int64_t i) { return CompactView<float>{taps[slot][i]}; }, np, tile, tile_ld,
+                                              w, ld, in_b, acc_b, gsp, b == 0);
                         done_channels = true;
                     }
                 }
 #endif
                 for (int64_t i = 0; i < np && !done_channels; ++i) {
                     T sx = 0, sy = 0;
-                    if (tiled) channels(TileView{tiles[slot], i}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
+                    if (tiled) channels(TileView<4>{tiles[slot], i}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
+                    else if (tiled16) channels(TileView<16>{tiles16[slot], i}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
                     else channels(CompactView<T>{taps[slot][i]}, tile + i * tile_ld, w, in_b, acc_b, ld, &sx, &sy, avx);
                     if (P.need_in) {
                         gs[2 * i] = b == 0 ? sx : gs[2 * i] + sx;
@@ -847,6 +933,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->Cp = padded_channels(g.C);
     P->bilinear_vec = !f64 && g.interp == Interp::Bilinear && g.padding != Padding::Reflection &&
                       g.in_pixels() < (int64_t{1} << 31);
+    P->bicubic_vec = !f64 && g.interp == Interp::Bicubic && g.padding != Padding::Reflection &&
+                     g.in_pixels() < (int64_t{1} << 31);
     P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * P->Cp * ts : 0;
     P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)));
     P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * P->Cp * ts : 0;
