@@ -286,9 +286,11 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
 // its taps in the tile's corner arrays or in taps[i]), then gridGrad's per-sample sums of the
 // lane products for all 16 samples at once (a transpose and 15 vector additions, in a fixed
 // order), stored to gs (x, y interleaved; first block) or added to it. gs null: no gridGrad.
+// out (the last channel block, or null): also store gridGrad = (mx, my) * the totals, interleaved.
 template <class ViewOf>
 GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *tile, int64_t tile_ld, int64_t nc,
-                                    int64_t ld, const float *in, float *acc, float *gs, bool first) {
+                                    int64_t ld, const float *in, float *acc, float *gs, bool first, const float *mx,
+                                    const float *my, float *out) {
     alignas(64) float px[16 * 16], py[16 * 16];  // ld = 4: 16 x 4 values; else 16 rows of 16 (zero padded)
     const int64_t row = ld == 4 ? 4 : 16;
     for (int64_t i = 0; i < np; ++i) {
@@ -330,13 +332,18 @@ GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *til
     const __m512 xy0 = _mm512_maskz_permutex2var_ps(kAll, sum[0], lo, sum[1]);
     const __m512 xy1 = _mm512_maskz_permutex2var_ps(kAll, sum[0], hi, sum[1]);
     const __mmask16 m0 = tail16(2 * np), m1 = tail16(2 * np - 16);
-    if (first) {
-        _mm512_mask_storeu_ps(gs, m0, xy0);
-        _mm512_mask_storeu_ps(gs + 16, m1, xy1);
-    } else {
-        _mm512_mask_storeu_ps(gs, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0));
-        _mm512_mask_storeu_ps(gs + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1));
+    const __m512 t0 = first ? xy0 : _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0);
+    const __m512 t1 = first ? xy1 : _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1);
+    if (out) {  // gridGrad: (mx, my) interleaved the same way, times the totals
+        const __mmask16 mp = tail16(np);
+        const __m512 vmx = _mm512_maskz_loadu_ps(mp, mx), vmy = _mm512_maskz_loadu_ps(mp, my);
+        const __m512 m01 = _mm512_maskz_permutex2var_ps(kAll, vmx, lo, vmy), m23 = _mm512_maskz_permutex2var_ps(kAll, vmx, hi, vmy);
+        _mm512_mask_storeu_ps(out, m0, _mm512_mul_ps(m01, t0));
+        _mm512_mask_storeu_ps(out + 16, m1, _mm512_mul_ps(m23, t1));
+        return;
     }
+    _mm512_mask_storeu_ps(gs, m0, t0);
+    _mm512_mask_storeu_ps(gs + 16, m1, t1);
 }
 
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
@@ -751,6 +758,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             const int64_t np = std::min(kTile, pe - p0);
             if (p0 + kTile < pe) prepare(p0 + kTile, static_cast<int>(slot ^ 1));
             T *gs = gsum + 2 * (p0 - pb);
+            bool gg_done = false;  // gridGrad already in its output (or in ggv)
             if (P.need_go) {
                 bool done = false, done_channels = false;
                 int64_t tile_ld = kChanBlock;
@@ -772,15 +780,22 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                 if constexpr (sizeof(T) == 4) {
                     if (avx && ld > 1) {
                         float *gsp = P.need_in ? gs : nullptr;
+                        float *out = nullptr;  // the last block writes gridGrad itself
+                        if (P.need_in && P.want_gg && last) {
+                            out = P.e.grid_grad == Elem::F32 ? static_cast<float *>(ops.grid_grad) + (n * Pn + p0) * 2
+                                                             : reinterpret_cast<float *>(ggv);
+                            gg_done = true;
+                        }
+                        const float *fmx = reinterpret_cast<const float *>(mx[slot]), *fmy = reinterpret_cast<const float *>(my[slot]);
                         if (tiled)
                             tile_channels_avx([&](int64_t i) { return TileView<4>{tiles[slot], i}; }, np, tile, tile_ld, w, ld,
-                                              in_b, acc_b, gsp, b == 0);
+                                              in_b, acc_b, gsp, b == 0, fmx, fmy, out);
                         else if (tiled16)
                             tile_channels_avx([&](int64_t i) { return TileView<16>{tiles16[slot], i}; }, np, tile, tile_ld, w,
-                                              ld, in_b, acc_b, gsp, b == 0);
+                                              ld, in_b, acc_b, gsp, b == 0, fmx, fmy, out);
                         else
                             tile_channels_avx([&](int64_t i) { return CompactView<float>{taps[slot][i]}; }, np, tile, tile_ld,
-                                              w, ld, in_b, acc_b, gsp, b == 0);
+                                              w, ld, in_b, acc_b, gsp, b == 0, fmx, fmy, out);
                         done_channels = true;
                     }
                 }
@@ -799,7 +814,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             if (P.want_gg && last) {
                 const bool direct = P.e.grid_grad == elem_of<T>();
                 T *out = direct ? static_cast<T *>(ops.grid_grad) + (n * Pn + p0) * 2 : ggv;
-                for (int64_t i = 0; i < np; ++i) {
+                for (int64_t i = 0; i < np && !gg_done; ++i) {
                     out[2 * i] = zero_gg ? T(0) : mx[slot][i] * gs[2 * i];
                     out[2 * i + 1] = zero_gg ? T(0) : my[slot][i] * gs[2 * i + 1];
                 }
