@@ -32,9 +32,10 @@ namespace gsamp {
 
 // Shape-only work split: at least kMinTasks tasks overall when the pixels allow, each of at least
 // kMinTaskPixels output pixels. Never depends on the thread count. Every extra task per image costs
-// a private accumulator as large as the image's input (memory, cache and a reduction), so the
-// floor is modest: enough for this project's 2-core machines with headroom.
-constexpr int64_t kMinTasks = 4;
+// a private accumulator as large as the image's input (zeroing, cache and a reduction), so the
+// floor is this project's machines' core count: a single image is split in two. (More cores would
+// want a larger floor; the bits change with this constant, never with the thread count.)
+constexpr int64_t kMinTasks = 2;
 constexpr int64_t kMinTaskPixels = 1024;
 constexpr int64_t kTile = 16;        // output pixels whose taps are computed together
 constexpr int64_t kChanBlock = 16;   // channels per block of the channels-last layout (one 64-byte line)
@@ -282,6 +283,45 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
     r[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
 }
 
+// Bilinear corners over a narrow block (ld = 4): the two corners of a row are neighbouring input
+// pixels, 8 consecutive values, so one 256-bit operation serves both when both are inside.
+GSAMP_AVX512 void bilinear_avx4(const TileTaps<4> &tt, int64_t i, const float *go, const float *in, float *acc,
+                                float *px, float *py) {
+    const __m128 g4 = _mm_loadu_ps(go);
+    const __m256 g = _mm256_set_m128(g4, g4);
+    __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
+    __m128 sx4 = _mm_setzero_ps(), sy4 = _mm_setzero_ps();
+    const unsigned m = tt.mask[i];
+    for (int r = 0; r < 4; r += 2) {
+        const unsigned bits = (m >> r) & 3u;
+        if (bits == 3u) {
+            const int64_t o = int64_t{tt.off[r][i]} * 4;
+            const __m256 w = _mm256_set_m128(_mm_set1_ps(tt.w[r + 1][i]), _mm_set1_ps(tt.w[r][i]));
+            if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(w, g, _mm256_loadu_ps(acc + o)));
+            if (in) {
+                const __m256 v = _mm256_loadu_ps(in + o);
+                sx = _mm256_fmadd_ps(_mm256_set_m128(_mm_set1_ps(tt.cx[r + 1][i]), _mm_set1_ps(tt.cx[r][i])), v, sx);
+                sy = _mm256_fmadd_ps(_mm256_set_m128(_mm_set1_ps(tt.cy[r + 1][i]), _mm_set1_ps(tt.cy[r][i])), v, sy);
+            }
+        } else if (bits) {  // one corner of the row inside
+            const int t = bits == 1u ? r : r + 1;
+            const int64_t o = int64_t{tt.off[t][i]} * 4;
+            if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tt.w[t][i]), g4, _mm_loadu_ps(acc + o)));
+            if (in) {
+                const __m128 v = _mm_loadu_ps(in + o);
+                sx4 = _mm_fmadd_ps(_mm_set1_ps(tt.cx[t][i]), v, sx4);
+                sy4 = _mm_fmadd_ps(_mm_set1_ps(tt.cy[t][i]), v, sy4);
+            }
+        }
+    }
+    if (in) {
+        const __m128 tx = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(sx), _mm256_extractf128_ps(sx, 1)), sx4);
+        const __m128 ty = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(sy), _mm256_extractf128_ps(sy, 1)), sy4);
+        _mm_store_ps(px, _mm_mul_ps(g4, tx));
+        _mm_store_ps(py, _mm_mul_ps(g4, ty));
+    }
+}
+
 // The channel work of a tile's np samples in one call (sample i's gradients at tile + i * tile_ld,
 // its taps in the tile's corner arrays or in taps[i]), then gridGrad's per-sample sums of the
 // lane products for all 16 samples at once (a transpose and 15 vector additions, in a fixed
@@ -297,6 +337,12 @@ GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *til
         const float *g = tile + i * tile_ld;
         float *qx = px + i * row, *qy = py + i * row;
         const auto v = view_of(i);
+        if constexpr (std::is_same_v<decltype(v), const TileView<4>>) {
+            if (ld == 4) {
+                bilinear_avx4(v.tt, i, g, in, acc, qx, qy);
+                continue;
+            }
+        }
         if (ld == 4) {
             channels_avx4(v, g, in, acc, qx, qy);
         } else if (ld == 8) {
