@@ -1,12 +1,15 @@
 // GridSampler2DBackward kernel (contract in grid_backward.hpp). Three phases in one node:
 //   A  input -> channels-last FLOAT/double copy per image (only for gridGrad, and only when C > 1
 //      or the element type differs from the compute type);
-//   B  tasks (n, k): taps of 16 output pixels at a time, then for every channel block the tile of
-//      gradOutput (transposed on the fly) scatters into the task's accumulator and gathers the
-//      input for gridGrad; gridGrad is stored per tile;
+//   B  tasks (n, k): taps of 16 output pixels at a time (the next tile's computed and prefetched
+//      while the current one runs), then per channel block the tile of gradOutput (transposed on
+//      the fly) scatters into the task's accumulator and reads the input for gridGrad; the last
+//      block stores gridGrad;
 //   C  inputGrad[n] = sum over k of the accumulators in ascending k, back to (C, H, W), rounded once.
-// When C == 1, K == 1 and inputGrad is already in the compute type, B accumulates straight into it
-// and C is skipped.
+// With one task per image (K == 1) the phases run per image and channel block, while the block's
+// data is in cache. When C == 1, K == 1 and inputGrad is already in the compute type, B
+// accumulates straight into it and C is skipped. The AVX-512 and scalar paths share the layout
+// and the partition; they differ only in the order of the additions inside a sample.
 #include "grid_backward.hpp"
 
 #include <tbb/blocked_range.h>

@@ -6,9 +6,12 @@
 // the K accumulators of an image are then summed in ascending k. No atomics, and the bits never
 // depend on the thread count or on which thread runs a task.
 //
-// Inside a task the layout is channels-last: the input (for gridGrad) is transposed once per
-// image to (H*W, C) and the accumulator is (H*W, C), so the taps of a pixel touch C contiguous
-// values (vectorized over channels); gradOutput is transposed in small tiles on the fly.
+// Inside a task the layout is channels-last in blocks of 16 channels (narrow blocks padded to 4 or
+// 8 values): the input (for gridGrad) is transposed once per image and the accumulator has the
+// same layout, so a tap touches one line per block (vectorized over channels); gradOutput is
+// transposed in tiles of 16 samples on the fly. The taps of 16 samples are computed together
+// (AVX-512, for bilinear and bicubic with zeros / border padding; scalar otherwise). gridGrad
+// sums run over channel blocks in ascending order, so every reduction order is fixed by the shape.
 #ifndef GRID_SAMPLER2D_GRID_BACKWARD_HPP_
 #define GRID_SAMPLER2D_GRID_BACKWARD_HPP_
 
