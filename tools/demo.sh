@@ -12,6 +12,7 @@ g++ -std=c++17 -O2 examples/avgpool2d_backward/main.cpp -o "$out/avgpool2d_backw
 g++ -std=c++17 -O2 examples/product_tour/main.cpp -o "$out/product_tour" "${link[@]}"
 g++ -std=c++17 -O2 examples/convolution_backward/main.cpp -o "$out/convolution_backward" "${link[@]}"
 g++ -std=c++17 -O2 examples/max_pooling/main.cpp -o "$out/max_pooling" "${link[@]}"
+g++ -std=c++17 -O2 examples/grid_sampler2d_backward/main.cpp -o "$out/grid_sampler2d_backward" "${link[@]}"
 echo; echo "== aclnn-cpu list"
 "$prefix/bin/aclnn-cpu" list
 echo; echo "== sample client, default product (atlas-a2), FLOAT"
@@ -30,5 +31,10 @@ echo; echo "== aclnn-cpu describe ConvolutionBackward"
 echo; echo "== max pooling through the device mask: int32 argmax on atlas-a2, the bit mask on atlas-training"
 "$out/max_pooling"
 ACLNN_CPU_PRODUCT=atlas-training "$out/max_pooling" 2>/dev/null | tail -n 1
+echo; echo "== grid sampler backward: bilinear, zeros and border padding (the clipped x has gradient 0), checked values"
+"$out/grid_sampler2d_backward" | tail -n 1
+"$out/grid_sampler2d_backward" border | tail -n 1
+echo; echo "== the same client, ACLNN_CPU_PRODUCT=atlas-inference (expected: operator unsupported, 161002)"
+if ACLNN_CPU_PRODUCT=atlas-inference "$out/grid_sampler2d_backward"; then echo "unexpected success"; exit 1; fi
 echo; echo "== product tour: the same calls under every product"
 "$out/product_tour"

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "acltest.hpp"
+#include "guarded_tensor.hpp"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_avgpool2d.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
@@ -36,121 +38,21 @@ using avgref::Pool2d;
 // ---------------------------------------------------------------------------------------------
 // Products
 // ---------------------------------------------------------------------------------------------
-inline const std::vector<std::string> &allProducts() {
-    static const std::vector<std::string> v{"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3",
-                                            "atlas-200i-500-a2"};
-    return v;
-}
-// A substring of the product's documented name (products.md), which support errors must contain.
-inline std::string productNameSubstr(const std::string &id) {
-    if (id == "atlas-training") return "Atlas training series";
-    if (id == "atlas-inference") return "Atlas inference series";
-    if (id == "atlas-a2") return "Atlas A2";
-    if (id == "atlas-a3") return "Atlas A3";
-    if (id == "atlas-200i-500-a2") return "Atlas 200I/500 A2";
-    return "?";
-}
-inline std::string socName(const std::string &id) {
-    if (id == "atlas-training") return "Ascend910";
-    if (id == "atlas-inference") return "Ascend310P";
-    if (id == "atlas-a2") return "Ascend910B";
-    if (id == "atlas-a3") return "Ascend910_93";
-    if (id == "atlas-200i-500-a2") return "Ascend310B";
-    return "?";
-}
+using acltest::allProducts;
+using acltest::productNameSubstr;
+using acltest::socName;
 
 // ---------------------------------------------------------------------------------------------
 // Runtime: aclInit with a YAML file naming the product and the thread count; switching means
 // aclFinalize + aclInit. One stream per initialisation.
 // ---------------------------------------------------------------------------------------------
-class Runtime {
-public:
-    // Use inside ASSERT_NO_FATAL_FAILURE(...).
-    static void use(const std::string &product, int threads = 2) {
-        State &s = state();
-        if (s.initialized && s.product == product && s.threads == threads) return;
-        shutdown();
-        const std::string path = writeConfig(product, threads);
-        const aclError rc = aclInit(path.c_str());
-        ASSERT_EQ(rc, ACL_SUCCESS) << "aclInit(" << path << ") for product " << product;
-        s.initialized = true;
-        s.product = product;
-        s.threads = threads;
-        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
-        const char *soc = aclrtGetSocName();
-        ASSERT_NE(soc, nullptr);
-        ASSERT_EQ(std::string(soc), socName(product)) << "the product profile did not take effect";
-    }
-    static void shutdown() {
-        State &s = state();
-        if (!s.initialized) return;
-        if (s.stream) aclrtDestroyStream(s.stream);
-        s.stream = nullptr;
-        aclrtResetDevice(0);
-        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
-        s.initialized = false;
-        s.product.clear();
-        s.threads = -1;
-    }
-    static aclrtStream stream() { return state().stream; }
-    static const std::string &product() { return state().product; }
-    static std::string writeConfig(const std::string &product, int threads) {
-        namespace fs = std::filesystem;
-        const fs::path dir = fs::temp_directory_path() / ("aclnn_avgpool2d_tests_" + std::to_string(::getpid()));
-        fs::create_directories(dir);
-        const fs::path file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
-        std::ofstream out(file);
-        out << "product: " << product << "\n";
-        out << "threads: " << threads << "\n";
-        out.close();
-        return file.string();
-    }
-
-private:
-    struct State {
-        bool initialized = false;
-        std::string product;
-        int threads = -1;
-        aclrtStream stream = nullptr;
-    };
-    static State &state() {
-        static State s;
-        return s;
-    }
-};
-
-class RuntimeEnvironment : public ::testing::Environment {
-public:
-    void TearDown() override {
-        Runtime::shutdown();
-        std::error_code ec;
-        std::filesystem::remove_all(
-            std::filesystem::temp_directory_path() / ("aclnn_avgpool2d_tests_" + std::to_string(::getpid())), ec);
-    }
-};
-inline ::testing::Environment *const kRuntimeEnvironment =
-    ::testing::AddGlobalTestEnvironment(new RuntimeEnvironment);
-
-// The message of the last failure on this thread (reading clears it in the library).
-inline std::string recentErr() {
-    const char *m = aclGetRecentErrMsg();
-    return m ? std::string(m) : std::string();
-}
+using acltest::recentErr;
+using acltest::Runtime;
 
 // ---------------------------------------------------------------------------------------------
 // Data types
 // ---------------------------------------------------------------------------------------------
-inline size_t elemSize(aclDataType dt) {
-    switch (dt) {
-        case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
-        case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
-        case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: case ACL_COMPLEX32: return 4;
-        case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64: return 8;
-        case ACL_COMPLEX128: return 16;
-        default: return 1;
-    }
-}
+using acltest::elemSize;
 inline const char *dtName(aclDataType dt) {
     switch (dt) {
         case ACL_FLOAT: return "FLOAT";
@@ -185,22 +87,7 @@ inline avgref::BinaryFormat fmtOf(aclDataType dt) {
     }
 }
 
-// Deterministic random numbers independent of the standard library's distributions.
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-    uint64_t next() {  // splitmix64
-        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    double uniform(double lo, double hi) { return lo + (hi - lo) * std::ldexp(static_cast<double>(next() >> 11), -53); }
-    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-
-private:
-    uint64_t s_;
-};
+using acltest::Rng;
 
 // Random values already representable in dt.
 inline std::vector<double> randomValues(size_t n, aclDataType dt, uint64_t seed, double lo = -2.0, double hi = 2.0) {
@@ -216,16 +103,8 @@ inline std::vector<double> randomIntegers(size_t n, uint64_t seed, int64_t lo, i
     return v;
 }
 
-inline int64_t numel(const std::vector<int64_t> &d) {
-    return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>());
-}
-inline std::string dimsStr(const std::vector<int64_t> &d) {
-    std::ostringstream o;
-    o << "[";
-    for (size_t i = 0; i < d.size(); ++i) o << (i ? "," : "") << d[i];
-    o << "]";
-    return o.str();
-}
+using acltest::dimsStr;
+using acltest::numel;
 
 // ---------------------------------------------------------------------------------------------
 // Tensors over guarded storage
@@ -234,88 +113,19 @@ inline std::string dimsStr(const std::vector<int64_t> &d) {
 // How a view lies in its storage. order lists the dims from the outermost to the innermost in
 // memory (empty = row-major); extra adds unused elements per dim (padded rows); offset is the view
 // offset in elements; zeroStrideDims get stride 0 (broadcast, inputs only).
-struct Layout {
-    std::vector<int> order;
-    std::vector<int64_t> extra;
-    int64_t offset = 0;
-    std::vector<int> zeroStrideDims;
-    bool contiguous() const { return order.empty() && extra.empty() && offset == 0 && zeroStrideDims.empty(); }
-};
+using acltest::Layout;
 
-class Tensor {
+// A guarded tensor whose elements are read and written as doubles (FLOAT, FLOAT16, BF16, DOUBLE).
+class Tensor : public acltest::GuardedTensor {
 public:
-    static constexpr size_t kGuardBytes = 256;
-    static constexpr unsigned char kCanary = 0xA5;
-
-    Tensor(aclDataType dt, std::vector<int64_t> dims, aclFormat fmt, const Layout &layout = {})
-        : dt_(dt), dims_(std::move(dims)), fmt_(fmt), esize_(elemSize(dt)) {
-        const size_t r = dims_.size();
-        strides_.assign(r, 0);
-        std::vector<int> order = layout.order;
-        if (order.empty()) {
-            order.resize(r);
-            std::iota(order.begin(), order.end(), 0);
-        }
-        int64_t step = 1;
-        for (size_t k = r; k-- > 0;) {
-            const int d = order[k];
-            strides_[d] = step;
-            const int64_t ext = dims_[d] + (layout.extra.empty() ? 0 : layout.extra[d]);
-            step *= std::max<int64_t>(ext, 1);
-        }
-        for (int d : layout.zeroStrideDims) strides_[d] = 0;
-        offset_ = layout.offset;
-        bool empty = false;
-        int64_t maxIdx = offset_;
-        for (size_t d = 0; d < r; ++d) {
-            if (dims_[d] == 0) empty = true;
-            else maxIdx += (dims_[d] - 1) * strides_[d];
-        }
-        storageElems_ = empty ? 0 : maxIdx + 1;
-        if (layout.contiguous()) {
-            storageDims_ = dims_;
-        } else {
-            storageDims_ = {storageElems_};
-        }
-        raw_.assign(2 * kGuardBytes + static_cast<size_t>(storageElems_) * esize_ + 64, kCanary);
-        // Keep the data pointer 64-byte aligned (raw_ is never resized afterwards).
-        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuardBytes;
-        shift_ = (64 - base % 64) % 64;
-        data_ = raw_.data() + kGuardBytes + shift_;
-        t_ = aclCreateTensor(dims_.data(), dims_.size(), dt_, strides_.data(), offset_, fmt_, storageDims_.data(),
-                             storageDims_.size(), data_);
-    }
-    ~Tensor() {
-        if (t_) aclDestroyTensor(t_);
-    }
-    Tensor(const Tensor &) = delete;
-    Tensor &operator=(const Tensor &) = delete;
-
-    aclTensor *get() const { return t_; }
-    void *data() const { return data_; }
-    const std::vector<int64_t> &dims() const { return dims_; }
-    aclDataType dtype() const { return dt_; }
-    int64_t count() const { return numel(dims_); }
-    int64_t storageElems() const { return storageElems_; }
-
-    // Storage element index of the i-th view element in row-major logical order.
-    int64_t storageIndex(int64_t linear) const {
-        int64_t idx = offset_;
-        for (size_t d = dims_.size(); d-- > 0;) {
-            const int64_t i = linear % dims_[d];
-            linear /= dims_[d];
-            idx += i * strides_[d];
-        }
-        return idx;
-    }
+    using GuardedTensor::GuardedTensor;
 
     void setValues(const std::vector<double> &v) {
-        const int64_t n = count();
-        for (int64_t i = 0; i < n; ++i) encode(storageIndex(i), v[static_cast<size_t>(i)]);
+        for (int64_t i = 0; i < count(); ++i) encode(element(i), v[static_cast<size_t>(i)]);
     }
     std::vector<double> values() const {
         std::vector<double> v(static_cast<size_t>(count()));
-        for (int64_t i = 0; i < count(); ++i) v[static_cast<size_t>(i)] = decode(storageIndex(i));
+        for (int64_t i = 0; i < count(); ++i) v[static_cast<size_t>(i)] = decode(element(i));
         return v;
     }
     // Raw element bits in logical order (FLOAT: 32 bits; 16-bit types: 16 bits).
@@ -323,38 +133,15 @@ public:
         std::vector<uint32_t> b(static_cast<size_t>(count()));
         for (int64_t i = 0; i < count(); ++i) {
             uint32_t u = 0;
-            std::memcpy(&u, data_ + storageIndex(i) * static_cast<int64_t>(esize_), std::min<size_t>(esize_, 4));
+            std::memcpy(&u, element(i), std::min<size_t>(elementBytes(), 4));
             b[static_cast<size_t>(i)] = u;
         }
         return b;
     }
-    // Fill the view elements with a byte pattern (e.g. to detect "no write").
-    void fillViewBytes(unsigned char byte) {
-        for (int64_t i = 0; i < count(); ++i)
-            std::memset(data_ + storageIndex(i) * static_cast<int64_t>(esize_), byte, esize_);
-    }
-    // Every byte outside the view (guards, gaps, padded rows) still holds the canary.
-    bool canaryIntact(std::string *where = nullptr) const {
-        std::vector<char> inView(raw_.size(), 0);
-        const int64_t base = data_ - raw_.data();
-        for (int64_t i = 0; i < count(); ++i) {
-            const int64_t b = base + storageIndex(i) * static_cast<int64_t>(esize_);
-            for (size_t k = 0; k < esize_; ++k) inView[static_cast<size_t>(b) + k] = 1;
-        }
-        for (size_t k = 0; k < raw_.size(); ++k)
-            if (!inView[k] && raw_[k] != kCanary) {
-                if (where) *where = "byte " + std::to_string(static_cast<int64_t>(k) - base) + " relative to data";
-                return false;
-            }
-        return true;
-    }
-    std::vector<unsigned char> snapshot() const { return raw_; }
-    bool sameBytes(const std::vector<unsigned char> &snap) const { return snap == raw_; }
 
 private:
-    void encode(int64_t idx, double v) {
-        unsigned char *p = data_ + idx * static_cast<int64_t>(esize_);
-        switch (dt_) {
+    void encode(unsigned char *p, double v) const {
+        switch (dtype()) {
             case ACL_FLOAT: {
                 const float f = static_cast<float>(v);
                 std::memcpy(p, &f, 4);
@@ -371,12 +158,11 @@ private:
                 break;
             }
             case ACL_DOUBLE: std::memcpy(p, &v, 8); break;
-            default: std::memset(p, 0, esize_); break;
+            default: std::memset(p, 0, elementBytes()); break;
         }
     }
-    double decode(int64_t idx) const {
-        const unsigned char *p = data_ + idx * static_cast<int64_t>(esize_);
-        switch (dt_) {
+    double decode(const unsigned char *p) const {
+        switch (dtype()) {
             case ACL_FLOAT: {
                 float f;
                 std::memcpy(&f, p, 4);
@@ -400,37 +186,11 @@ private:
             default: return 0.0;
         }
     }
-
-    aclDataType dt_;
-    std::vector<int64_t> dims_;
-    aclFormat fmt_;
-    size_t esize_;
-    std::vector<int64_t> strides_;
-    int64_t offset_ = 0;
-    int64_t storageElems_ = 0;
-    std::vector<int64_t> storageDims_;
-    std::vector<unsigned char> raw_;
-    size_t shift_ = 0;
-    unsigned char *data_ = nullptr;
-    aclTensor *t_ = nullptr;
 };
 
 inline aclFormat formatForRank(size_t rank) { return rank == 3 ? ACL_FORMAT_NCL : ACL_FORMAT_NCHW; }
 
-struct IntArray {
-    aclIntArray *a = nullptr;
-    IntArray() = default;
-    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
-        if (!v) return;
-        static const int64_t dummy = 0;
-        a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
-    }
-    ~IntArray() {
-        if (a) aclDestroyIntArray(a);
-    }
-    IntArray(const IntArray &) = delete;
-    IntArray &operator=(const IntArray &) = delete;
-};
+using acltest::IntArray;
 
 // ---------------------------------------------------------------------------------------------
 // Attributes as a client passes them, and their resolution (ops.md broadcasting rules).
@@ -513,15 +273,7 @@ struct RunResult {
     bool inputsUnchanged = false;
 };
 
-struct Workspace {
-    std::vector<unsigned char> buf;
-    void *ptr(uint64_t size) {
-        if (size == 0) return nullptr;
-        buf.assign(static_cast<size_t>(size) + 64, 0);
-        auto p = reinterpret_cast<uintptr_t>(buf.data());
-        return buf.data() + (64 - p % 64) % 64;
-    }
-};
+using acltest::Workspace;
 
 // Full backward call with the given views. gradOutput values in logical order (already in dt).
 inline RunResult runBackward(aclDataType dt, const std::vector<int64_t> &selfDims, const Attrs &a,

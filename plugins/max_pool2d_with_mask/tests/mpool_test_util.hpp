@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "acltest.hpp"
+#include "guarded_tensor.hpp"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_max_pool2d_with_indices.h"
 #include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
@@ -27,73 +29,13 @@
 
 namespace mpt {
 
-// ---- runtime: aclInit with a YAML naming the product and the thread count ----
-class Runtime {
-public:
-    static void use(const std::string &product, int threads = 2) {
-        State &s = state();
-        if (s.on && s.product == product && s.threads == threads) return;
-        shutdown();
-        const auto dir = std::filesystem::temp_directory_path() / ("mpool_tests_" + std::to_string(::getpid()));
-        std::filesystem::create_directories(dir);
-        const auto file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
-        std::ofstream(file) << "product: " << product << "\nthreads: " << threads << "\n";
-        ASSERT_EQ(aclInit(file.string().c_str()), ACL_SUCCESS) << product;
-        s = {true, product, threads, nullptr};
-        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
-    }
-    static void shutdown() {
-        State &s = state();
-        if (!s.on) return;
-        if (s.stream) aclrtDestroyStream(s.stream);
-        aclrtResetDevice(0);
-        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
-        s = State{};
-    }
-    static aclrtStream stream() { return state().stream; }
-
-private:
-    struct State {
-        bool on = false;
-        std::string product;
-        int threads = -1;
-        aclrtStream stream = nullptr;
-    };
-    static State &state() {
-        static State s;
-        return s;
-    }
-};
-struct RuntimeEnv : ::testing::Environment {
-    void TearDown() override {
-        Runtime::shutdown();
-        std::error_code ec;
-        std::filesystem::remove_all(
-            std::filesystem::temp_directory_path() / ("mpool_tests_" + std::to_string(::getpid())), ec);
-    }
-};
-inline ::testing::Environment *const kEnv = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
-
-inline std::string lastError() {
-    const char *m = aclGetRecentErrMsg();
-    return m ? m : "";
-}
+using acltest::Runtime;
+inline std::string lastError() { return acltest::recentErr(); }
 
 // ---- products (products.md) ----
 inline bool isInt32Layout(const std::string &product) { return product == "atlas-a2" || product == "atlas-a3"; }
-inline std::string productName(const std::string &id) {
-    if (id == "atlas-training") return "Atlas training series";
-    if (id == "atlas-inference") return "Atlas inference series";
-    if (id == "atlas-a2") return "Atlas A2";
-    if (id == "atlas-a3") return "Atlas A3";
-    return "Atlas 200I/500 A2";
-}
-inline const std::vector<std::string> &allProducts() {
-    static const std::vector<std::string> v{"atlas-a2", "atlas-a3", "atlas-training", "atlas-inference",
-                                            "atlas-200i-500-a2"};
-    return v;
-}
+inline std::string productName(const std::string &id) { return acltest::productNameSubstr(id); }
+using acltest::allProducts;
 
 inline mref::Dt refDt(aclDataType dt) {
     return dt == ACL_FLOAT16 ? mref::Dt::F16 : dt == ACL_BF16 ? mref::Dt::BF16 : mref::Dt::F32;
@@ -101,14 +43,7 @@ inline mref::Dt refDt(aclDataType dt) {
 inline const char *dtName(aclDataType dt) {
     return dt == ACL_FLOAT ? "FLOAT" : dt == ACL_FLOAT16 ? "FLOAT16" : dt == ACL_BF16 ? "BF16" : "OTHER";
 }
-inline size_t elemSize(aclDataType dt) {
-    switch (dt) {
-        case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
-        case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: return 2;
-        case ACL_INT64: case ACL_DOUBLE: return 8;
-        default: return 4;
-    }
-}
+using acltest::elemSize;
 
 // Exact bits of a value already representable in dt.
 inline uint32_t bitsOf(double v, aclDataType dt) {
@@ -141,20 +76,7 @@ inline double valueOf(uint32_t b, aclDataType dt) {
     return e == 0 ? s * std::ldexp(m, -24) : s * std::ldexp(1024.0 + m, e - 25);
 }
 
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 7) {}
-    uint64_t next() {
-        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-
-private:
-    uint64_t s_;
-};
+using acltest::Rng;
 
 // Multiples of 1/16 in [-16, 16]: exact in BF16 (8 significant bits), so every sum of a few of them
 // is exact in FLOAT and double, and only the final rounding remains.
@@ -165,137 +87,46 @@ inline std::vector<double> exactValues(size_t n, uint64_t seed) {
     return v;
 }
 
-inline int64_t numel(const std::vector<int64_t> &d) {
-    return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>());
-}
+using acltest::numel;
 
 // ---- tensors over guarded storage ----
 
 // How a view lies in storage: `order` lists dims outermost to innermost in memory (empty =
 // row-major), `extra` pads each dim, `offset` is the view offset in elements.
-struct Layout {
-    std::vector<int> order;
-    std::vector<int64_t> extra;
-    int64_t offset = 0;
-    bool plain() const { return order.empty() && extra.empty() && offset == 0; }
-};
+using acltest::Layout;
 
-class Tensor {
+// A guarded tensor whose elements are read and written as bit patterns, values or mask bytes.
+class Tensor : public acltest::GuardedTensor {
 public:
-    static constexpr size_t kGuard = 256;
-    static constexpr uint8_t kCanary = 0xA5;
+    using GuardedTensor::GuardedTensor;
 
-    Tensor(aclDataType dt, std::vector<int64_t> dims, aclFormat fmt, const Layout &l = {})
-        : dt_(dt), dims_(std::move(dims)), es_(elemSize(dt)) {
-        const size_t r = dims_.size();
-        strides_.assign(r, 0);
-        std::vector<int> order = l.order;
-        if (order.empty()) {
-            order.resize(r);
-            std::iota(order.begin(), order.end(), 0);
-        }
-        int64_t step = 1;
-        for (size_t k = r; k-- > 0;) {
-            strides_[order[k]] = step;
-            step *= std::max<int64_t>(dims_[order[k]] + (l.extra.empty() ? 0 : l.extra[order[k]]), 1);
-        }
-        offset_ = l.offset;
-        int64_t last = offset_;
-        bool empty = false;
-        for (size_t d = 0; d < r; ++d) {
-            if (dims_[d] == 0) empty = true;
-            else last += (dims_[d] - 1) * strides_[d];
-        }
-        const int64_t elems = empty ? 0 : last + 1;
-        std::vector<int64_t> storage = l.plain() ? dims_ : std::vector<int64_t>{elems};
-        raw_.assign(2 * kGuard + static_cast<size_t>(elems) * es_ + 64, kCanary);
-        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuard;
-        data_ = raw_.data() + kGuard + (64 - base % 64) % 64;
-        t_ = aclCreateTensor(dims_.data(), r, dt_, strides_.data(), offset_, fmt, storage.data(), storage.size(), data_);
-    }
-    ~Tensor() {
-        if (t_) aclDestroyTensor(t_);
-    }
-    Tensor(const Tensor &) = delete;
-    Tensor &operator=(const Tensor &) = delete;
-
-    aclTensor *get() const { return t_; }
-    void *data() const { return data_; }
-    int64_t count() const { return numel(dims_); }
-    int64_t at(int64_t linear) const {  // storage element of the linear-th view element
-        int64_t idx = offset_;
-        for (size_t d = dims_.size(); d-- > 0;) {
-            idx += (linear % dims_[d]) * strides_[d];
-            linear /= dims_[d];
-        }
-        return idx;
-    }
+    int64_t at(int64_t linear) const { return storageIndex(linear); }
     void setBits(const std::vector<uint32_t> &b) {
-        for (int64_t i = 0; i < count(); ++i) std::memcpy(data_ + at(i) * es_, &b[static_cast<size_t>(i)], es_);
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(element(i), &b[static_cast<size_t>(i)], elementBytes());
     }
     std::vector<uint32_t> bits() const {
         std::vector<uint32_t> b(static_cast<size_t>(count()), 0);
-        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], data_ + at(i) * es_, es_);
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], element(i), elementBytes());
         return b;
     }
     void setValues(const std::vector<double> &v) {
         std::vector<uint32_t> b(v.size());
-        for (size_t i = 0; i < v.size(); ++i) b[i] = bitsOf(v[i], dt_);
+        for (size_t i = 0; i < v.size(); ++i) b[i] = bitsOf(v[i], dtype());
         setBits(b);
     }
     void setBytes(const std::vector<uint8_t> &m) {  // INT8 tensors: view elements in logical order
-        for (int64_t i = 0; i < count(); ++i) data_[at(i)] = m[static_cast<size_t>(i)];
+        for (int64_t i = 0; i < count(); ++i) *element(i) = m[static_cast<size_t>(i)];
     }
     std::vector<uint8_t> bytes() const {
         std::vector<uint8_t> m(static_cast<size_t>(count()));
-        for (int64_t i = 0; i < count(); ++i) m[static_cast<size_t>(i)] = data_[at(i)];
+        for (int64_t i = 0; i < count(); ++i) m[static_cast<size_t>(i)] = *element(i);
         return m;
     }
-    // Every byte outside the view's elements still holds the canary.
-    bool canaryIntact() const {
-        std::vector<char> in(raw_.size(), 0);
-        const int64_t base = data_ - raw_.data();
-        for (int64_t i = 0; i < count(); ++i)
-            for (size_t k = 0; k < es_; ++k) in[static_cast<size_t>(base + at(i) * static_cast<int64_t>(es_)) + k] = 1;
-        for (size_t k = 0; k < raw_.size(); ++k)
-            if (!in[k] && raw_[k] != kCanary) return false;
-        return true;
-    }
-    std::vector<uint8_t> snapshot() const { return raw_; }
-
-private:
-    aclDataType dt_;
-    std::vector<int64_t> dims_;
-    size_t es_;
-    std::vector<int64_t> strides_;
-    int64_t offset_ = 0;
-    std::vector<uint8_t> raw_;
-    uint8_t *data_ = nullptr;
-    aclTensor *t_ = nullptr;
 };
 
-struct IntArray {
-    aclIntArray *a = nullptr;
-    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
-        static const int64_t dummy = 0;
-        if (v) a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
-    }
-    ~IntArray() {
-        if (a) aclDestroyIntArray(a);
-    }
-    IntArray(const IntArray &) = delete;
-    IntArray &operator=(const IntArray &) = delete;
-};
+using acltest::IntArray;
 
-struct Workspace {
-    std::vector<uint8_t> buf;
-    void *ptr(uint64_t n) {
-        if (n == 0) return nullptr;
-        buf.assign(static_cast<size_t>(n) + 64, 0);
-        const auto p = reinterpret_cast<uintptr_t>(buf.data());
-        return buf.data() + (64 - p % 64) % 64;
-    }
-};
+using acltest::Workspace;
 
 // ---- problems: a pool geometry with its tensors' dims ----
 struct Problem {

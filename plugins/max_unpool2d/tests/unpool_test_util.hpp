@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "acltest.hpp"
+#include "guarded_tensor.hpp"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_max_unpool2d.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
@@ -33,94 +35,12 @@ using unpoolref::Bits;
 // ---------------------------------------------------------------------------------------------
 // Products and runtime
 // ---------------------------------------------------------------------------------------------
-inline const std::vector<std::string> &allProducts() {
-    static const std::vector<std::string> v{"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3",
-                                            "atlas-200i-500-a2"};
-    return v;
-}
-// A substring of the product's documented name (products.md), which support errors must contain.
-inline std::string productNameSubstr(const std::string &id) {
-    if (id == "atlas-training") return "Atlas training series";
-    if (id == "atlas-inference") return "Atlas inference series";
-    if (id == "atlas-a2") return "Atlas A2";
-    if (id == "atlas-a3") return "Atlas A3";
-    if (id == "atlas-200i-500-a2") return "Atlas 200I/500 A2";
-    return "?";
-}
-inline std::string ident(std::string s) {
-    for (auto &ch : s)
-        if (ch == '-' || ch == '/') ch = '_';
-    return s;
-}
-
-// aclInit with a YAML file naming the product and the thread count; switching = aclFinalize + aclInit.
-class Runtime {
-public:
-    static void use(const std::string &product, int threads = 2) {  // inside ASSERT_NO_FATAL_FAILURE
-        State &s = state();
-        if (s.initialized && s.product == product && s.threads == threads) return;
-        shutdown();
-        namespace fs = std::filesystem;
-        const fs::path dir = tempDir();
-        fs::create_directories(dir);
-        const fs::path file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
-        std::ofstream(file) << "product: " << product << "\nthreads: " << threads << "\n";
-        ASSERT_EQ(aclInit(file.string().c_str()), ACL_SUCCESS) << "aclInit for product " << product;
-        s.initialized = true;
-        s.product = product;
-        s.threads = threads;
-        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
-    }
-    static void shutdown() {
-        State &s = state();
-        if (!s.initialized) return;
-        if (s.stream) aclrtDestroyStream(s.stream);
-        s.stream = nullptr;
-        aclrtResetDevice(0);
-        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
-        s.initialized = false;
-        s.product.clear();
-        s.threads = -1;
-    }
-    static aclrtStream stream() { return state().stream; }
-    static std::filesystem::path tempDir() {
-        return std::filesystem::temp_directory_path() / ("aclnn_max_unpool2d_tests_" + std::to_string(::getpid()));
-    }
-
-private:
-    struct State {
-        bool initialized = false;
-        std::string product;
-        int threads = -1;
-        aclrtStream stream = nullptr;
-    };
-    static State &state() {
-        static State s;
-        return s;
-    }
-};
-
-class RuntimeEnvironment : public ::testing::Environment {
-public:
-    void TearDown() override {
-        Runtime::shutdown();
-        std::error_code ec;
-        std::filesystem::remove_all(Runtime::tempDir(), ec);
-    }
-};
-inline ::testing::Environment *const kRuntimeEnvironment = ::testing::AddGlobalTestEnvironment(new RuntimeEnvironment);
-
-inline std::string recentErr() {
-    const char *m = aclGetRecentErrMsg();
-    return m ? std::string(m) : std::string();
-}
-inline ::testing::AssertionResult messageContains(const std::string &msg, const std::vector<std::string> &all) {
-    for (const auto &s : all)
-        if (msg.find(s) == std::string::npos)
-            return ::testing::AssertionFailure() << "message \"" << msg << "\" does not contain \"" << s << "\"";
-    return ::testing::AssertionSuccess();
-}
+using acltest::allProducts;
+using acltest::ident;
+using acltest::messageContains;
+using acltest::productNameSubstr;
+using acltest::recentErr;
+using acltest::Runtime;
 
 // ---------------------------------------------------------------------------------------------
 // Dtypes and data
@@ -154,20 +74,7 @@ inline const std::vector<aclDataType> &forwardDtypes() {
     return v;
 }
 
-class Rng {  // splitmix64: reproducible, independent of the standard library's distributions
-public:
-    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-    uint64_t next() {
-        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-
-private:
-    uint64_t s_;
-};
+using acltest::Rng;
 
 // Random element bit patterns of dt: every bit pattern is fair game for a gather (NaN payloads,
 // -0, inf, subnormals); BOOL stays 0/1. `finite` keeps floating values finite and non-NaN.
@@ -205,16 +112,8 @@ inline std::vector<int64_t> uniqueIndices(int64_t planes, int64_t plane, int64_t
     return v;
 }
 
-inline int64_t numel(const std::vector<int64_t> &d) {
-    return std::accumulate(d.begin(), d.end(), int64_t{1}, std::multiplies<int64_t>());
-}
-inline std::string dimsStr(const std::vector<int64_t> &d) {
-    std::ostringstream o;
-    o << "[";
-    for (size_t i = 0; i < d.size(); ++i) o << (i ? "," : "") << d[i];
-    o << "]";
-    return o.str();
-}
+using acltest::dimsStr;
+using acltest::numel;
 
 // ---------------------------------------------------------------------------------------------
 // Tensors over guarded storage
@@ -222,164 +121,61 @@ inline std::string dimsStr(const std::vector<int64_t> &d) {
 
 // How a view lies in its storage: order lists the dims from outermost to innermost in memory
 // (empty = row-major), extra adds unused elements per dim (padded rows), offset is the view offset.
-struct Layout {
-    std::vector<int> order;
-    std::vector<int64_t> extra;
-    int64_t offset = 0;
-    bool contiguous() const { return order.empty() && extra.empty() && offset == 0; }
-};
+using acltest::Layout;
 
-class Tensor {
+// A guarded tensor whose elements are read and written as bit patterns, indices or doubles.
+class Tensor : public acltest::GuardedTensor {
 public:
-    static constexpr size_t kGuardBytes = 256;
-    static constexpr unsigned char kCanary = 0xA5;
-
     Tensor(aclDataType dt, std::vector<int64_t> dims, aclFormat fmt = ACL_FORMAT_ND, const Layout &layout = {})
-        : dt_(dt), dims_(std::move(dims)), esize_(elemSize(dt)) {
-        const size_t r = dims_.size();
-        strides_.assign(r, 0);
-        std::vector<int> order = layout.order;
-        if (order.empty()) {
-            order.resize(r);
-            std::iota(order.begin(), order.end(), 0);
-        }
-        int64_t step = 1;
-        for (size_t k = r; k-- > 0;) {
-            const int d = order[k];
-            strides_[static_cast<size_t>(d)] = step;
-            step *= std::max<int64_t>(dims_[static_cast<size_t>(d)] + (layout.extra.empty() ? 0 : layout.extra[static_cast<size_t>(d)]), 1);
-        }
-        offset_ = layout.offset;
-        int64_t maxIdx = offset_;
-        bool empty = false;
-        for (size_t d = 0; d < r; ++d) {
-            if (dims_[d] == 0) empty = true;
-            else maxIdx += (dims_[d] - 1) * strides_[d];
-        }
-        const int64_t storageElems = empty ? 0 : maxIdx + 1;
-        storageDims_ = layout.contiguous() ? dims_ : std::vector<int64_t>{storageElems};
-        raw_.assign(2 * kGuardBytes + static_cast<size_t>(storageElems) * esize_ + 64, kCanary);
-        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuardBytes;
-        data_ = raw_.data() + kGuardBytes + (64 - base % 64) % 64;  // 64-byte aligned data
-        t_ = aclCreateTensor(dims_.data(), dims_.size(), dt_, strides_.data(), offset_, fmt, storageDims_.data(),
-                             storageDims_.size(), data_);
-    }
-    ~Tensor() {
-        if (t_) aclDestroyTensor(t_);
-    }
-    Tensor(const Tensor &) = delete;
-    Tensor &operator=(const Tensor &) = delete;
+        : GuardedTensor(dt, std::move(dims), fmt, layout) {}
 
-    aclTensor *get() const { return t_; }
-    void *data() const { return data_; }
-    const std::vector<int64_t> &dims() const { return dims_; }
-    int64_t count() const { return numel(dims_); }
-
-    int64_t storageIndex(int64_t linear) const {  // of the linear-th view element, row-major
-        int64_t idx = offset_;
-        for (size_t d = dims_.size(); d-- > 0;) {
-            idx += (linear % dims_[d]) * strides_[d];
-            linear /= dims_[d];
-        }
-        return idx;
-    }
     void setBits(const Bits &v) {
-        for (int64_t i = 0; i < count(); ++i) std::memcpy(at(i), &v[static_cast<size_t>(i)], esize_);  // little endian
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(element(i), &v[static_cast<size_t>(i)], elementBytes());  // little endian
     }
     void setInts(const std::vector<int64_t> &v) {  // indices (INT32 / INT64)
         for (int64_t i = 0; i < count(); ++i) {
             const int64_t x = v[static_cast<size_t>(i)];
-            if (esize_ == 4) {
+            if (elementBytes() == 4) {
                 const auto y = static_cast<int32_t>(x);
-                std::memcpy(at(i), &y, 4);
+                std::memcpy(element(i), &y, 4);
             } else {
-                std::memcpy(at(i), &x, 8);
+                std::memcpy(element(i), &x, 8);
             }
         }
     }
     void setDoubles(const std::vector<double> &v) {  // FLOAT / DOUBLE only
         for (int64_t i = 0; i < count(); ++i) {
-            if (dt_ == ACL_FLOAT) {
+            if (dtype() == ACL_FLOAT) {
                 const auto f = static_cast<float>(v[static_cast<size_t>(i)]);
-                std::memcpy(at(i), &f, 4);
+                std::memcpy(element(i), &f, 4);
             } else {
-                std::memcpy(at(i), &v[static_cast<size_t>(i)], 8);
+                std::memcpy(element(i), &v[static_cast<size_t>(i)], 8);
             }
         }
     }
     Bits bits() const {
         Bits b(static_cast<size_t>(count()), 0);
-        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], at(i), esize_);
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], element(i), elementBytes());
         return b;
     }
     std::vector<double> doubles() const {  // FLOAT / DOUBLE only
         std::vector<double> v(static_cast<size_t>(count()));
         for (int64_t i = 0; i < count(); ++i) {
-            if (dt_ == ACL_FLOAT) {
+            if (dtype() == ACL_FLOAT) {
                 float f;
-                std::memcpy(&f, at(i), 4);
+                std::memcpy(&f, element(i), 4);
                 v[static_cast<size_t>(i)] = f;
             } else {
-                std::memcpy(&v[static_cast<size_t>(i)], at(i), 8);
+                std::memcpy(&v[static_cast<size_t>(i)], element(i), 8);
             }
         }
         return v;
     }
-    void fillViewBytes(unsigned char byte) {
-        for (int64_t i = 0; i < count(); ++i) std::memset(at(i), byte, esize_);
-    }
-    // Every byte outside the view (guards, gaps, padded rows) still holds the canary.
-    bool canaryIntact(std::string *where = nullptr) const {
-        std::vector<char> inView(raw_.size(), 0);
-        const int64_t base = data_ - raw_.data();
-        for (int64_t i = 0; i < count(); ++i)
-            for (size_t k = 0; k < esize_; ++k)
-                inView[static_cast<size_t>(base + storageIndex(i) * static_cast<int64_t>(esize_)) + k] = 1;
-        for (size_t k = 0; k < raw_.size(); ++k)
-            if (!inView[k] && raw_[k] != kCanary) {
-                if (where) *where = "byte " + std::to_string(static_cast<int64_t>(k) - base) + " relative to data";
-                return false;
-            }
-        return true;
-    }
-    std::vector<unsigned char> snapshot() const { return raw_; }
-    bool sameBytes(const std::vector<unsigned char> &s) const { return s == raw_; }
-
-private:
-    unsigned char *at(int64_t i) const { return data_ + storageIndex(i) * static_cast<int64_t>(esize_); }
-
-    aclDataType dt_;
-    std::vector<int64_t> dims_;
-    size_t esize_;
-    std::vector<int64_t> strides_, storageDims_;
-    int64_t offset_ = 0;
-    std::vector<unsigned char> raw_;
-    unsigned char *data_ = nullptr;
-    aclTensor *t_ = nullptr;
 };
 
-struct IntArray {
-    aclIntArray *a = nullptr;
-    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
-        static const int64_t dummy = 0;
-        if (v) a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
-    }
-    ~IntArray() {
-        if (a) aclDestroyIntArray(a);
-    }
-    IntArray(const IntArray &) = delete;
-    IntArray &operator=(const IntArray &) = delete;
-};
+using acltest::IntArray;
 
-struct Workspace {
-    std::vector<unsigned char> buf;
-    void *ptr(uint64_t size) {
-        if (size == 0) return nullptr;
-        buf.assign(static_cast<size_t>(size) + 64, 0);
-        const auto p = reinterpret_cast<uintptr_t>(buf.data());
-        return buf.data() + (64 - p % 64) % 64;
-    }
-};
+using acltest::Workspace;
 
 // ---------------------------------------------------------------------------------------------
 // One backward problem and its call

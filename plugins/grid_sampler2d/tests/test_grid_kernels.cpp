@@ -1,0 +1,108 @@
+// White-box test of the GridSampler2DBackward kernel's two code paths: the scalar path (the only
+// one on CPUs without AVX-512, and the DOUBLE path) and the AVX-512 path must both match the
+// independent double reference, for every mode and padding, narrow and wide channel blocks
+// (C = 1, 3, 5, 9, 16, 17, 33), one task per image and private accumulators (N = 1), FLOAT and
+// FLOAT16 / BF16 operands. The scalar path runs the same shape-only partition: its results do not
+// depend on the thread count either.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "grid_backward.hpp"
+#include "grid_reference.hpp"
+
+namespace {
+
+using gsamp::Elem;
+
+struct Rng {
+    uint64_t s;
+    uint64_t next() {
+        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double lattice(int64_t k, double step) { return static_cast<double>(static_cast<int64_t>(next() % (2 * k + 1)) - k) / step; }
+};
+
+// A dense array of one element type holding exactly the given (representable) values.
+struct Buf {
+    Elem e;
+    std::vector<uint8_t> bytes;
+    Buf(Elem el, const std::vector<double> &v) : e(el), bytes(v.size() * gsamp::elem_bytes(el)) {
+        for (size_t i = 0; i < v.size(); ++i) set(i, v[i]);
+    }
+    Buf(Elem el, size_t n) : e(el), bytes(n * gsamp::elem_bytes(el), 0xA5) {}
+    void set(size_t i, double v) {
+        const auto f = static_cast<float>(v);
+        switch (e) {
+            case Elem::F32: std::memcpy(&bytes[i * 4], &f, 4); break;
+            case Elem::F64: std::memcpy(&bytes[i * 8], &v, 8); break;
+            case Elem::F16: { const uint16_t h = acp::float_to_half(f); std::memcpy(&bytes[i * 2], &h, 2); break; }
+            case Elem::BF16: { const uint16_t h = acp::float_to_bf16(f); std::memcpy(&bytes[i * 2], &h, 2); break; }
+        }
+    }
+    double get(size_t i) const {
+        switch (e) {
+            case Elem::F32: { float f; std::memcpy(&f, &bytes[i * 4], 4); return f; }
+            case Elem::F64: { double d; std::memcpy(&d, &bytes[i * 8], 8); return d; }
+            case Elem::F16: { uint16_t h; std::memcpy(&h, &bytes[i * 2], 2); return acp::half_to_float(h); }
+            default: { uint16_t h; std::memcpy(&h, &bytes[i * 2], 2); return acp::bf16_to_float(h); }
+        }
+    }
+    std::vector<double> values() const {
+        std::vector<double> v(bytes.size() / gsamp::elem_bytes(e));
+        for (size_t i = 0; i < v.size(); ++i) v[i] = get(i);
+        return v;
+    }
+};
+
+::testing::AssertionResult near(const std::vector<double> &got, const std::vector<double> &ref, double rel) {
+    double mx = 0;
+    for (double r : ref) mx = std::max(mx, std::fabs(r));
+    for (size_t i = 0; i < ref.size(); ++i)
+        if (!(std::fabs(got[i] - ref[i]) <= rel * (mx + std::fabs(ref[i]))))
+            return ::testing::AssertionFailure() << "[" << i << "] got " << got[i] << " want " << ref[i];
+    return ::testing::AssertionSuccess();
+}
+
+TEST(GridSampler2DKernel, ScalarAndAvx512PathsMatchTheReference) {
+    for (int64_t C : {1, 3, 5, 9, 16, 17, 33})
+        for (int64_t N : {1, 5})
+            for (int interp = 0; interp < 3; ++interp)
+                for (int padding = 0; padding < 3; ++padding) {
+                    const gref::Problem p{N, C, 9, 11, 33, 37, interp, padding, (C + padding) % 2 == 0};
+                    Rng r{static_cast<uint64_t>(C * 131 + N * 7 + interp * 3 + padding)};
+                    std::vector<double> go(static_cast<size_t>(p.outputCount())), in(static_cast<size_t>(p.inputCount())),
+                        grid(static_cast<size_t>(p.gridCount()));
+                    for (auto &v : go) v = r.lattice(256, 64);
+                    for (auto &v : in) v = r.lattice(256, 64);
+                    for (auto &v : grid) v = r.lattice(80, 64);  // [-1.25, 1.25], exact in BF16
+                    const auto ref = gref::backward(p, go, in, grid);
+                    const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, static_cast<gsamp::Interp>(interp),
+                                            static_cast<gsamp::Padding>(padding), p.align};
+                    for (Elem e : {Elem::F32, Elem::F16, Elem::BF16, Elem::F64})
+                        for (gsamp::Isa isa : {gsamp::Isa::Scalar, gsamp::Isa::Auto}) {
+                            const bool f64 = e == Elem::F64;
+                            gsamp::BackwardKernel k(g, {e, e, e, e, e}, true, true, f64);
+                            k.set_isa(isa);
+                            Buf bgo(e, go), bin(e, in), bgrid(e, grid), big(e, in.size()), bgg(e, grid.size());
+                            std::vector<uint8_t> ws(k.scratch_bytes() + 64);
+                            auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+                            k.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
+                            const double rel = e == Elem::F32 ? 1e-5 : e == Elem::F64 ? 1e-12 : e == Elem::F16 ? 1e-3 : 8e-3;
+                            EXPECT_TRUE(near(big.values(), ref.input, rel))
+                                << "inputGrad C" << C << " N" << N << " mode " << interp << " pad " << padding << " elem "
+                                << static_cast<int>(e) << " isa " << static_cast<int>(isa);
+                            EXPECT_TRUE(near(bgg.values(), ref.grid, rel))
+                                << "gridGrad C" << C << " N" << N << " mode " << interp << " pad " << padding << " elem "
+                                << static_cast<int>(e) << " isa " << static_cast<int>(isa);
+                        }
+                }
+}
+
+}  // namespace
