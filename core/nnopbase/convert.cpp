@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/numeric.hpp"
@@ -180,38 +181,68 @@ struct CopyNode : CoreNodeData {
     int32_t arg = -1, buffer = -1;
     int32_t buffer_dtype = ACL_FLOAT, precision = ACP_PREC_NATIVE;
     acp_tensor_desc view{};  // the argument's view, as planned
-    RowFn row = nullptr;     // typed fast path, when the dtypes allow one
+    // The view's dims with size-1 dims dropped and dims merged where the view is contiguous across
+    // them: the same row-major element order (which is the buffer's), in as few and long rows as
+    // the layout allows (a 1x1 weight is one row, not Cout*Cin rows of one element).
+    std::vector<int64_t> dims, strides;
+    RowFn row = nullptr;  // typed fast path, when the dtypes allow one
 };
+
+// Fills node.dims / node.strides from node.view (see CopyNode).
+void coalesce(CopyNode &node) {
+    node.dims.clear();
+    node.strides.clear();
+    for (uint32_t d = 0; d < node.view.rank; ++d) {
+        const int64_t size = node.view.dims[d], stride = node.view.strides[d];
+        if (size == 1) continue;
+        if (!node.dims.empty() && node.strides.back() == stride * size) {
+            node.dims.back() *= size;
+            node.strides.back() = stride;
+        } else {
+            node.dims.push_back(size);
+            node.strides.push_back(stride);
+        }
+    }
+    if (node.dims.empty()) {  // a single element (or rank 0)
+        node.dims.push_back(1);
+        node.strides.push_back(1);
+    }
+}
+
+constexpr int64_t kChunk = 16384;  // elements per task: long rows are split so that they run in parallel
 
 acp_status run_copy(void *data, const acp_run_ctx *run) {
     const auto &n = *static_cast<const CopyNode *>(data);
     const acp_host_api *host = host_api();
     auto *view_base = static_cast<uint8_t *>(host->arg_data(run, n.arg));
     auto *buf = static_cast<uint8_t *>(host->buffer_data(run, n.buffer));
-    const int rank = static_cast<int>(n.view.rank);
-    const int64_t inner = rank ? n.view.dims[rank - 1] : 1;
+    const int rank = static_cast<int>(n.dims.size());
+    const int64_t inner = n.dims[rank - 1], inner_stride = n.strides[rank - 1];
     int64_t rows = 1;
-    for (int d = 0; d + 1 < rank; ++d) rows *= n.view.dims[d];
-    if (rows * inner == 0) return 0;
+    for (int d = 0; d + 1 < rank; ++d) rows *= n.dims[d];
+    for (uint32_t d = 0; d < n.view.rank; ++d)
+        if (n.view.dims[d] == 0) return 0;
     const auto view_es = static_cast<int64_t>(acp::dtype_size(n.view.dtype));
     const auto buf_es = static_cast<int64_t>(acp::dtype_size(n.buffer_dtype));
-    const int64_t inner_stride = rank ? n.view.strides[rank - 1] : 0;
-    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1));
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, grain), [&](const tbb::blocked_range<int64_t> &r) {
-        for (int64_t row = r.begin(); row < r.end(); ++row) {
-            int64_t off = 0, rem = row;  // element offset of this row inside the view
+    // Work items: (row, piece of at most kChunk elements of it); several short rows per task.
+    const int64_t pieces = (inner + kChunk - 1) / kChunk, piece_len = (inner + pieces - 1) / pieces;
+    const int64_t grain = std::max<int64_t>(1, kChunk / std::max<int64_t>(piece_len, 1));
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows * pieces, grain), [&](const tbb::blocked_range<int64_t> &r) {
+        for (int64_t item = r.begin(); item < r.end(); ++item) {
+            const int64_t row = item / pieces, k0 = item % pieces * piece_len, len = std::min(piece_len, inner - k0);
+            int64_t off = k0 * inner_stride, rem = row;  // element offset of the piece inside the view
             for (int d = rank - 2; d >= 0; --d) {
-                off += (rem % n.view.dims[d]) * n.view.strides[d];
-                rem /= n.view.dims[d];
+                off += (rem % n.dims[d]) * n.strides[d];
+                rem /= n.dims[d];
             }
-            uint8_t *b = buf + row * inner * buf_es;
+            uint8_t *b = buf + (row * inner + k0) * buf_es;
             uint8_t *v = view_base + off * view_es;
             if (n.row) {
-                if (n.to_buffer) n.row(v, inner_stride, b, 1, inner);
-                else n.row(b, 1, v, inner_stride, inner);
+                if (n.to_buffer) n.row(v, inner_stride, b, 1, len);
+                else n.row(b, 1, v, inner_stride, len);
                 continue;
             }
-            for (int64_t k = 0; k < inner; ++k) {
+            for (int64_t k = 0; k < len; ++k) {
                 uint8_t *e = v + k * inner_stride * view_es;
                 if (n.to_buffer) store(b + k * buf_es, n.buffer_dtype, load(e, n.view.dtype), n.precision);
                 else store(e, n.view.dtype, load(b + k * buf_es, n.buffer_dtype), ACP_PREC_NATIVE);
@@ -226,6 +257,7 @@ int32_t add_copy(aclOpExecutor &exec, std::unique_ptr<CopyNode> node, const char
     if (node->buffer < 0 || static_cast<size_t>(node->buffer) >= exec.buffer_offsets.size()) return -1;
     if (acp::dtype_size(node->buffer_dtype) == 0) return -1;
     node->view = *exec.args[static_cast<size_t>(node->arg)].tensor;
+    coalesce(*node);
     node->row = node->to_buffer ? pick_row(node->view.dtype, node->buffer_dtype, node->precision)
                                 : pick_row(node->buffer_dtype, node->view.dtype, ACP_PREC_NATIVE);
     void *data = node.get();

@@ -431,3 +431,46 @@ TEST_F(PluginTest, ImplementationChoiceEndsWithFinalize) {
 }
 
 }  // namespace
+
+// The core's convert / store nodes walk any view: size-1 dims with arbitrary strides, dims merged
+// where the view is contiguous across them, broadcast (stride 0) inputs, permuted and padded
+// layouts, and rows long enough to be split into pieces. out = self + 1 element by element.
+TEST_F(PluginTest, CoreConversionWalksAnyLayout) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    struct Case {
+        const char *what;
+        std::vector<int64_t> dims, strides;
+        int64_t offset;
+    };
+    const std::vector<Case> cases = {
+        {"size-1 dims with odd strides", {3, 1, 4, 1}, {4, 99, 1, 7}, 0},
+        {"contiguous 1x1 weight", {64, 32, 1, 1}, {32, 1, 1, 1}, 0},
+        {"transposed", {5, 7}, {1, 5}, 0},
+        {"padded rows and an offset", {3, 4, 5}, {48, 12, 2}, 3},
+        {"broadcast dim", {4, 6}, {0, 1}, 0},
+        {"one long row", {1, 40001}, {40001, 1}, 0},
+        {"long strided rows", {2, 20000}, {1, 2}, 0},
+    };
+    for (const Case &c : cases) {
+        int64_t n = 1, span = c.offset + 1;
+        for (size_t d = 0; d < c.dims.size(); ++d) n *= c.dims[d], span += (c.dims[d] - 1) * c.strides[d];
+        std::vector<float> storage(static_cast<size_t>(span)), out(static_cast<size_t>(n), -1.0f);
+        for (size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<float>(i % 1000) * 0.5f;
+        const int64_t st[1] = {span};
+        aclTensor *tin = aclCreateTensor(c.dims.data(), c.dims.size(), ACL_FLOAT, c.strides.data(), c.offset, ACL_FORMAT_ND,
+                                         st, 1, storage.data());
+        aclTensor *tout = dense(c.dims, out.data());
+        ASSERT_EQ(runUnary(aclnnFixtureAddOneGetWorkspaceSize, aclnnFixtureAddOne, tin, tout), ACLNN_SUCCESS) << c.what << ": " << takeErr();
+        int wrong = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t off = c.offset, rem = i;
+            for (size_t d = c.dims.size(); d-- > 0;) off += (rem % c.dims[d]) * c.strides[d], rem /= c.dims[d];
+            if (out[static_cast<size_t>(i)] != storage[static_cast<size_t>(off)] + 1.0f && wrong++ < 3)
+                ADD_FAILURE() << c.what << ": element " << i << " is " << out[static_cast<size_t>(i)] << ", expected "
+                              << storage[static_cast<size_t>(off)] + 1.0f;
+        }
+        EXPECT_EQ(wrong, 0) << c.what;
+        aclDestroyTensor(tin);
+        aclDestroyTensor(tout);
+    }
+}
