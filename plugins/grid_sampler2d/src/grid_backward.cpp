@@ -286,43 +286,76 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
     r[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
 }
 
-// Bilinear corners over a narrow block (ld = 4): the two corners of a row are neighbouring input
-// pixels, 8 consecutive values, so one 256-bit operation serves both when both are inside.
-GSAMP_AVX512 void bilinear_avx4(const TileTaps<4> &tt, int64_t i, const float *go, const float *in, float *acc,
-                                float *px, float *py) {
-    const __m128 g4 = _mm_loadu_ps(go);
-    const __m256 g = _mm256_set_m128(g4, g4);
-    __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
-    __m128 sx4 = _mm_setzero_ps(), sy4 = _mm_setzero_ps();
-    const unsigned m = tt.mask[i];
-    for (int r = 0; r < 4; r += 2) {
-        const unsigned bits = (m >> r) & 3u;
-        if (bits == 3u) {
-            const int64_t o = int64_t{tt.off[r][i]} * 4;
-            const __m256 w = _mm256_set_m128(_mm_set1_ps(tt.w[r + 1][i]), _mm_set1_ps(tt.w[r][i]));
-            if (acc) _mm256_storeu_ps(acc + o, _mm256_fmadd_ps(w, g, _mm256_loadu_ps(acc + o)));
-            if (in) {
-                const __m256 v = _mm256_loadu_ps(in + o);
-                sx = _mm256_fmadd_ps(_mm256_set_m128(_mm_set1_ps(tt.cx[r + 1][i]), _mm_set1_ps(tt.cx[r][i])), v, sx);
-                sy = _mm256_fmadd_ps(_mm256_set_m128(_mm_set1_ps(tt.cy[r + 1][i]), _mm_set1_ps(tt.cy[r][i])), v, sy);
+// gridGrad's per-sample sums of one channel block (sum[0]: x, sum[1]: y; lane i = sample i) stored
+// to gs (x, y interleaved; first block) or added to it; out (the last channel block, or null): also
+// store gridGrad = (mx, my) * the totals, interleaved.
+GSAMP_AVX512 inline void finish_grid_sums(const __m512 sum[2], int64_t np, float *gs, bool first, const float *mx,
+                                          const float *my, float *out) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    const __m512 xy0 = _mm512_maskz_permutex2var_ps(kAll, sum[0], lo, sum[1]);
+    const __m512 xy1 = _mm512_maskz_permutex2var_ps(kAll, sum[0], hi, sum[1]);
+    const __mmask16 m0 = tail16(2 * np), m1 = tail16(2 * np - 16);
+    const __m512 t0 = first ? xy0 : _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0);
+    const __m512 t1 = first ? xy1 : _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1);
+    if (out) {  // gridGrad: (mx, my) interleaved the same way, times the totals
+        const __mmask16 mp = tail16(np);
+        const __m512 vmx = _mm512_maskz_loadu_ps(mp, mx), vmy = _mm512_maskz_loadu_ps(mp, my);
+        const __m512 m01 = _mm512_maskz_permutex2var_ps(kAll, vmx, lo, vmy), m23 = _mm512_maskz_permutex2var_ps(kAll, vmx, hi, vmy);
+        _mm512_mask_storeu_ps(out, m0, _mm512_mul_ps(m01, t0));
+        _mm512_mask_storeu_ps(out + 16, m1, _mm512_mul_ps(m23, t1));
+        return;
+    }
+    _mm512_mask_storeu_ps(gs, m0, t0);
+    _mm512_mask_storeu_ps(gs + 16, m1, t1);
+}
+
+// A bilinear tile over a narrow block (ld = 4): inputGrad one 128-bit corner at a time (with a
+// smooth grid the next sample's corners are shifted by one pixel, 16 bytes, and a load that half
+// overlaps an earlier 256-bit store cannot be forwarded from it). For gridGrad each sample stores
+// only its corners' lane products g * v (one 256-bit load and multiply per row of two corners,
+// zeros for a corner outside); one 16 x 16 transpose then gives, for all 16 samples at once, the
+// per-corner dot products d_t, and gridGrad's sums are sum_t c_t * d_t with the corner weights
+// zeroed outside (a NaN grid gives none). A fixed order throughout, set by the shape.
+GSAMP_AVX512 void bilinear_tile4_avx(const TileTaps<4> &tt, int64_t np, const float *tile, const float *in, float *acc,
+                                     float *gs, bool first, const float *mx, const float *my, float *out) {
+    alignas(64) float q[16 * 16];  // sample i: corners nw, ne, sw, se x 4 lanes
+    for (int64_t i = 0; i < np; ++i) {
+        const __m128 g4 = _mm_loadu_ps(tile + 4 * i);
+        const unsigned m = tt.mask[i];
+        if (acc)
+            for (int t = 0; t < 4; ++t)
+                if ((m >> t) & 1u) {
+                    float *p = acc + int64_t{tt.off[t][i]} * 4;
+                    _mm_storeu_ps(p, _mm_fmadd_ps(_mm_set1_ps(tt.w[t][i]), g4, _mm_loadu_ps(p)));
+                }
+        if (!in) continue;
+        for (int r = 0; r < 4; r += 2) {
+            const unsigned bits = (m >> r) & 3u;
+            float *qr = q + 16 * i + 4 * r;
+            if (bits == 3u) {
+                const __m256 v = _mm256_loadu_ps(in + int64_t{tt.off[r][i]} * 4);
+                _mm256_store_ps(qr, _mm256_mul_ps(v, _mm256_set_m128(g4, g4)));
+                continue;
             }
-        } else if (bits) {  // one corner of the row inside
-            const int t = bits == 1u ? r : r + 1;
-            const int64_t o = int64_t{tt.off[t][i]} * 4;
-            if (acc) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tt.w[t][i]), g4, _mm_loadu_ps(acc + o)));
-            if (in) {
-                const __m128 v = _mm_loadu_ps(in + o);
-                sx4 = _mm_fmadd_ps(_mm_set1_ps(tt.cx[t][i]), v, sx4);
-                sy4 = _mm_fmadd_ps(_mm_set1_ps(tt.cy[t][i]), v, sy4);
-            }
+            for (int k = 0; k < 2; ++k)
+                _mm_store_ps(qr + 4 * k, ((bits >> k) & 1u) ? _mm_mul_ps(_mm_loadu_ps(in + int64_t{tt.off[r + k][i]} * 4), g4)
+                                                            : _mm_setzero_ps());
         }
     }
-    if (in) {
-        const __m128 tx = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(sx), _mm256_extractf128_ps(sx, 1)), sx4);
-        const __m128 ty = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(sy), _mm256_extractf128_ps(sy, 1)), sy4);
-        _mm_store_ps(px, _mm_mul_ps(g4, tx));
-        _mm_store_ps(py, _mm_mul_ps(g4, ty));
+    if (!gs || !in) return;
+    __m512 rr[16];
+    for (int64_t i = 0; i < 16; ++i) rr[i] = i < np ? _mm512_load_ps(q + 16 * i) : _mm512_setzero_ps();
+    transpose16(rr);  // rr[4 t + c]: lane c of corner t, sample i in lane i
+    const __m512i mv = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(tt.mask)));
+    __m512 sum[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int t = 0; t < 4; ++t) {
+        const __m512 d = _mm512_add_ps(_mm512_add_ps(rr[4 * t], rr[4 * t + 1]), _mm512_add_ps(rr[4 * t + 2], rr[4 * t + 3]));
+        const __mmask16 k = _mm512_test_epi32_mask(mv, _mm512_set1_epi32(1 << t));
+        sum[0] = _mm512_fmadd_ps(_mm512_maskz_load_ps(k, tt.cx[t]), d, sum[0]);
+        sum[1] = _mm512_fmadd_ps(_mm512_maskz_load_ps(k, tt.cy[t]), d, sum[1]);
     }
+    finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
 
 // The channel work of a tile's np samples in one call (sample i's gradients at tile + i * tile_ld,
@@ -334,18 +367,15 @@ template <class ViewOf>
 GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *tile, int64_t tile_ld, int64_t nc,
                                     int64_t ld, const float *in, float *acc, float *gs, bool first, const float *mx,
                                     const float *my, float *out) {
+    if constexpr (std::is_same_v<decltype(view_of(0)), TileView<4>>) {
+        if (ld == 4) return bilinear_tile4_avx(view_of(0).tt, np, tile, in, acc, gs, first, mx, my, out);
+    }
     alignas(64) float px[16 * 16], py[16 * 16];  // ld = 4: 16 x 4 values; else 16 rows of 16 (zero padded)
     const int64_t row = ld == 4 ? 4 : 16;
     for (int64_t i = 0; i < np; ++i) {
         const float *g = tile + i * tile_ld;
         float *qx = px + i * row, *qy = py + i * row;
         const auto v = view_of(i);
-        if constexpr (std::is_same_v<decltype(v), const TileView<4>>) {
-            if (ld == 4) {
-                bilinear_avx4(v.tt, i, g, in, acc, qx, qy);
-                continue;
-            }
-        }
         if (ld == 4) {
             channels_avx4(v, g, in, acc, qx, qy);
         } else if (ld == 8) {
@@ -376,23 +406,7 @@ GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *til
             sum[a] = r[0];
         }
     }
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    const __m512 xy0 = _mm512_maskz_permutex2var_ps(kAll, sum[0], lo, sum[1]);
-    const __m512 xy1 = _mm512_maskz_permutex2var_ps(kAll, sum[0], hi, sum[1]);
-    const __mmask16 m0 = tail16(2 * np), m1 = tail16(2 * np - 16);
-    const __m512 t0 = first ? xy0 : _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0);
-    const __m512 t1 = first ? xy1 : _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1);
-    if (out) {  // gridGrad: (mx, my) interleaved the same way, times the totals
-        const __mmask16 mp = tail16(np);
-        const __m512 vmx = _mm512_maskz_loadu_ps(mp, mx), vmy = _mm512_maskz_loadu_ps(mp, my);
-        const __m512 m01 = _mm512_maskz_permutex2var_ps(kAll, vmx, lo, vmy), m23 = _mm512_maskz_permutex2var_ps(kAll, vmx, hi, vmy);
-        _mm512_mask_storeu_ps(out, m0, _mm512_mul_ps(m01, t0));
-        _mm512_mask_storeu_ps(out + 16, m1, _mm512_mul_ps(m23, t1));
-        return;
-    }
-    _mm512_mask_storeu_ps(gs, m0, t0);
-    _mm512_mask_storeu_ps(gs + 16, m1, t1);
+    finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
 
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
@@ -1000,7 +1014,7 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->bicubic_vec = !f64 && g.interp == Interp::Bicubic && g.padding != Padding::Reflection &&
                      g.in_pixels() < (int64_t{1} << 31);
     P->in_bytes = P->need_in && !P->in_direct ? g.N * g.in_pixels() * P->Cp * ts : 0;
-    P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)));
+    P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)) + (P->in_bytes ? 2048 + 64 : 0));
     P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * P->Cp * ts : 0;
     P->gsum_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->acc_offset + P->acc_bytes)));
     P->gsum_stride = P->need_in ? 2 * ((g.out_pixels() + P->K - 1) / P->K) : 0;
