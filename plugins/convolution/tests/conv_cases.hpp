@@ -47,6 +47,8 @@ inline std::vector<Named> corpus() {
         v.push_back({"dilated_ic16ih8oc6kh3sh2ph1dh2", c, {}});
     }
     v.push_back({"tails_ic17oc17", conv2d(2, 17, 17, 9, 11, 3, 3, 1, 1, 1, 1), {}});
+    // small plane: several images per oneDNN data call, two chunk sizes (3 + 2)
+    v.push_back({"small_plane_chunks_n5", conv2d(5, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1), {}});
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
