@@ -23,6 +23,7 @@ namespace {
 // Two spellings with the same arithmetic per position (the plugin builds with -ffp-contract=off):
 // AVX-512 and scalar.
 #define DW_AVX512 __attribute__((target("avx512f")))
+#define DW_AVX512BW_FN __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 bool has_avx512() {
     static const bool has = __builtin_cpu_supports("avx512f");
@@ -54,6 +55,31 @@ DW_AVX512 void deinterleave2_avx(const float *src, float *dst0, float *dst1, int
         const __m512 a = _mm512_loadu_ps(src + 2 * m), b = _mm512_loadu_ps(src + 2 * m + 16);
         _mm512_mask_storeu_ps(dst0 + m, k, _mm512_permutex2var_ps(a, even, b));
         _mm512_mask_storeu_ps(dst1 + m, k, _mm512_permutex2var_ps(a, odd, b));
+    }
+}
+
+// One source row of n elements (FLOAT or BF16, read with masked loads: never past the row) split
+// by column parity: element 2m goes to even[m] (m < n_even), element 2m+1 to odd[m] (m < n_odd).
+DW_AVX512BW_FN void split_row_avx(const void *src, int64_t offset, Dt dt, int64_t n, float *even, int64_t n_even, float *odd,
+                                  int64_t n_odd) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    auto mask = [](int64_t left) { return static_cast<__mmask16>(left >= 16 ? 0xffffu : left <= 0 ? 0u : (1u << left) - 1u); };
+    for (int64_t m = 0; m < n_even || m < n_odd; m += 16) {
+        const int64_t at = 2 * m;
+        const __mmask16 k0 = mask(n - at), k1 = mask(n - at - 16);
+        __m512 a, b;
+        if (dt == Dt::F32) {
+            const float *f = static_cast<const float *>(src) + offset + at;
+            a = _mm512_maskz_loadu_ps(k0, f);
+            b = _mm512_maskz_loadu_ps(k1, f + 16);
+        } else {
+            const uint16_t *h = static_cast<const uint16_t *>(src) + offset + at;
+            a = acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(k0, h));
+            b = acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(k1, h + 16));
+        }
+        _mm512_mask_storeu_ps(even + m, mask(n_even - m), _mm512_permutex2var_ps(a, ev, b));
+        _mm512_mask_storeu_ps(odd + m, mask(n_odd - m), _mm512_permutex2var_ps(a, od, b));
     }
 }
 
@@ -421,6 +447,9 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
 void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void *scratch) const {
     const bool avx = has_avx512();
     const int64_t kk = kh * kw, phases_n = sh * sw, plen = up16(P_len_);
+    // column stride 2 with AVX-512: input rows split into the phases directly (the general path
+    // pads each row in a copy first: most of its time on small planes)
+    const bool split2 = avx && sw == 2;
     if (same_) {
         const bool bf = dt_ == Dt::BF16;
         const size_t es = bf ? 2 : 4;
@@ -457,7 +486,9 @@ void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void 
         float *gy = prow + up16(Mw * sw + 48);
         const float *tap_x[kMaxTaps];
         for (int64_t t = 0; t < kk; ++t) tap_x[t] = phases + w_phase_[static_cast<size_t>(t)] * plen;
-        std::fill(phases, phases + phases_n * plen, 0.0f);  // pitch padding and slack stay zero
+        // pitch padding and slack stay zero; with split2, so do the padding rows and columns (every
+        // plane writes the same positions)
+        std::fill(phases, phases + phases_n * plen, 0.0f);
         std::fill(gy, gy + up16(Ho * Mw + 16), 0.0f);
         auto flush = [&] {
             for (int64_t t = 0; t < kk; ++t) sum[t] += combine(acc + t * 16);
@@ -468,6 +499,21 @@ void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void 
             std::fill(acc, acc + kk * 16, 0.0f);
             for (int64_t n = 0; n < N; ++n) {
                 const int64_t pl = n * C + c;
+                if (split2) {  // two column phases: each input row straight into them
+                    for (int64_t ih = 0; ih < H && ih + ph < Mh * sh; ++ih) {
+                        const int64_t ihp = ih + ph;
+                        float *row0 = phases + ((ihp % sh) * sw) * plen + (ihp / sh) * Mw;
+                        // padded column q = iw + pw lands in phase q % 2 at q / 2
+                        const int64_t lim = std::min(W, Mw * sw - pw);  // columns a window can reach
+                        float *e = row0 + (pw % 2) * plen + pw / 2, *o = row0 + ((pw + 1) % 2) * plen + (pw + 1) / 2;
+                        split_row_avx(x, (pl * H + ih) * W, dt_, lim, e, (lim + 1) / 2, o, lim / 2);
+                    }
+                    for (int64_t oh = 0; oh < Ho; ++oh) load_row(dy, (pl * Ho + oh) * Wo, dt_, gy + oh * Mw, Wo);
+                    const WPlane wp{gy, tap_x, w_off_.data(), w_valid_.data(), static_cast<int64_t>(w_valid_.size()), kk, acc};
+                    w_plane_avx(wp);
+                    if (!per_channel_) flush();
+                    continue;
+                }
                 // padded rows ihp = ih + ph, split into phases (ihp % sh, column % sw)
                 for (int64_t ihp = 0; ihp < Mh * sh; ++ihp) {
                     const int64_t ih = ihp - ph;

@@ -1,6 +1,7 @@
 // The compute engine: oneDNN convolution primitives run over a decomposition fixed by the shape only,
 // so that results are bitwise identical at any thread count.
-//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task.
+//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task, or a
+//               chunk of images per task on small planes (under 196 positions).
 //   WeightPass  diff_W = bwd_weights(src, diff_dst): the minibatch in kWeightChunks chunks (2 when
 //               the weights outweigh the activations), each writing its own partial diff_W, summed
 //               in chunk order.

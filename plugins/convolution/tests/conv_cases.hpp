@@ -47,10 +47,15 @@ inline std::vector<Named> corpus() {
         v.push_back({"dilated_ic16ih8oc6kh3sh2ph1dh2", c, {}});
     }
     v.push_back({"tails_ic17oc17", conv2d(2, 17, 17, 9, 11, 3, 3, 1, 1, 1, 1), {}});
+    // small plane: several images per oneDNN data call, two chunk sizes (3 + 2)
+    v.push_back({"small_plane_chunks_n5", conv2d(5, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1), {}});
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
     v.push_back({"depthwise_s2", conv2d(2, 8, 8, 12, 12, 3, 3, 2, 2, 1, 1, 8), {}});
+    // column stride 2, even left padding (0 and 2), odd widths: the phase split from the source rows
+    v.push_back({"depthwise_sw2_pw0", conv2d(2, 6, 6, 11, 13, 3, 4, 2, 2, 2, 0, 6), {}});
+    v.push_back({"depthwise_sw2_pw2", conv2d(3, 5, 5, 7, 13, 3, 5, 1, 2, 1, 2, 5), {}});
     v.push_back({"depthwise_multiplier2", conv2d(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 8), {}});
     {  // depthwise with dilation, asymmetric padding and unequal strides (own kernels)
         cref::Conv c = conv2d(2, 6, 6, 10, 11, 3, 5, 1, 2, 0, 0, 6);
