@@ -6,7 +6,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <stdexcept>
@@ -208,9 +207,6 @@ void split(DnnlState &s, int64_t n, int64_t chunks) {
 // 14x14 and larger). Decided by the shape only.
 inline constexpr int64_t kMinCallPositions = 196;
 int64_t data_images_per_call(const Geometry &g) {
-#ifdef CONV_TUNE
-    if (const char *e = std::getenv("CONV_DATA_IMAGES")) return std::max<int64_t>(1, std::atoll(e));
-#endif
     const int64_t plane = std::max<int64_t>(1, std::max(g.src_plane(), g.dst_plane()));
     return (kMinCallPositions + plane - 1) / plane;
 }
@@ -393,9 +389,6 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
     // traffic); decided by the shape only, never by the thread count.
     const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
     int64_t chunks = std::min(g.N, g.weight_elems() * kWeightChunks <= act_elems ? kWeightChunks : int64_t{2});
-#ifdef CONV_TUNE
-    if (const char *e = std::getenv("CONV_WEIGHT_CHUNKS")) chunks = std::min(g.N, std::max<int64_t>(1, std::atoll(e)));
-#endif
     split(s, g.N, chunks);
     const auto attr = user_scratch();
     const Params p(g);
