@@ -20,62 +20,16 @@
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
+#include "acltest.hpp"
+#include "guarded_tensor.hpp"
 #include "aclnnop/aclnn_convolution.h"
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "conv_reference.hpp"
 
 namespace ct {
 
-class Runtime {
-public:
-    static void use(const std::string &product, int threads = 2) {
-        State &s = state();
-        if (s.on && s.product == product && s.threads == threads) return;
-        shutdown();
-        const auto dir = std::filesystem::temp_directory_path() / ("conv_tests_" + std::to_string(::getpid()));
-        std::filesystem::create_directories(dir);
-        const auto file = dir / (product + "_t" + std::to_string(threads) + ".yaml");
-        std::ofstream(file) << "product: " << product << "\nthreads: " << threads << "\n";
-        ASSERT_EQ(aclInit(file.string().c_str()), ACL_SUCCESS) << product;
-        s = {true, product, threads, nullptr};
-        ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-        ASSERT_EQ(aclrtCreateStream(&s.stream), ACL_SUCCESS);
-    }
-    static void shutdown() {
-        State &s = state();
-        if (!s.on) return;
-        if (s.stream) aclrtDestroyStream(s.stream);
-        aclrtResetDevice(0);
-        EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
-        s = State{};
-    }
-    static aclrtStream stream() { return state().stream; }
-
-private:
-    struct State {
-        bool on = false;
-        std::string product;
-        int threads = -1;
-        aclrtStream stream = nullptr;
-    };
-    static State &state() {
-        static State s;
-        return s;
-    }
-};
-struct RuntimeEnv : ::testing::Environment {
-    void TearDown() override {
-        Runtime::shutdown();
-        std::error_code ec;
-        std::filesystem::remove_all(std::filesystem::temp_directory_path() / ("conv_tests_" + std::to_string(::getpid())), ec);
-    }
-};
-inline ::testing::Environment *const kEnv = ::testing::AddGlobalTestEnvironment(new RuntimeEnv);
-
-inline std::string lastError() {
-    const char *m = aclGetRecentErrMsg();
-    return m ? m : "";
-}
+using acltest::Runtime;
+inline std::string lastError() { return acltest::recentErr(); }
 
 inline const char *dtName(aclDataType dt) {
     return dt == ACL_FLOAT ? "FLOAT" : dt == ACL_FLOAT16 ? "FLOAT16" : dt == ACL_BF16 ? "BF16" : "OTHER";
@@ -125,21 +79,7 @@ inline double roundHf32(double v) {
 }
 inline double roundFp16(double v) { return static_cast<double>(static_cast<_Float16>(static_cast<float>(v))); }
 
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 7) {}
-    uint64_t next() {
-        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
-
-private:
-    uint64_t s_;
-};
+using acltest::Rng;
 
 // Small integers in [-m, m], a share `zero` (in %) of them 0 (testing.md: exact by construction).
 inline std::vector<double> ints(int64_t n, int64_t m, uint64_t seed, int zero = 0) {
@@ -152,124 +92,44 @@ inline std::vector<double> ints(int64_t n, int64_t m, uint64_t seed, int zero = 
 inline std::vector<double> uniform(int64_t n, uint64_t seed, aclDataType dt) {
     Rng r(seed);
     std::vector<double> v(static_cast<size_t>(n));
-    for (auto &x : v) x = valueOf(bitsOf(r.uniform(), dt), dt);
+    for (auto &x : v) x = valueOf(bitsOf(r.uniform(-1.0, 1.0), dt), dt);
     return v;
 }
 
 // ---- tensors over guarded storage ----
-struct Layout {
-    std::vector<int> order;      // dims outermost to innermost in memory (empty = row-major)
-    std::vector<int64_t> extra;  // padding per dim
-    int64_t offset = 0;
-    bool plain() const { return order.empty() && extra.empty() && offset == 0; }
-};
+using acltest::Layout;
 
 inline aclFormat formatFor(size_t rank) {
     return rank == 3 ? ACL_FORMAT_NCL : rank == 4 ? ACL_FORMAT_NCHW : rank == 5 ? ACL_FORMAT_NCDHW : ACL_FORMAT_ND;
 }
 
-class Tensor {
+// A guarded tensor (tests/support) in the format its rank names, elements read and written as values.
+class Tensor : public acltest::GuardedTensor {
 public:
-    static constexpr size_t kGuard = 256;
-    static constexpr uint8_t kCanary = 0xA5;
-
     Tensor(aclDataType dt, std::vector<int64_t> dims, const Layout &l = {}, std::optional<aclFormat> fmt = {})
-        : dt_(dt), dims_(std::move(dims)), es_(elemSize(dt)) {
-        const size_t r = dims_.size();
-        strides_.assign(r, 0);
-        std::vector<int> order = l.order;
-        if (order.empty()) {
-            order.resize(r);
-            std::iota(order.begin(), order.end(), 0);
-        }
-        int64_t step = 1;
-        for (size_t k = r; k-- > 0;) {
-            strides_[static_cast<size_t>(order[k])] = step;
-            step *= std::max<int64_t>(dims_[static_cast<size_t>(order[k])] + (l.extra.empty() ? 0 : l.extra[static_cast<size_t>(order[k])]), 1);
-        }
-        offset_ = l.offset;
-        int64_t last = offset_;
-        bool empty = false;
-        for (size_t d = 0; d < r; ++d) {
-            if (dims_[d] == 0) empty = true;
-            else last += (dims_[d] - 1) * strides_[d];
-        }
-        const int64_t elems = empty ? 0 : last + 1;
-        std::vector<int64_t> storage = l.plain() ? dims_ : std::vector<int64_t>{elems};
-        raw_.assign(2 * kGuard + static_cast<size_t>(elems) * es_ + 64, kCanary);
-        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuard;
-        data_ = raw_.data() + kGuard + (64 - base % 64) % 64;
-        t_ = aclCreateTensor(dims_.data(), r, dt_, strides_.data(), offset_, fmt ? *fmt : formatFor(r), storage.data(),
-                             storage.size(), data_);
-    }
-    ~Tensor() {
-        if (t_) aclDestroyTensor(t_);
-    }
-    Tensor(const Tensor &) = delete;
-    Tensor &operator=(const Tensor &) = delete;
+        : GuardedTensor(dt, dims, fmt ? *fmt : formatFor(dims.size()), l) {}
 
-    aclTensor *get() const { return t_; }
-    void *data() const { return data_; }
-    int64_t count() const { return cref::Conv::count(dims_); }
-    int64_t at(int64_t linear) const {
-        int64_t idx = offset_;
-        for (size_t d = dims_.size(); d-- > 0;) {
-            idx += (linear % dims_[d]) * strides_[d];
-            linear /= dims_[d];
-        }
-        return idx;
-    }
+    int64_t at(int64_t linear) const { return storageIndex(linear); }
     void setValues(const std::vector<double> &v) {
         for (int64_t i = 0; i < count(); ++i) {
-            const uint32_t b = bitsOf(v[static_cast<size_t>(i)], dt_);
-            std::memcpy(data_ + at(i) * static_cast<int64_t>(es_), &b, es_);
+            const uint32_t b = bitsOf(v[static_cast<size_t>(i)], dtype());
+            std::memcpy(element(i), &b, elementBytes());
         }
     }
     std::vector<uint32_t> bits() const {
         std::vector<uint32_t> b(static_cast<size_t>(count()), 0);
-        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], data_ + at(i) * static_cast<int64_t>(es_), es_);
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], element(i), elementBytes());
         return b;
     }
     std::vector<double> values() const {
         std::vector<double> v;
-        for (uint32_t b : bits()) v.push_back(valueOf(b, dt_));
+        for (uint32_t b : bits()) v.push_back(valueOf(b, dtype()));
         return v;
     }
-    bool canaryIntact() const {
-        std::vector<char> in(raw_.size(), 0);
-        const int64_t base = data_ - raw_.data();
-        for (int64_t i = 0; i < count(); ++i)
-            for (size_t k = 0; k < es_; ++k) in[static_cast<size_t>(base + at(i) * static_cast<int64_t>(es_)) + k] = 1;
-        for (size_t k = 0; k < raw_.size(); ++k)
-            if (!in[k] && raw_[k] != kCanary) return false;
-        return true;
-    }
-    std::vector<uint8_t> snapshot() const { return raw_; }
-    void rebind(void *p) { aclSetRawTensorAddr(t_, p); }
-
-private:
-    aclDataType dt_;
-    std::vector<int64_t> dims_;
-    size_t es_;
-    std::vector<int64_t> strides_;
-    int64_t offset_ = 0;
-    std::vector<uint8_t> raw_;
-    uint8_t *data_ = nullptr;
-    aclTensor *t_ = nullptr;
+    void rebind(void *p) { aclSetRawTensorAddr(get(), p); }
 };
 
-struct IntArray {
-    aclIntArray *a = nullptr;
-    explicit IntArray(const std::optional<std::vector<int64_t>> &v) {
-        static const int64_t dummy = 0;
-        if (v) a = aclCreateIntArray(v->empty() ? &dummy : v->data(), v->size());
-    }
-    ~IntArray() {
-        if (a) aclDestroyIntArray(a);
-    }
-    IntArray(const IntArray &) = delete;
-    IntArray &operator=(const IntArray &) = delete;
-};
+using acltest::IntArray;
 struct BoolArray {
     aclBoolArray *a = nullptr;
     explicit BoolArray(const std::optional<std::vector<bool>> &v) {
@@ -285,15 +145,7 @@ struct BoolArray {
     BoolArray &operator=(const BoolArray &) = delete;
 };
 
-struct Workspace {
-    std::vector<uint8_t> buf;
-    void *ptr(uint64_t n) {
-        if (n == 0) return nullptr;
-        buf.assign(static_cast<size_t>(n) + 64, 0);
-        const auto p = reinterpret_cast<uintptr_t>(buf.data());
-        return buf.data() + (64 - p % 64) % 64;
-    }
-};
+using acltest::Workspace;
 
 // ---- one ConvolutionBackward call ----
 struct Call {

@@ -161,11 +161,12 @@ TEST(CubeMath, InputRounding) {
         k.cube = m.cube;
         const Result r = runBackward(k, d.go, d.in, d.w);
         ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m.product << " " << r.message;
-        EXPECT_TRUE(close(ACL_FLOAT, r.gi, ref.gradInput, 1e-6, 1e-5, 1e-6, "gradInput")) << m.product << int(m.cube);
-        EXPECT_TRUE(close(ACL_FLOAT, r.gw, ref.gradWeight, 1e-6, 1e-5, 1e-6, "gradWeight")) << m.product << int(m.cube);
-        EXPECT_TRUE(close(ACL_FLOAT, r.gb, exact.gradBias, 1e-6, 1e-5, 1e-6, "gradBias")) << m.product << int(m.cube);
+        // testing.md's FLOAT tolerance (FLOAT accumulation of ~160 cancelling terms)
+        EXPECT_TRUE(close(ACL_FLOAT, r.gi, ref.gradInput, 1e-5, 1e-4, 1e-6, "gradInput")) << m.product << int(m.cube);
+        EXPECT_TRUE(close(ACL_FLOAT, r.gw, ref.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
+        EXPECT_TRUE(close(ACL_FLOAT, r.gb, exact.gradBias, 1e-5, 1e-4, 1e-6, "gradBias")) << m.product << int(m.cube);
         // and the rounding is visible: the unrounded reference is off by more than that tolerance
-        EXPECT_FALSE(close(ACL_FLOAT, r.gw, exact.gradWeight, 1e-6, 1e-5, 1e-6, "gradWeight")) << m.product << int(m.cube);
+        EXPECT_FALSE(close(ACL_FLOAT, r.gw, exact.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
     }
 }
 
