@@ -228,15 +228,19 @@ void build_stage_a_tables(BackwardPlan& P) {
     P.vec_w = true;
 }
 
-}  // namespace
-
-void build_backward_plan(BackwardPlan& P, const Geometry& g, DType dt, int32_t precision) {
+void fill_windows(Windows& P, const Geometry& g, DType dt, int32_t precision) {
     P.g = g;
     P.dt = dt;
     P.planes = g.N * g.C;
     P.ah = make_axis(g.H, g.Ho, g.kH, g.sH, g.pH, g.count_include_pad);
     P.aw = make_axis(g.W, g.Wo, g.kW, g.sW, g.pW, g.count_include_pad);
     P.sc = make_scales(g, P.ah, P.aw, precision);
+}
+
+}  // namespace
+
+void build_backward_plan(BackwardPlan& P, const Geometry& g, DType dt, int32_t precision) {
+    fill_windows(P, g, dt, precision);
     if (g.W > 0) {
         plan_segments(P);
         if (!P.direct) build_stage_a_tables(P);
@@ -246,12 +250,7 @@ void build_backward_plan(BackwardPlan& P, const Geometry& g, DType dt, int32_t p
 }
 
 void build_forward_plan(ForwardPlan& P, const Geometry& g, DType dt, int32_t precision) {
-    P.g = g;
-    P.dt = dt;
-    P.planes = g.N * g.C;
-    P.ah = make_axis(g.H, g.Ho, g.kH, g.sH, g.pH, g.count_include_pad);
-    P.aw = make_axis(g.W, g.Wo, g.kW, g.sW, g.pW, g.count_include_pad);
-    P.sc = make_scales(g, P.ah, P.aw, precision);
+    fill_windows(P, g, dt, precision);
     const Axis& aw = P.aw;
     plan_fw_segments(P);
     build_fw_tables(P);

@@ -54,18 +54,22 @@ struct Chunk {
     int32_t off, first, count;
 };
 
+// What both directions share: the geometry, each axis' windows and the divisor scales.
+struct Windows {
+    Geometry g{};
+    DType dt = DType::F32;
+    int64_t planes = 0;
+    Axis ah, aw;
+    Scales sc;
+};
+
 struct BwSeg {
     int64_t w0, w1;    // gradInput columns [w0, w1), w0 a multiple of 16
     int64_t rlo, rhi;  // gradOutput columns feeding them; P[j] holds column rlo + j
     int32_t terms = -1;  // stage-A terms of every chunk when they all have the same count, else -1
 };
 
-struct BackwardPlan {
-    Geometry g{};
-    DType dt = DType::F32;
-    int64_t planes = 0;
-    Axis ah, aw;
-    Scales sc;
+struct BackwardPlan : Windows {
     std::vector<BwSeg> segs;
     bool direct = false;     // no segmentation fits the scratch: per-element scalar path
     int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most, + 1 (ring size)
@@ -90,12 +94,7 @@ struct alignas(64) FwTerm {
     uint16_t mask, mask_hi;
 };
 
-struct ForwardPlan {
-    Geometry g{};
-    DType dt = DType::F32;
-    int64_t planes = 0;
-    Axis ah, aw;
-    Scales sc;
+struct ForwardPlan : Windows {
     std::vector<FwSeg> segs;
     bool direct = false;  // some window is wider than kVMax: per-element scalar path
     bool vec_ok = false;  // int32 column tables valid (gather stage 2)
