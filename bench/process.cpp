@@ -17,22 +17,22 @@ namespace bench {
 
 namespace fs = std::filesystem;
 
-int spawn_wait(const std::vector<std::string> &args, const std::string &outFile, const std::string &errFile,
-               const std::map<std::string, std::string> &extraEnv, std::string &why) {
-    std::vector<char *> argv;
-    for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-
-    std::vector<std::string> envStore;
+SpawnArgs::SpawnArgs(const std::vector<std::string> &args, const std::map<std::string, std::string> &overrides)
+    : args_(args) {
     for (char **e = environ; e && *e; ++e) {
         const std::string kv = *e;
-        const std::string key = kv.substr(0, kv.find('='));
-        if (!extraEnv.count(key)) envStore.push_back(kv);
+        if (!overrides.count(kv.substr(0, kv.find('=')))) env_.push_back(kv);
     }
-    for (const auto &[k, v] : extraEnv) envStore.push_back(k + "=" + v);
-    std::vector<char *> envp;
-    for (const std::string &kv : envStore) envp.push_back(const_cast<char *>(kv.c_str()));
-    envp.push_back(nullptr);
+    for (const auto &[k, v] : overrides) env_.push_back(k + "=" + v);
+    for (std::string &a : args_) argv_.push_back(a.data());
+    argv_.push_back(nullptr);
+    for (std::string &kv : env_) envp_.push_back(kv.data());
+    envp_.push_back(nullptr);
+}
+
+int spawn_wait(const std::vector<std::string> &args, const std::string &outFile, const std::string &errFile,
+               const std::map<std::string, std::string> &extraEnv, std::string &why) {
+    const SpawnArgs sa(args, extraEnv);
 
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -41,7 +41,7 @@ int spawn_wait(const std::vector<std::string> &args, const std::string &outFile,
     if (!errFile.empty())
         posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+    const int rc = posix_spawn(&pid, sa.argv()[0], &fa, nullptr, sa.argv(), sa.envp());
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         why = std::string("cannot start ") + args[0] + ": " + std::strerror(rc);

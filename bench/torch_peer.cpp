@@ -1,6 +1,8 @@
 // aclnn-cpu-bench: the C++ side of the PyTorch peer (the Python side is torch_peer.py, embedded).
 #include "torch_peer.hpp"
 
+#include "process.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -18,7 +20,6 @@
 #include "format.hpp"
 #include "torch_peer_script.hpp"
 
-extern char **environ;
 
 namespace bench {
 
@@ -58,27 +59,14 @@ void TorchPeer::start(const Options &o, const fs::path &tmp) {
         return;
     }
     const std::string th = std::to_string(o.threads);
-    std::vector<std::string> args = {o.python, script.string(), th};
-    std::vector<char *> argv;
-    for (const std::string &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<std::string> envStore;
-    for (char **e = environ; e && *e; ++e) {
-        const std::string kv = *e;
-        if (kv.rfind("OMP_NUM_THREADS=", 0) != 0 && kv.rfind("MKL_NUM_THREADS=", 0) != 0) envStore.push_back(kv);
-    }
-    envStore.push_back("OMP_NUM_THREADS=" + th);
-    envStore.push_back("MKL_NUM_THREADS=" + th);
-    std::vector<char *> envp;
-    for (const std::string &kv : envStore) envp.push_back(const_cast<char *>(kv.c_str()));
-    envp.push_back(nullptr);
+    const SpawnArgs sa({o.python, script.string(), th}, {{"OMP_NUM_THREADS", th}, {"MKL_NUM_THREADS", th}});
 
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errFile_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data());
+    const int rc = posix_spawn(&pid_, sa.argv()[0], &fa, nullptr, sa.argv(), sa.envp());
     posix_spawn_file_actions_destroy(&fa);
     close(in[0]);
     close(out[1]);
