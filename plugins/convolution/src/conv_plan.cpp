@@ -370,6 +370,9 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 wn->host = ctx->host;
                 wn->pass = std::make_unique<WeightPass>(p.g, dt);
                 log_impl(ctx, "gradWeight", wn->pass->impl());
+                if (wn->pass->channel_blocks() > 0)
+                    ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
+                                   cat("gradWeight by ", wn->pass->channel_blocks(), " output-channel blocks").c_str());
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
                     wn->pass->drop_blocked_buffers(wn->shared_is_ddst);
