@@ -47,36 +47,13 @@ struct Source {
     }
 };
 
-// Our conversion of a dense input: FLOAT16 widened or FLOAT rounded to the cube precision, one
-// vectorized pass (the core's convert node walks views row by row: slow for 1x1 weights).
-struct WidenNode {
-    const acp_host_api *host = nullptr;
-    int32_t arg = -1, buffer = -1, dtype = 0, precision = 0;
-    int64_t count = 0;
-};
-acp_status run_widen(void *p, const acp_run_ctx *run) {
-    auto *s = static_cast<WidenNode *>(p);
-    return acp::guard_run(run, s->host, [&] {
-        widen(s->host->arg_data(run, s->arg), s->dtype, s->precision, static_cast<float *>(s->host->buffer_data(run, s->buffer)),
-              s->count);
-        return acp_status{0};
-    });
-}
-using WidenNodes = std::vector<std::unique_ptr<WidenNode>>;
-
-// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision.
-Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, const acp_tensor_desc &t) {
+// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision. FLOAT16
+// inputs, FLOAT inputs under a cube precision and strided views go through the core's convert node.
+Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t) {
     Source s;
     s.arg = arg;
     const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
-    if ((t.dtype == kFloat16 || round) && acp::is_contiguous(t)) {
-        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * 4);
-        auto n = std::make_unique<WidenNode>(WidenNode{ctx->host, arg, s.buffer, t.dtype, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
-                                                       acp::numel(t)});
-        s.node = ctx->host->add_node(ctx->plan, "conv_widen", run_widen, n.get(), nullptr, 0);
-        require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
-        owned.push_back(std::move(n));
-    } else if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
+    if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
         const int32_t dt = t.dtype == kBf16 ? kBf16 : kFloat;
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
         s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
@@ -89,12 +66,11 @@ Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, cons
 // The dense operands of one plan, each converted at most once and shared by the nodes reading it.
 struct Sources {
     const acp_plan_ctx *ctx;
-    WidenNodes &owned;
     std::map<int32_t, Source> done;
     Source operator()(int32_t arg, const acp_tensor_desc &t) {
         const auto it = done.find(arg);
         if (it != done.end()) return it->second;
-        return done[arg] = plan_source(ctx, owned, arg, t);
+        return done[arg] = plan_source(ctx, arg, t);
     }
 };
 
@@ -204,7 +180,6 @@ struct ZeroNode {
 };
 
 struct Plan {
-    WidenNodes widen;
     std::vector<std::unique_ptr<DataNode>> data;
     std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
@@ -327,7 +302,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         }
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
-        Sources src{ctx, plan->widen, {}};
+        Sources src{ctx, {}};
         if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
             auto pass = std::make_shared<DepthwisePass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput/gradWeight: depthwise kernels");
@@ -427,7 +402,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
                                              engine_dt(in));
         log_impl(ctx, "output", n->pass->impl());
-        Sources src{ctx, plan->widen, {}};
+        Sources src{ctx, {}};
         n->a = src(0, in);
         n->w = src(1, w);
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
