@@ -270,8 +270,9 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
     return id;
 }
 
-void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl) {
-    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat(what, ": oneDNN ", impl).c_str());
+void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl, int64_t blocks) {
+    ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
+                   cat(what, ": oneDNN ", impl, blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string()).c_str());
 }
 
 void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
@@ -334,7 +335,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 dn = std::make_unique<DataNode>();
                 dn->host = ctx->host;
                 dn->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
-                log_impl(ctx, "gradInput", dn->pass->impl());
+                log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
                 dn->a = src(0, go);
                 dn->w = src(2, w);
                 dn->out = plan_sink(ctx, 12, *a.tensor(12));
@@ -344,10 +345,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 wn = std::make_unique<WeightNode>();
                 wn->host = ctx->host;
                 wn->pass = std::make_unique<WeightPass>(p.g, dt);
-                log_impl(ctx, "gradWeight", wn->pass->impl());
-                if (wn->pass->channel_blocks() > 0)
-                    ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
-                                   cat("gradWeight by ", wn->pass->channel_blocks(), " output-channel blocks").c_str());
+                log_impl(ctx, "gradWeight", wn->pass->impl(), wn->pass->channel_blocks());
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
                     wn->pass->drop_blocked_buffers(wn->shared_is_ddst);
@@ -401,7 +399,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
         n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
                                              engine_dt(in));
-        log_impl(ctx, "output", n->pass->impl());
+        log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
         Sources src{ctx, {}};
         n->a = src(0, in);
         n->w = src(1, w);

@@ -176,6 +176,15 @@ struct DnnlState {
     Reorder w_in;
     size_t a_image = 0, c_image = 0;  // bytes / elements per image of the user arrays
     const DataVariant &dvar(size_t k) const { return dvars[chunk_size[k] == dvars[0].n ? 0 : 1]; }
+    // By result-channel blocks (dvars[0] is the one block's primitive over the whole minibatch):
+    // the operand blocked once image by image (a_one_in), each block reorders its slice of the
+    // weights (w_in from w_user, at w_step bytes per block) and writes its channels of the result
+    // (c_user, at c_step floats per block).
+    bool d_by_channel = false;
+    int64_t d_blocks = 0;
+    Md a_one_user, a_one_blk;
+    Reorder a_one_in;
+    size_t w_step = 0, c_step = 0;
     // ---- WeightPass ----
     struct Variant {
         int64_t n = 0;
@@ -230,6 +239,110 @@ Md widen(const Md &one, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// Result-channel blocks of a data pass, or 0 for the split by images. Where the weights outweigh
+// the activations (the 14x14 and 7x7 layers), each block is one call over the whole minibatch with
+// its slice of the weights: every weight is streamed once (not once per image or chunk), and the
+// weights' reorder is spread over the blocks instead of preceding them. Blocks of a multiple of 16
+// channels (oneDNN's vector blocking). Decided by the shape only.
+int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
+    const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
+    if (g.G != 1 || g.weight_elems() * kWeightChunks <= act_elems) return 0;
+    const int64_t c = kind == DataPass::Kind::Forward ? g.OC : g.IC;
+    for (const int64_t b : {int64_t{4}, int64_t{2}})
+        if (c % b == 0 && (c / b) % 16 == 0) return b;
+    return 0;
+}
+
+// Sets up the pass by result-channel blocks when the shape calls for it and the blocked operand is
+// image after image (so that it is blocked image by image, in parallel, without scratch).
+bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
+    const Geometry &g = s.g;
+    const bool fwd = s.kind == DataPass::Kind::Forward;
+    const int64_t blocks = data_channel_blocks(g, s.kind);
+    if (blocks == 0) return false;
+    const int64_t cb = (fwd ? g.OC : g.IC) / blocks;
+    Geometry gb = g;
+    (fwd ? gb.OC : gb.IC) = cb;
+    const auto attr = user_scratch();
+    const Params p(g);
+    const bool pl = plain_layout(g, s.t);
+    DnnlState::DataVariant v;
+    v.n = g.N;
+    size_t scratch = 0;
+    if (fwd) {
+        const auto pd = forward_pd(gb, g.N, s.t, DnnlDt::f32, dnnl::prop_kind::forward_inference, attr);
+        v.a_user = plain(g, g.N, g.IC, g.src_used, g.src, s.t);
+        v.a_blk = pd.src_desc();
+        v.c_user = plain(g, g.N, cb, g.dst, g.dst, DnnlDt::f32, g.OC);
+        v.c_blk = pd.dst_desc();
+        s.w_blk = pd.weights_desc();
+        s.impl = pd.impl_info_str();
+        scratch = pd.scratchpad_desc().get_size();
+        v.conv.emplace(dnnl::convolution_forward(pd));
+    } else {
+        const auto hint = forward_pd(gb, g.N, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+        const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), DnnlDt::f32, pl),
+                                                      any(weight_dims(gb), s.t), act(gb, dst_dims(gb, g.N), s.t, pl), p.strides,
+                                                      p.dil, p.pl, p.pr);
+        const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
+        v.a_user = plain(g, g.N, g.OC, g.dst, g.dst, s.t);
+        v.a_blk = pd.diff_dst_desc();
+        v.c_user = plain(g, g.N, cb, g.src_used, g.src, DnnlDt::f32, g.IC);
+        v.c_blk = pd.diff_src_desc();
+        s.w_blk = pd.weights_desc();
+        s.impl = pd.impl_info_str();
+        scratch = pd.scratchpad_desc().get_size();
+        v.conv.emplace(dnnl::convolution_backward_data(pd));
+    }
+    v.a_in = Reorder(v.a_user, v.a_blk);
+    v.c_out = Reorder(v.c_blk, v.c_user);
+    // The operand image by image: the N-image layout must be the one-image layout repeated.
+    if (v.a_in.prim) {
+        s.a_one_user = fwd ? plain(g, 1, g.IC, g.src_used, g.src, s.t) : plain(g, 1, g.OC, g.dst, g.dst, s.t);
+        s.a_one_blk = widen(v.a_blk, 1);
+        if (widen(s.a_one_blk, g.N) != v.a_blk || s.a_one_blk.get_size() * static_cast<size_t>(g.N) != v.a_blk.get_size())
+            return false;
+        s.a_one_in = Reorder(s.a_one_user, s.a_one_blk);
+        if (s.a_one_in.scratch) return false;
+    }
+    // This block's slice of the plain (OC, IC, K...) weights: its rows (forward) or columns.
+    const Dims full = weight_dims(g);
+    Dims strides(full.size());
+    int64_t step = 1;
+    for (size_t i = full.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= full[i];
+    }
+    s.w_user = Md(weight_dims(gb), s.t, strides);
+    s.w_in = Reorder(s.w_user, s.w_blk);
+    const int64_t k_elems = g.k_size();
+    s.w_step = static_cast<size_t>(fwd ? cb * g.IC * k_elems : cb * k_elems) * dsize(s.t);
+    s.c_step = static_cast<size_t>(cb * (fwd ? g.dst_plane() : g.src_plane()));
+    scratch = std::max({scratch, v.c_out.scratch, s.w_in.scratch});
+    s.scratch_md = bytes_md(scratch);
+    s.d_by_channel = true;
+    s.d_blocks = blocks;
+    s.uniform_blk = v.a_in.prim.has_value();
+    s.chunk_start = {0};
+    s.chunk_size = {g.N};
+    s.a_blk_at = {0};
+    // [0] none, [1] the blocked operand (all images), then per block: blocked weights, blocked
+    // result, scratchpad
+    buffers.push_back(0);
+    buffers.push_back(v.a_in.prim ? v.a_blk.get_size() : 0);
+    for (int64_t b = 0; b < blocks; ++b) {
+        buffers.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
+        buffers.push_back(v.c_out.prim ? v.c_blk.get_size() : 0);
+        buffers.push_back(scratch);
+    }
+    s.dvars.push_back(std::move(v));
+    return true;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 
 DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique<DnnlState>()) {
@@ -238,13 +351,14 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
     s.g = g;
     s.kind = kind;
     s.t = ddt(in_dt);
+    const bool fwd = kind == Kind::Forward;
+    s.a_image = static_cast<size_t>(fwd ? g.IC * g.src_plane() : g.OC * g.dst_plane()) * dsize(s.t);
+    s.c_image = static_cast<size_t>(fwd ? g.OC * g.dst_plane() : g.IC * g.src_plane());
+    if (init_data_by_channel(s, buffers_)) return;
     const int64_t per_call = std::min(g.N, data_images_per_call(g));
     split(s, g.N, (g.N + per_call - 1) / per_call);
     const auto attr = user_scratch();
     size_t scratch = 0;
-    const bool fwd = kind == Kind::Forward;
-    s.a_image = static_cast<size_t>(fwd ? g.IC * g.src_plane() : g.OC * g.dst_plane()) * dsize(s.t);
-    s.c_image = static_cast<size_t>(fwd ? g.OC * g.dst_plane() : g.IC * g.src_plane());
     for (const int64_t n : {s.chunk_size.front(), s.chunk_size.back()}) {
         if (!s.dvars.empty() && s.dvars.front().n == n) break;
         DnnlState::DataVariant v;
@@ -317,6 +431,7 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
 
 DataPass::~DataPass() = default;
 const char *DataPass::impl() const { return s_->impl.c_str(); }
+int64_t DataPass::channel_blocks() const { return s_->d_blocks; }
 
 int64_t DataPass::image_elems() const { return static_cast<int64_t>(s_->c_image); }
 
@@ -324,6 +439,10 @@ bool DataPass::blocks_operand() const { return s_->dvars.front().a_in.prim.has_v
 
 void DataPass::prepare(const void *a, void *const *bufs) const {
     const DnnlState &s = *s_;
+    if (s.d_by_channel) {
+        block_images(a, bufs);
+        return;
+    }
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
         OneThread one;
@@ -342,6 +461,10 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
 void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
                    const std::function<void(int64_t, const float *)> &done, bool prepared) const {
     const DnnlState &s = *s_;
+    if (s.d_by_channel) {
+        run_by_channel(a, w, out, bufs, done, prepared);
+        return;
+    }
     {
         OneThread one;
         dnnl::stream st(cpu());
@@ -385,6 +508,60 @@ void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
         }
         st.wait();
     });
+}
+
+// The operand into the blocked buffer 1, image by image in parallel (pass by channel blocks).
+void DataPass::block_images(const void *a, void *const *bufs) const {
+    const DnnlState &s = *s_;
+    if (!s.a_one_in.prim) return;
+    const size_t img_blk = s.a_one_blk.get_size();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t n = r.begin(); n < r.end(); ++n) {
+            const auto nu = static_cast<size_t>(n);
+            s.a_one_in.run(st, mem(s.a_one_user, static_cast<const uint8_t *>(a) + nu * s.a_image),
+                           mem(s.a_one_blk, static_cast<uint8_t *>(bufs[1]) + nu * img_blk), nullptr, s.scratch_md);
+        }
+        st.wait();
+    });
+}
+
+void DataPass::run_by_channel(const void *a, const void *w, float *out, void *const *bufs,
+                              const std::function<void(int64_t, const float *)> &done, bool prepared) const {
+    const DnnlState &s = *s_;
+    const DnnlState::DataVariant &v = s.dvars[0];
+    if (!prepared) block_images(a, bufs);
+    const memory a_mem = v.a_in.prim ? mem(v.a_blk, bufs[1]) : mem(v.a_user, a);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.d_blocks, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t k = r.begin(); k < r.end(); ++k) {
+            void *const *b = bufs + 2 + 3 * k;  // blocked weights, blocked result, scratchpad
+            const auto ku = static_cast<size_t>(k);
+            const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
+            const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
+            s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
+            const memory c_user = mem(v.c_user, out + ku * s.c_step);
+            const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
+            std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights}};
+            if (s.kind == Kind::Forward) {
+                args.emplace(DNNL_ARG_SRC, a_mem);
+                args.emplace(DNNL_ARG_DST, c_blk);
+            } else {
+                args.emplace(DNNL_ARG_DIFF_DST, a_mem);
+                args.emplace(DNNL_ARG_DIFF_SRC, c_blk);
+            }
+            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
+            v.conv->execute(st, args);
+            v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
+        }
+        st.wait();
+    });
+    if (done)  // every block has written its channels: each image is complete
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t n = r.begin(); n < r.end(); ++n) done(n, out + static_cast<size_t>(n) * s.c_image);
+        });
 }
 
 // ---------------------------------------------------------------------------------------------

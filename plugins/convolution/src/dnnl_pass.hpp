@@ -1,7 +1,9 @@
 // The compute engine: oneDNN convolution primitives run over a decomposition fixed by the shape only,
 // so that results are bitwise identical at any thread count.
-//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task, or a
-//               chunk of images per task on small planes (under 196 positions).
+//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): where the weights outweigh
+//               the activations, by blocks of result channels, each one call over the whole
+//               minibatch with its slice of the weights; otherwise one image per task, or a chunk of
+//               images per task on small planes (under 196 positions).
 //   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations,
 //               by blocks of output channels, each one call over the whole minibatch writing its
 //               rows of diff_W (no partials); otherwise the minibatch in kWeightChunks chunks, each
@@ -49,9 +51,13 @@ public:
     void prepare(const void *a, void *const *bufs) const;
     static constexpr int kBlockedOperandBuffer = 1;
     const char *impl() const;
+    int64_t channel_blocks() const;  // result-channel blocks, 0 when split by images
 
 private:
     friend class WeightPass;
+    void block_images(const void *a, void *const *bufs) const;
+    void run_by_channel(const void *a, const void *w, float *out, void *const *bufs,
+                        const std::function<void(int64_t, const float *)> &done, bool prepared) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };

@@ -49,9 +49,10 @@ inline std::vector<Named> corpus() {
     v.push_back({"tails_ic17oc17", conv2d(2, 17, 17, 9, 11, 3, 3, 1, 1, 1, 1), {}});
     // small plane: several images per oneDNN data call, two chunk sizes (3 + 2)
     v.push_back({"small_plane_chunks_n5", conv2d(5, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1), {}});
-    // weight gradient by output-channel blocks over the whole minibatch (blocked and plain layouts)
+    // gradients by channel blocks over the whole minibatch (blocked and plain layouts)
     v.push_back({"channel_blocks_oc64_ic20", conv2d(3, 20, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
-    v.push_back({"channel_blocks_pointwise", conv2d(2, 48, 32, 3, 3, 1, 1), {}});
+    v.push_back({"channel_blocks_oc64_ic32", conv2d(3, 32, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
+    v.push_back({"channel_blocks_pointwise", conv2d(2, 64, 32, 3, 3, 1, 1), {}});
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
