@@ -119,39 +119,6 @@ CK_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64
 }
 }  // namespace
 
-namespace {
-CK_AVX512 void widen_block_avx(const void *src, int32_t dtype, int32_t precision, float *dst, int64_t n) {
-    int64_t i = 0;
-    if (dtype == kFloat16) {
-        const auto *h = static_cast<const uint16_t *>(src);
-        for (; i + 16 <= n; i += 16)
-            _mm512_storeu_ps(dst + i, acp::avx512::from_half(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(h + i))));
-        for (; i < n; ++i) dst[i] = acp::half_to_float(h[i]);
-        return;
-    }
-    const auto *f = static_cast<const float *>(src);
-    for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(f + i);
-        _mm512_storeu_ps(dst + i, precision == ACP_PREC_HF32 ? acp::avx512::round_hf32(v) : acp::avx512::round_fp16(v));
-    }
-    for (; i < n; ++i) dst[i] = acp::round_to_precision(f[i], precision);
-}
-}  // namespace
-
-void widen(const void *src, int32_t dtype, int32_t precision, float *dst, int64_t n) {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1 << 16), [&](const tbb::blocked_range<int64_t> &r) {
-        const int64_t b = r.begin(), len = r.end() - r.begin();
-        const void *at = static_cast<const uint8_t *>(src) + b * static_cast<int64_t>(acp::dtype_size(dtype));
-        if (has_avx512()) {
-            widen_block_avx(at, dtype, precision, dst + b, len);
-            return;
-        }
-        for (int64_t i = 0; i < len; ++i)
-            dst[b + i] = dtype == kFloat16 ? acp::half_to_float(static_cast<const uint16_t *>(at)[i])
-                                           : acp::round_to_precision(static_cast<const float *>(at)[i], precision);
-    });
-}
-
 void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;

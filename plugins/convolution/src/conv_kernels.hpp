@@ -28,10 +28,6 @@ void round_store(const float *src, void *dst, int32_t dtype, int64_t n);
 // The same on the calling thread only.
 void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n);
 
-// n dense FLOAT16 values widened to FLOAT, or n dense FLOAT values rounded to the cube precision
-// (acp_precision), into dst (numeric.hpp's conversions, in their AVX-512 spelling when available).
-void widen(const void *src, int32_t dtype, int32_t precision, float *dst, int64_t n);
-
 // Writes zeros to every element of the view (FLOAT16/BF16/FLOAT zero is all-zero bits).
 void zero_view(void *p, const View &v);
 

@@ -47,36 +47,13 @@ struct Source {
     }
 };
 
-// Our conversion of a dense input: FLOAT16 widened or FLOAT rounded to the cube precision, one
-// vectorized pass (the core's convert node walks views row by row: slow for 1x1 weights).
-struct WidenNode {
-    const acp_host_api *host = nullptr;
-    int32_t arg = -1, buffer = -1, dtype = 0, precision = 0;
-    int64_t count = 0;
-};
-acp_status run_widen(void *p, const acp_run_ctx *run) {
-    auto *s = static_cast<WidenNode *>(p);
-    return acp::guard_run(run, s->host, [&] {
-        widen(s->host->arg_data(run, s->arg), s->dtype, s->precision, static_cast<float *>(s->host->buffer_data(run, s->buffer)),
-              s->count);
-        return acp_status{0};
-    });
-}
-using WidenNodes = std::vector<std::unique_ptr<WidenNode>>;
-
-// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision.
-Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, const acp_tensor_desc &t) {
+// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision. FLOAT16
+// inputs, FLOAT inputs under a cube precision and strided views go through the core's convert node.
+Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t) {
     Source s;
     s.arg = arg;
     const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
-    if ((t.dtype == kFloat16 || round) && acp::is_contiguous(t)) {
-        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * 4);
-        auto n = std::make_unique<WidenNode>(WidenNode{ctx->host, arg, s.buffer, t.dtype, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
-                                                       acp::numel(t)});
-        s.node = ctx->host->add_node(ctx->plan, "conv_widen", run_widen, n.get(), nullptr, 0);
-        require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
-        owned.push_back(std::move(n));
-    } else if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
+    if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
         const int32_t dt = t.dtype == kBf16 ? kBf16 : kFloat;
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
         s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
@@ -89,12 +66,11 @@ Source plan_source(const acp_plan_ctx *ctx, WidenNodes &owned, int32_t arg, cons
 // The dense operands of one plan, each converted at most once and shared by the nodes reading it.
 struct Sources {
     const acp_plan_ctx *ctx;
-    WidenNodes &owned;
     std::map<int32_t, Source> done;
     Source operator()(int32_t arg, const acp_tensor_desc &t) {
         const auto it = done.find(arg);
         if (it != done.end()) return it->second;
-        return done[arg] = plan_source(ctx, owned, arg, t);
+        return done[arg] = plan_source(ctx, arg, t);
     }
 };
 
@@ -204,7 +180,6 @@ struct ZeroNode {
 };
 
 struct Plan {
-    WidenNodes widen;
     std::vector<std::unique_ptr<DataNode>> data;
     std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
@@ -295,8 +270,9 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
     return id;
 }
 
-void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl) {
-    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat(what, ": oneDNN ", impl).c_str());
+void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl, int64_t blocks) {
+    ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
+                   cat(what, ": oneDNN ", impl, blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string()).c_str());
 }
 
 void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
@@ -327,7 +303,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         }
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
-        Sources src{ctx, plan->widen, {}};
+        Sources src{ctx, {}};
         if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
             auto pass = std::make_shared<DepthwisePass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput/gradWeight: depthwise kernels");
@@ -359,7 +335,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 dn = std::make_unique<DataNode>();
                 dn->host = ctx->host;
                 dn->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
-                log_impl(ctx, "gradInput", dn->pass->impl());
+                log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
                 dn->a = src(0, go);
                 dn->w = src(2, w);
                 dn->out = plan_sink(ctx, 12, *a.tensor(12));
@@ -369,7 +345,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 wn = std::make_unique<WeightNode>();
                 wn->host = ctx->host;
                 wn->pass = std::make_unique<WeightPass>(p.g, dt);
-                log_impl(ctx, "gradWeight", wn->pass->impl());
+                log_impl(ctx, "gradWeight", wn->pass->impl(), wn->pass->channel_blocks());
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
                     wn->pass->drop_blocked_buffers(wn->shared_is_ddst);
@@ -423,8 +399,8 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
         n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
                                              engine_dt(in));
-        log_impl(ctx, "output", n->pass->impl());
-        Sources src{ctx, plan->widen, {}};
+        log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
+        Sources src{ctx, {}};
         n->a = src(0, in);
         n->w = src(1, w);
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);

@@ -45,9 +45,10 @@ Dims take(const Geometry &g, const std::array<int64_t, 3> &a, int64_t add = 0) {
     return d;
 }
 
-// n images of c channels, spatial extent `used` inside a dense array of extent `full`.
+// n images of c channels, spatial extent `used` inside a dense array of extent `full` whose images
+// hold c_all >= c channels (a channel slice when c_all > c).
 Md plain(const Geometry &g, int64_t n, int64_t c, const std::array<int64_t, 3> &used, const std::array<int64_t, 3> &full,
-         DnnlDt t) {
+         DnnlDt t, int64_t c_all = 0) {
     Dims d{n, c}, s(static_cast<size_t>(g.sd) + 2);
     for (int i = 0; i < g.sd; ++i) d.push_back(used[static_cast<size_t>(i)]);
     int64_t step = 1;
@@ -56,7 +57,7 @@ Md plain(const Geometry &g, int64_t n, int64_t c, const std::array<int64_t, 3> &
         step *= full[static_cast<size_t>(i)];
     }
     s[1] = step;
-    s[0] = step * c;
+    s[0] = step * (c_all > 0 ? c_all : c);
     return Md(d, t, s);
 }
 
@@ -79,11 +80,20 @@ Md weights_plain(const Geometry &g, DnnlDt t) {
 }
 Md any(const Dims &d, DnnlDt t) { return Md(d, t, memory::format_tag::any); }
 
+// The weights outweigh the activations (small planes, wide layers: ResNet-50's 14x14 and 7x7 3x3
+// layers, its 7x7 pointwise one, VGG-19's 14x14): both passes then run by channel blocks.
+bool weights_dominate(const Geometry &g) {
+    const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
+    return g.weight_elems() * kWeightChunks > act_elems;
+}
+
 // FLOAT pointwise convolutions (1x1, stride 1, no padding) are plain GEMMs on NCHW: oneDNN's GEMM
 // path there is as fast as its blocked kernels, and no activation needs a reorder. (BF16 is faster
-// blocked.) Measured on this machine; decided by the shape and dtype only.
+// blocked.) Not where the passes run by channel blocks: there each block would copy its channel
+// slice to a dense array for the GEMM, and the blocked kernels win (ResNet-50's 2048->512 7x7
+// layer: 21 ms CPU blocked, 34 ms plain). Measured on this machine; decided by the shape and dtype only.
 bool plain_layout(const Geometry &g, DnnlDt t) {
-    if (t != DnnlDt::f32 || g.k_size() != 1) return false;
+    if (t != DnnlDt::f32 || g.k_size() != 1 || weights_dominate(g)) return false;
     for (int i = 0; i < g.sd; ++i)
         if (g.stride[static_cast<size_t>(i)] != 1 || g.pad_l[static_cast<size_t>(i)] != 0 || g.pad_r[static_cast<size_t>(i)] != 0)
             return false;
@@ -175,6 +185,15 @@ struct DnnlState {
     Reorder w_in;
     size_t a_image = 0, c_image = 0;  // bytes / elements per image of the user arrays
     const DataVariant &dvar(size_t k) const { return dvars[chunk_size[k] == dvars[0].n ? 0 : 1]; }
+    // By result-channel blocks (dvars[0] is the one block's primitive over the whole minibatch):
+    // the operand blocked once image by image (a_one_in), each block reorders its slice of the
+    // weights (w_in from w_user, at w_step bytes per block) and writes its channels of the result
+    // (c_user, at c_step floats per block).
+    bool d_by_channel = false;
+    int64_t d_blocks = 0;
+    Md a_one_user, a_one_blk;
+    Reorder a_one_in;
+    size_t w_step = 0, c_step = 0;
     // ---- WeightPass ----
     struct Variant {
         int64_t n = 0;
@@ -186,6 +205,14 @@ struct DnnlState {
     Md dw_blk;
     Reorder dw_out;
     size_t src_image = 0, ddst_image = 0, dw_elems = 0;
+    // By output-channel blocks (variants[0] is the one block's primitive over the whole minibatch):
+    // src blocked once (image by image when the layout is image after image), each block reorders
+    // its channel slice of diff_dst and writes its rows of diff_W.
+    bool by_channel = false;
+    int64_t blocks = 0, block_oc = 0;
+    Md src_one_user, src_one_blk;  // one image, for the per-image src reorder (src_one_in)
+    Reorder src_one_in;
+    bool src_per_image = false;
 };
 
 namespace {
@@ -221,6 +248,109 @@ Md widen(const Md &one, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// Result-channel blocks of a data pass, or 0 for the split by images. Where the weights outweigh
+// the activations (the 14x14 and 7x7 layers), each block is one call over the whole minibatch with
+// its slice of the weights: every weight is streamed once (not once per image or chunk), and the
+// weights' reorder is spread over the blocks instead of preceding them. Blocks of a multiple of 16
+// channels (oneDNN's vector blocking). Decided by the shape only.
+int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
+    if (g.G != 1 || !weights_dominate(g)) return 0;
+    const int64_t c = kind == DataPass::Kind::Forward ? g.OC : g.IC;
+    for (const int64_t b : {int64_t{4}, int64_t{2}})
+        if (c % b == 0 && (c / b) % 16 == 0) return b;
+    return 0;
+}
+
+// Sets up the pass by result-channel blocks when the shape calls for it and the blocked operand is
+// image after image (so that it is blocked image by image, in parallel, without scratch).
+bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
+    const Geometry &g = s.g;
+    const bool fwd = s.kind == DataPass::Kind::Forward;
+    const int64_t blocks = data_channel_blocks(g, s.kind);
+    if (blocks == 0) return false;
+    const int64_t cb = (fwd ? g.OC : g.IC) / blocks;
+    Geometry gb = g;
+    (fwd ? gb.OC : gb.IC) = cb;
+    const auto attr = user_scratch();
+    const Params p(g);
+    const bool pl = plain_layout(g, s.t);
+    DnnlState::DataVariant v;
+    v.n = g.N;
+    size_t scratch = 0;
+    if (fwd) {
+        const auto pd = forward_pd(gb, g.N, s.t, DnnlDt::f32, dnnl::prop_kind::forward_inference, attr);
+        v.a_user = plain(g, g.N, g.IC, g.src_used, g.src, s.t);
+        v.a_blk = pd.src_desc();
+        v.c_user = plain(g, g.N, cb, g.dst, g.dst, DnnlDt::f32, g.OC);
+        v.c_blk = pd.dst_desc();
+        s.w_blk = pd.weights_desc();
+        s.impl = pd.impl_info_str();
+        scratch = pd.scratchpad_desc().get_size();
+        v.conv.emplace(dnnl::convolution_forward(pd));
+    } else {
+        const auto hint = forward_pd(gb, g.N, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+        const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), DnnlDt::f32, pl),
+                                                      any(weight_dims(gb), s.t), act(gb, dst_dims(gb, g.N), s.t, pl), p.strides,
+                                                      p.dil, p.pl, p.pr);
+        const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
+        v.a_user = plain(g, g.N, g.OC, g.dst, g.dst, s.t);
+        v.a_blk = pd.diff_dst_desc();
+        v.c_user = plain(g, g.N, cb, g.src_used, g.src, DnnlDt::f32, g.IC);
+        v.c_blk = pd.diff_src_desc();
+        s.w_blk = pd.weights_desc();
+        s.impl = pd.impl_info_str();
+        scratch = pd.scratchpad_desc().get_size();
+        v.conv.emplace(dnnl::convolution_backward_data(pd));
+    }
+    v.a_in = Reorder(v.a_user, v.a_blk);
+    v.c_out = Reorder(v.c_blk, v.c_user);
+    // The operand image by image: the N-image layout must be the one-image layout repeated.
+    if (v.a_in.prim) {
+        s.a_one_user = fwd ? plain(g, 1, g.IC, g.src_used, g.src, s.t) : plain(g, 1, g.OC, g.dst, g.dst, s.t);
+        s.a_one_blk = widen(v.a_blk, 1);
+        if (widen(s.a_one_blk, g.N) != v.a_blk || s.a_one_blk.get_size() * static_cast<size_t>(g.N) != v.a_blk.get_size())
+            return false;
+        s.a_one_in = Reorder(s.a_one_user, s.a_one_blk);
+        if (s.a_one_in.scratch) return false;
+    }
+    // This block's slice of the plain (OC, IC, K...) weights: its rows (forward) or columns.
+    const Dims full = weight_dims(g);
+    Dims strides(full.size());
+    int64_t step = 1;
+    for (size_t i = full.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= full[i];
+    }
+    s.w_user = Md(weight_dims(gb), s.t, strides);
+    s.w_in = Reorder(s.w_user, s.w_blk);
+    const int64_t k_elems = g.k_size();
+    s.w_step = static_cast<size_t>(fwd ? cb * g.IC * k_elems : cb * k_elems) * dsize(s.t);
+    s.c_step = static_cast<size_t>(cb * (fwd ? g.dst_plane() : g.src_plane()));
+    scratch = std::max({scratch, v.c_out.scratch, s.w_in.scratch});
+    s.scratch_md = bytes_md(scratch);
+    s.d_by_channel = true;
+    s.d_blocks = blocks;
+    s.uniform_blk = v.a_in.prim.has_value();
+    s.chunk_start = {0};
+    s.chunk_size = {g.N};
+    s.a_blk_at = {0};
+    // [0] none, [1] the blocked operand (all images), then per block: blocked weights, blocked
+    // result, scratchpad
+    buffers.push_back(0);
+    buffers.push_back(v.a_in.prim ? v.a_blk.get_size() : 0);
+    for (int64_t b = 0; b < blocks; ++b) {
+        buffers.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
+        buffers.push_back(v.c_out.prim ? v.c_blk.get_size() : 0);
+        buffers.push_back(scratch);
+    }
+    s.dvars.push_back(std::move(v));
+    return true;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 
 DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique<DnnlState>()) {
@@ -229,13 +359,14 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
     s.g = g;
     s.kind = kind;
     s.t = ddt(in_dt);
+    const bool fwd = kind == Kind::Forward;
+    s.a_image = static_cast<size_t>(fwd ? g.IC * g.src_plane() : g.OC * g.dst_plane()) * dsize(s.t);
+    s.c_image = static_cast<size_t>(fwd ? g.OC * g.dst_plane() : g.IC * g.src_plane());
+    if (init_data_by_channel(s, buffers_)) return;
     const int64_t per_call = std::min(g.N, data_images_per_call(g));
     split(s, g.N, (g.N + per_call - 1) / per_call);
     const auto attr = user_scratch();
     size_t scratch = 0;
-    const bool fwd = kind == Kind::Forward;
-    s.a_image = static_cast<size_t>(fwd ? g.IC * g.src_plane() : g.OC * g.dst_plane()) * dsize(s.t);
-    s.c_image = static_cast<size_t>(fwd ? g.OC * g.dst_plane() : g.IC * g.src_plane());
     for (const int64_t n : {s.chunk_size.front(), s.chunk_size.back()}) {
         if (!s.dvars.empty() && s.dvars.front().n == n) break;
         DnnlState::DataVariant v;
@@ -308,6 +439,7 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
 
 DataPass::~DataPass() = default;
 const char *DataPass::impl() const { return s_->impl.c_str(); }
+int64_t DataPass::channel_blocks() const { return s_->d_blocks; }
 
 int64_t DataPass::image_elems() const { return static_cast<int64_t>(s_->c_image); }
 
@@ -315,6 +447,10 @@ bool DataPass::blocks_operand() const { return s_->dvars.front().a_in.prim.has_v
 
 void DataPass::prepare(const void *a, void *const *bufs) const {
     const DnnlState &s = *s_;
+    if (s.d_by_channel) {
+        block_images(a, bufs);
+        return;
+    }
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
         OneThread one;
@@ -333,6 +469,10 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
 void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
                    const std::function<void(int64_t, const float *)> &done, bool prepared) const {
     const DnnlState &s = *s_;
+    if (s.d_by_channel) {
+        run_by_channel(a, w, out, bufs, done, prepared);
+        return;
+    }
     {
         OneThread one;
         dnnl::stream st(cpu());
@@ -378,21 +518,147 @@ void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
     });
 }
 
+// The operand into the blocked buffer 1, image by image in parallel (pass by channel blocks).
+void DataPass::block_images(const void *a, void *const *bufs) const {
+    const DnnlState &s = *s_;
+    if (!s.a_one_in.prim) return;
+    const size_t img_blk = s.a_one_blk.get_size();
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t n = r.begin(); n < r.end(); ++n) {
+            const auto nu = static_cast<size_t>(n);
+            s.a_one_in.run(st, mem(s.a_one_user, static_cast<const uint8_t *>(a) + nu * s.a_image),
+                           mem(s.a_one_blk, static_cast<uint8_t *>(bufs[1]) + nu * img_blk), nullptr, s.scratch_md);
+        }
+        st.wait();
+    });
+}
+
+void DataPass::run_by_channel(const void *a, const void *w, float *out, void *const *bufs,
+                              const std::function<void(int64_t, const float *)> &done, bool prepared) const {
+    const DnnlState &s = *s_;
+    const DnnlState::DataVariant &v = s.dvars[0];
+    if (!prepared) block_images(a, bufs);
+    const memory a_mem = v.a_in.prim ? mem(v.a_blk, bufs[1]) : mem(v.a_user, a);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.d_blocks, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t k = r.begin(); k < r.end(); ++k) {
+            void *const *b = bufs + 2 + 3 * k;  // blocked weights, blocked result, scratchpad
+            const auto ku = static_cast<size_t>(k);
+            const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
+            const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
+            s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
+            const memory c_user = mem(v.c_user, out + ku * s.c_step);
+            const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
+            std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights}};
+            if (s.kind == Kind::Forward) {
+                args.emplace(DNNL_ARG_SRC, a_mem);
+                args.emplace(DNNL_ARG_DST, c_blk);
+            } else {
+                args.emplace(DNNL_ARG_DIFF_DST, a_mem);
+                args.emplace(DNNL_ARG_DIFF_SRC, c_blk);
+            }
+            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
+            v.conv->execute(st, args);
+            v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
+        }
+        st.wait();
+    });
+    if (done)  // every block has written its channels: each image is complete
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t n = r.begin(); n < r.end(); ++n) done(n, out + static_cast<size_t>(n) * s.c_image);
+        });
+}
+
 // ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// Output-channel blocks of the weight pass, or 0 for the split of the minibatch. By channels every
+// block is one call over the whole minibatch: no partial gradients, no sum, and each block's rows
+// of the weights leave in place. Taken where the weights outweigh the activations (small planes,
+// wide layers: ResNet-50's 14x14 and 7x7 3x3 layers, -20 % CPU time on the 7x7 one), where the
+// batch split's full-size partials, their sum and their reorder are most of the traffic; on large
+// planes each block re-reading all of src costs more (measured on this machine: ResNet-50's 56x56
+// pointwise layers lose 10-30 % by channels). Blocks of a multiple of 16 channels (oneDNN's vector
+// blocking: a slice is whole blocks). Decided by the shape only.
+inline constexpr int64_t kWeightBlocks = 4;
+int64_t weight_channel_blocks(const Geometry &g) {
+    if (g.G != 1 || !weights_dominate(g)) return 0;
+    for (const int64_t b : {kWeightBlocks, int64_t{2}})
+        if (g.OC % b == 0 && (g.OC / b) % 16 == 0) return b;
+    return 0;
+}
+
+}  // namespace
 
 WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlState>()) {
     OneThread one;
     DnnlState &s = *s_;
     s.g = g;
     s.t = ddt(in_dt);
-    // Fewer partials when the weights are large next to the activations (their sum costs memory
-    // traffic); decided by the shape only, never by the thread count.
-    const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
-    int64_t chunks = std::min(g.N, g.weight_elems() * kWeightChunks <= act_elems ? kWeightChunks : int64_t{2});
-    split(s, g.N, chunks);
+    s.src_image = static_cast<size_t>(g.IC * g.src_plane()) * dsize(s.t);
+    s.ddst_image = static_cast<size_t>(g.OC * g.dst_plane()) * dsize(s.t);
     const auto attr = user_scratch();
     const Params p(g);
+    const bool pl = plain_layout(g, s.t);
     size_t scratch = 0;
+    s.blocks = weight_channel_blocks(g);
+    if (s.blocks > 0) {
+        s.by_channel = true;
+        s.block_oc = g.OC / s.blocks;
+        Geometry gb = g;
+        gb.OC = s.block_oc;
+        DnnlState::Variant v;
+        v.n = g.N;
+        const auto hint = forward_pd(gb, g.N, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
+        const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), s.t, pl),
+                                                         any(weight_dims(gb), DnnlDt::f32), act(gb, dst_dims(gb, g.N), s.t, pl),
+                                                         p.strides, p.dil, p.pl, p.pr);
+        const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
+        s.dw_blk = pd.diff_weights_desc();
+        s.impl = pd.impl_info_str();
+        v.src_user = plain(g, g.N, g.IC, g.src_used, g.src, s.t);
+        v.src_blk = pd.src_desc();
+        // one block's channels of diff_dst, inside the caller's full array (offset per block)
+        v.ddst_user = plain(g, g.N, s.block_oc, g.dst, g.dst, s.t, g.OC);
+        v.ddst_blk = pd.diff_dst_desc();
+        v.src_in = Reorder(v.src_user, v.src_blk);
+        v.ddst_in = Reorder(v.ddst_user, v.ddst_blk);
+        s.dw_out = Reorder(s.dw_blk, weights_plain(gb, DnnlDt::f32));
+        scratch = std::max({pd.scratchpad_desc().get_size(), v.ddst_in.scratch, s.dw_out.scratch});
+        // src blocked image by image, in parallel, when the layout is image after image
+        if (v.src_in.prim) {
+            s.src_one_user = plain(g, 1, g.IC, g.src_used, g.src, s.t);
+            s.src_one_blk = widen(v.src_blk, 1);
+            s.src_per_image = widen(s.src_one_blk, g.N) == v.src_blk &&
+                              s.src_one_blk.get_size() * static_cast<size_t>(g.N) == v.src_blk.get_size();
+            if (s.src_per_image) s.src_one_in = Reorder(s.src_one_user, s.src_one_blk);
+            if (s.src_one_in.scratch) {  // per-image reorders run side by side: only scratch-free ones
+                s.src_per_image = false;
+                s.src_one_in = Reorder();
+            }
+            scratch = std::max({scratch, v.src_in.scratch, s.src_one_in.scratch});
+        }
+        v.prim.emplace(pd);
+        s.variants.push_back(std::move(v));
+        s.scratch_md = bytes_md(scratch);
+        s.dw_elems = s.dw_blk.get_size() / sizeof(float);
+        // [0] blocked src (all images), then per block: blocked diff_dst, blocked diff_W, scratchpad
+        buffers_.push_back(s.variants[0].src_in.prim ? s.variants[0].src_blk.get_size() : 0);
+        for (int64_t b = 0; b < s.blocks; ++b) {
+            buffers_.push_back(s.variants[0].ddst_in.prim ? s.variants[0].ddst_blk.get_size() : 0);
+            buffers_.push_back(s.dw_out.prim ? s.dw_blk.get_size() : 0);
+            buffers_.push_back(scratch);
+        }
+        return;
+    }
+    // Fewer partials when the weights are large next to the activations (their sum costs memory
+    // traffic); decided by the shape only, never by the thread count.
+    int64_t chunks = std::min(g.N, weights_dominate(g) ? int64_t{2} : kWeightChunks);
+    split(s, g.N, chunks);
     for (const int64_t n : {s.chunk_size.front(), s.chunk_size.back()}) {
         if (!s.variants.empty() && s.variants.front().n == n) break;
         DnnlState::Variant v;
@@ -400,7 +666,6 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
         const auto hint = forward_pd(g, n, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
         // The second chunk size must produce partials in the first one's layout: they are summed.
         const Md dw = s.variants.empty() ? any(weight_dims(g), DnnlDt::f32) : s.dw_blk;
-        const bool pl = plain_layout(g, s.t);
         const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), s.t, pl),
                                                          dw, act(g, dst_dims(g, n), s.t, pl), p.strides, p.dil, p.pl, p.pr);
         const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
@@ -421,8 +686,6 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
     s.dw_out = Reorder(s.dw_blk, weights_plain(g, DnnlDt::f32));
     scratch = std::max(scratch, s.dw_out.scratch);
     s.scratch_md = bytes_md(scratch);
-    s.src_image = static_cast<size_t>(g.IC * g.src_plane()) * dsize(s.t);
-    s.ddst_image = static_cast<size_t>(g.OC * g.dst_plane()) * dsize(s.t);
     s.dw_elems = s.dw_blk.get_size() / sizeof(float);
     // per chunk: blocked src, blocked diff_dst, partial diff weights (FLOAT, blocked), scratchpad
     for (int64_t k = 0; k < chunks; ++k) {
@@ -436,11 +699,17 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
 
 WeightPass::~WeightPass() = default;
 const char *WeightPass::impl() const { return s_->impl.c_str(); }
+int64_t WeightPass::channel_blocks() const { return s_->blocks; }
 
 bool WeightPass::can_share(const DataPass &d, bool diff_dst) const {
     const DnnlState &ds = *d.s_;
     if (!ds.uniform_blk || ds.t != s_->t) return false;
     const Md one = widen(ds.dvars.front().a_blk, 1);  // the one-image layout, widened to each chunk
+    if (s_->by_channel) {  // only src is read whole; diff_dst is read by channel slices
+        const DnnlState::Variant &v = s_->variants[0];
+        return !diff_dst && v.src_in.prim && widen(one, v.n) == v.src_blk &&
+               v.src_blk.get_size() == one.get_size() * static_cast<size_t>(v.n);
+    }
     for (const DnnlState::Variant &v : s_->variants) {
         if (!(diff_dst ? v.ddst_in.prim : v.src_in.prim)) return false;
         const Md want = widen(one, v.n);
@@ -451,12 +720,20 @@ bool WeightPass::can_share(const DataPass &d, bool diff_dst) const {
 }
 
 void WeightPass::drop_blocked_buffers(bool diff_dst) {
+    if (s_->by_channel) {
+        if (!diff_dst) buffers_[0] = 0;
+        return;
+    }
     for (size_t k = 0; k < buffers_.size(); k += 4) buffers_[k + (diff_dst ? 1 : 0)] = 0;
 }
 
 void WeightPass::run(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src,
                      const void *pre_diff_dst) const {
     const DnnlState &s = *s_;
+    if (s.by_channel) {
+        run_by_channel(src, diff_dst, out, bufs, pre_src);
+        return;
+    }
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
         OneThread one;
@@ -500,6 +777,59 @@ void WeightPass::run(const void *src, const void *diff_dst, float *out, void *co
     if (s.dw_out.prim) s.dw_out.run(st, mem(s.dw_blk, sum), mem(plain_dw, out), bufs[3], s.scratch_md);
     else std::copy(sum, sum + s.g.weight_elems(), out);
     st.wait();
+}
+
+void WeightPass::run_by_channel(const void *src, const void *diff_dst, float *out, void *const *bufs,
+                                const void *pre_src) const {
+    const DnnlState &s = *s_;
+    const DnnlState::Variant &v = s.variants[0];
+    const auto *src_b = static_cast<const uint8_t *>(src);
+    // src in the blocked layout, once for all blocks (images spread over the blocks' tasks)
+    const void *src_blk_ptr = pre_src ? pre_src : v.src_in.prim ? bufs[0] : src;
+    if (!pre_src && v.src_in.prim) {
+        if (s.src_per_image) {
+            const size_t img_blk = s.src_one_blk.get_size();
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
+                OneThread one;
+                dnnl::stream st(cpu());
+                for (int64_t n = r.begin(); n < r.end(); ++n) {
+                    s.src_one_in.run(st, mem(s.src_one_user, src_b + static_cast<size_t>(n) * s.src_image),
+                                     mem(s.src_one_blk, static_cast<uint8_t *>(bufs[0]) + static_cast<size_t>(n) * img_blk), nullptr,
+                                     s.scratch_md);
+                }
+                st.wait();
+            });
+        } else {
+            OneThread one;
+            dnnl::stream st(cpu());
+            v.src_in.run(st, mem(v.src_user, src), mem(v.src_blk, bufs[0]), bufs[3], s.scratch_md);
+            st.wait();
+        }
+    }
+    const memory src_mem = mem(v.src_in.prim ? v.src_blk : v.src_user, src_blk_ptr);
+    const size_t ddst_off = static_cast<size_t>(s.block_oc * s.g.dst_plane()) * dsize(s.t);
+    const size_t dw_rows = static_cast<size_t>(s.block_oc) * static_cast<size_t>(s.g.weight_elems() / s.g.OC);
+    Geometry gb = s.g;
+    gb.OC = s.block_oc;
+    const Md plain_dw = weights_plain(gb, DnnlDt::f32);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.blocks, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t k = r.begin(); k < r.end(); ++k) {
+            void *const *b = bufs + 1 + 3 * k;  // blocked diff_dst, blocked diff_W, scratchpad
+            const auto ku = static_cast<size_t>(k);
+            const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
+            const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[0]) : ddst_user;
+            v.ddst_in.run(st, ddst_user, ddst_blk, b[2], s.scratch_md);
+            float *rows = out + ku * dw_rows;
+            const memory dw = s.dw_out.prim ? mem(s.dw_blk, b[1]) : mem(plain_dw, rows);
+            std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
+            v.prim->execute(st, args);
+            s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);
+        }
+        st.wait();
+    });
 }
 
 }  // namespace conv

@@ -1,10 +1,13 @@
 // The compute engine: oneDNN convolution primitives run over a decomposition fixed by the shape only,
 // so that results are bitwise identical at any thread count.
-//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): one image per task, or a
-//               chunk of images per task on small planes (under 196 positions).
-//   WeightPass  diff_W = bwd_weights(src, diff_dst): the minibatch in kWeightChunks chunks (2 when
-//               the weights outweigh the activations), each writing its own partial diff_W, summed
-//               in chunk order.
+//   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): where the weights outweigh
+//               the activations, by blocks of result channels, each one call over the whole
+//               minibatch with its slice of the weights; otherwise one image per task, or a chunk of
+//               images per task on small planes (under 196 positions).
+//   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations,
+//               by blocks of output channels, each one call over the whole minibatch writing its
+//               rows of diff_W (no partials); otherwise the minibatch in kWeightChunks chunks, each
+//               writing its own partial diff_W, summed in chunk order.
 // Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
 // its own scratchpad and blocked-layout buffers in slices of the executor's workspace.
 // Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays.
@@ -48,9 +51,13 @@ public:
     void prepare(const void *a, void *const *bufs) const;
     static constexpr int kBlockedOperandBuffer = 1;
     const char *impl() const;
+    int64_t channel_blocks() const;  // result-channel blocks, 0 when split by images
 
 private:
     friend class WeightPass;
+    void block_images(const void *a, void *const *bufs) const;
+    void run_by_channel(const void *a, const void *w, float *out, void *const *bufs,
+                        const std::function<void(int64_t, const float *)> &done, bool prepared) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };
@@ -73,8 +80,10 @@ public:
     // Stop reserving this pass's own blocked copy of that operand (it will read the shared one).
     void drop_blocked_buffers(bool diff_dst);
     const char *impl() const;
+    int64_t channel_blocks() const;  // output-channel blocks, 0 when split by the minibatch
 
 private:
+    void run_by_channel(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };

@@ -49,6 +49,11 @@ inline std::vector<Named> corpus() {
     v.push_back({"tails_ic17oc17", conv2d(2, 17, 17, 9, 11, 3, 3, 1, 1, 1, 1), {}});
     // small plane: several images per oneDNN data call, two chunk sizes (3 + 2)
     v.push_back({"small_plane_chunks_n5", conv2d(5, 16, 16, 8, 8, 3, 3, 1, 1, 1, 1), {}});
+    // gradients by channel blocks over the whole minibatch (blocked and plain layouts)
+    v.push_back({"channel_blocks_oc64_ic20", conv2d(3, 20, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
+    v.push_back({"channel_blocks_oc64_ic32", conv2d(3, 32, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
+    v.push_back({"channel_blocks_pointwise", conv2d(2, 64, 32, 3, 3, 1, 1), {}});
+    v.push_back({"pointwise_plain_layout", conv2d(3, 8, 12, 9, 10, 1, 1), {}});  // FLOAT: oneDNN's GEMM on NCHW
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
@@ -93,6 +98,12 @@ inline std::vector<Named> corpus() {
         c.transposed = true;
         c.op = {0, 2, 0};
         v.push_back({"transposed_groups2", c, {}});
+    }
+    {  // channel blocks of the weight pass on the swapped operands (32 input channels)
+        cref::Conv c = conv2d(2, 32, 12, 5, 6, 3, 3, 2, 2, 1, 1);
+        c.transposed = true;
+        c.op = {1, 1, 0};
+        v.push_back({"transposed_channel_blocks", c, {}});
     }
     {  // outputPadding >= stride, allowed because < dilation
         cref::Conv c = conv2d(1, 3, 5, 6, 7, 3, 3, 1, 1, 0, 1);
