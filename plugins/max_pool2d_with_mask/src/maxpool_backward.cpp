@@ -11,7 +11,9 @@
 // unsigned compares and kH - 1 conditional subtractions instead of a division; bits: 48 outputs of
 // every kernel position at once, bit-sliced into kernel positions) into ring positions, and the
 // additions themselves are one scalar loop in ascending output order. The scalar path decodes one
-// output at a time and adds in the same order, so both give the same bits.
+// output at a time and adds in the same order, so both give the same bits. Windows 2 columns wide
+// at column stride 2 (k2 s2) take the tile path instead (see there): vector adds of 32-column tiles
+// in the same order, the same bits again.
 #include "maxpool_backward.hpp"
 
 #include <tbb/blocked_range.h>
