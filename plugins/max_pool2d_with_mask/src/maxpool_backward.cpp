@@ -158,10 +158,12 @@ MPOOL_AVX512 inline __m512i wrap_ring(__m512i x, __m512i ring_size) {
     return _mm512_mask_sub_epi32(x, _mm512_cmpge_epi32_mask(x, ring_size), x, ring_size);
 }
 
-MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
-                                   int32_t *pos, int64_t oh) {
+// HH: the clipped window's row count when 2 or 3 (the subtractions unrolled), 0: any.
+template <int HH>
+MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+                                     int32_t *pos, int64_t oh) {
     const Geometry &g = P.g;
-    const int64_t h0 = g.row_lo(oh), hh = g.row_hi(oh) - h0, Wo = g.Wo, R = P.ring_rows;
+    const int64_t h0 = g.row_lo(oh), hh = HH ? HH : g.row_hi(oh) - h0, Wo = g.Wo, R = P.ring_rows;
     const int32_t *col_lo = P.col_lo.data(), *col_wid = P.col_wid.data();
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     const __m512i row_base = _mm512_set1_epi32(static_cast<int32_t>(h0 * g.W));
@@ -178,6 +180,7 @@ MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, co
         // every index below the window start (and every negative one) is beyond the limit.
         __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(row_base, _mm512_loadu_si512(col_lo + ow)));
         __mmask16 valid = _mm512_mask_cmplt_epu32_mask(m, d, limit);
+#pragma GCC unroll 2
         for (int64_t t = 1; t < hh; ++t)
             d = _mm512_mask_sub_epi32(d, _mm512_mask_cmpge_epu32_mask(valid, d, vW), d, vW);
         valid = _mm512_mask_cmplt_epu32_mask(valid, d, _mm512_loadu_si512(col_wid + ow));
@@ -189,6 +192,15 @@ MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, co
     }
     add_lanes(ring, pos, grow, Wo);  // after the decode: the position stores have long retired
     return -1;
+}
+
+MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+                                   int32_t *pos, int64_t oh) {
+    switch (P.g.row_hi(oh) - P.g.row_lo(oh)) {
+        case 3: return row_int32_avx_t<3>(P, idx, grow, ring, pos, oh);
+        case 2: return row_int32_avx_t<2>(P, idx, grow, ring, pos, oh);
+        default: return row_int32_avx_t<0>(P, idx, grow, ring, pos, oh);
+    }
 }
 
 
