@@ -427,7 +427,13 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
     int64_t pending = 0, live_hi = 0;
     for (int64_t oh = 0;; ++oh) {
         // Store the rows no later window reaches (never-reached rows are zeros).
-        const int64_t done = oh < g.Ho ? g.row_lo(oh) : g.H;
+        int64_t done = oh < g.Ho ? g.row_lo(oh) : g.H;
+        // Streamed 16-bit rows: hold one row back (the ring has a row to spare) when that makes
+        // the stored piece end on a 64-byte line, so that its lines go out whole.
+        if (stream && P.ring_rows > g.kH && es == 2 && giv.w == 1 && oh < g.Ho && done - 1 > pending &&
+            reinterpret_cast<uintptr_t>(gi + done * giv.h * es) % 64 != 0 &&
+            reinterpret_cast<uintptr_t>(gi + (done - 1) * giv.h * es) % 64 == 0)
+            --done;
         while (pending < done) {
             // Rows adjacent in gradInput (a dense plane) and in the ring (no wrap) go out in one piece.
             const bool live = pending < live_hi;
@@ -497,7 +503,10 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
     P->fp16 = fp16_compute && dt == DType::F32;
     P->layout = layout;
     P->slots = std::max<int64_t>(1, std::min(slots, std::max<int64_t>(g.planes(), 1)));
-    P->ring_rows = std::max<int64_t>(g.kH, 1);
+    // 16-bit results keep one ring row more when the stored pieces (sH rows each) would otherwise
+    // start mid-ring: run_plane may then hold a finished row back (k3 s2: pieces of rows 2i, 2i + 1
+    // in a ring of 4 stay whole; k2 s2 needs no spare row).
+    P->ring_rows = std::max<int64_t>(g.kH, 1) + (dt != DType::F32 && g.sH > 0 && g.kH % g.sH != 0 ? 1 : 0);
     P->ring_stride = std::max<int64_t>(g.W, 1);
     P->tile_lead = std::max<int64_t>(g.pW, 0) % 16;
     P->tile_stride = round_up16(g.W + P->tile_lead);

@@ -51,6 +51,8 @@ const Geometry kGeoms[] = {
     {1, 1, 12, 20, 6, 10, 5, 2, 2, 2, 2, 0},
     {1, 3, 7, 9, 4, 5, 2, 2, 2, 2, 0, 0},
     {1, 1, 3, 130, 2, 65, 2, 2, 2, 2, 1, 1},
+    // k3 s2 p1 with 16-bit rows of 96 bytes: streamed pieces held back a row to end on whole lines
+    {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},
 };
 
 void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
