@@ -2,15 +2,19 @@
 //
 // Indices are real max-pool argmaxes (k3 s2 p1 or k2 s2 over pseudo-random data), so the gather
 // walks gradOutput as it does in training, not uniformly at random.
-// Bytes counted, backward: indices read + out written + the gradOutput elements gathered (one per
-// out element, in gradOutput's dtype); gradOutput elements no index names are not counted, and
-// `self` only gives the shape. (The memory system still moves whole lines: nearly every line of
-// gradOutput holds an argmax, so the physical traffic is larger than the counted bytes.)
+// Bytes counted, backward: indices read + out written + every 64-byte line of gradOutput that an
+// index names (64 bytes each; gradOutput is 64-byte aligned with its planes back to back). That is
+// the least the gather must move: the memory system reads whole lines, and a line is read once if
+// it is read at all. For these argmax indices it is nearly all of gradOutput (a k2 s2 line of 16
+// FLOATs is missed only when none of its 8 windows chose its row), counted exactly per case from
+// the indices themselves; lines no index names are not counted. `self` only gives the shape.
 // Forward: self + indices read, the whole out written (it is zero-filled).
 // PyTorch peer (FLOAT only; PyTorch 1.13 has no max_unpool2d backward): the equivalent gather
 // torch.gather(gradOutput.flatten(2), 2, indices.flatten(2), out=...) on preallocated tensors with
 // the same kind of indices; forward: aten::max_unpool2d.out.
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,12 +52,14 @@ double value_at(uint64_t pos) {
     return static_cast<double>((z ^ (z >> 31)) >> 11);
 }
 
-// Writes the max-pool argmax (flat h*W + w inside each plane) of u's geometry into `indices`.
-void fill_argmax(const Unpool &u, aclTensor *indices, aclDataType idxDt) {
-    void *data = nullptr;
-    if (aclGetRawTensorAddr(indices, &data) != ACLNN_SUCCESS || !data) throw bench::CallError("aclGetRawTensorAddr", -1, "");
+// Calls fn(i, plane, q) with the max-pool argmax q (flat h*W + w inside the plane) of every
+// position i of u's (N, C, H, W) indices, in order.
+template <class Fn>
+void for_each_argmax(const Unpool &u, Fn &&fn) {
+    std::vector<double> value(static_cast<size_t>(u.oh * u.ow));  // one plane's values, hashed once
     int64_t i = 0;
-    for (int64_t plane = 0; plane < u.n * u.c; ++plane)
+    for (int64_t plane = 0; plane < u.n * u.c; ++plane) {
+        for (int64_t q = 0; q < u.oh * u.ow; ++q) value[static_cast<size_t>(q)] = value_at(static_cast<uint64_t>(plane * u.oh * u.ow + q));
         for (int64_t y = 0; y < u.h; ++y)
             for (int64_t x = 0; x < u.w; ++x, ++i) {
                 int64_t best = -1;
@@ -63,17 +69,48 @@ void fill_argmax(const Unpool &u, aclTensor *indices, aclDataType idxDt) {
                         const int64_t iy = y * u.s - u.p + ky, ix = x * u.s - u.p + kx;
                         if (iy < 0 || ix < 0 || iy >= u.oh || ix >= u.ow) continue;
                         const int64_t q = iy * u.ow + ix;
-                        const double v = value_at(static_cast<uint64_t>(plane * u.oh * u.ow + q));
-                        if (v > bestValue) {
-                            bestValue = v;
+                        if (value[static_cast<size_t>(q)] > bestValue) {
+                            bestValue = value[static_cast<size_t>(q)];
                             best = q;
                         }
                     }
-                if (idxDt == ACL_INT64)
-                    static_cast<int64_t *>(data)[i] = best;
-                else
-                    static_cast<int32_t *>(data)[i] = static_cast<int32_t>(best);
+                fn(i, plane, best);
             }
+    }
+}
+
+// Writes the argmaxes into `indices`.
+void fill_argmax(const Unpool &u, aclTensor *indices, aclDataType idxDt) {
+    void *data = nullptr;
+    if (aclGetRawTensorAddr(indices, &data) != ACLNN_SUCCESS || !data) throw bench::CallError("aclGetRawTensorAddr", -1, "");
+    for_each_argmax(u, [&](int64_t i, int64_t, int64_t q) {
+        if (idxDt == ACL_INT64)
+            static_cast<int64_t *>(data)[i] = q;
+        else
+            static_cast<int32_t *>(data)[i] = static_cast<int32_t>(q);
+    });
+}
+
+// Bytes of the distinct 64-byte lines of gradOutput (elements of `elem` bytes) the argmaxes name.
+// One pass per geometry counts them for element sizes 1, 2, 4 and 8 (several cases share one).
+double lines_gathered(const Unpool &u, size_t elem) {
+    static std::map<std::vector<int64_t>, std::array<double, 4>> cache;
+    const std::vector<int64_t> key{u.n, u.c, u.h, u.w, u.oh, u.ow, u.k, u.s, u.p};
+    const int log2 = elem == 1 ? 0 : elem == 2 ? 1 : elem == 4 ? 2 : 3;
+    if (auto it = cache.find(key); it != cache.end()) return it->second[static_cast<size_t>(log2)];
+    std::array<std::vector<uint64_t>, 4> seen;  // one bit per line
+    for (int b = 0; b < 4; ++b) seen[static_cast<size_t>(b)].assign(static_cast<size_t>((u.n * u.c * u.oh * u.ow << b) / 64 / 64 + 1), 0);
+    for_each_argmax(u, [&](int64_t, int64_t plane, int64_t q) {
+        if (q < 0) return;
+        for (int b = 0; b < 4; ++b) {
+            const int64_t line = ((plane * u.oh * u.ow + q) << b) / 64;
+            seen[static_cast<size_t>(b)][static_cast<size_t>(line / 64)] |= uint64_t{1} << (line % 64);
+        }
+    });
+    std::array<double, 4> bytes{};
+    for (int b = 0; b < 4; ++b)
+        for (uint64_t w : seen[static_cast<size_t>(b)]) bytes[static_cast<size_t>(b)] += 64.0 * __builtin_popcountll(w);
+    return (cache[key] = bytes)[static_cast<size_t>(log2)];
 }
 
 bench::Case backward_case(const Unpool &u, aclDataType dt, aclDataType idxDt, bool quick, aclDataType outDt,
@@ -85,8 +122,8 @@ bench::Case backward_case(const Unpool &u, aclDataType dt, aclDataType idxDt, bo
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
-    c.work = bench::Work::bytes(bench::numel(u.small()) *
-                                static_cast<double>(bench::dtype_size(idxDt) + bench::dtype_size(outDt) + bench::dtype_size(dt)));
+    c.work = bench::Work::bytes(bench::numel(u.small()) * static_cast<double>(bench::dtype_size(idxDt) + bench::dtype_size(outDt)) +
+                                lines_gathered(u, bench::dtype_size(dt)));
     c.prepare = [u, dt, idxDt, outDt](bench::Prepared &pr) {
         aclTensor *gradOutput = pr.tensor(u.big(), dt);
         aclTensor *self = pr.tensor(u.small(), dt, bench::Fill::Zero);

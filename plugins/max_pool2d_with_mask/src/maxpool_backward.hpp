@@ -45,11 +45,14 @@ public:
 
     void set_isa(Isa isa) { isa_ = isa; }
     void set_store_mode(StoreMode m) { store_ = m; }
+    // The AVX-512 stride-2 tile path (on by default where it applies); off: the per-output path.
+    void set_stride2_tiles(bool on) { tiles_ = on; }
 
 private:
     std::shared_ptr<const BackwardPlan> plan_;
     Isa isa_ = Isa::Auto;
     StoreMode store_ = StoreMode::Auto;
+    bool tiles_ = true;
 };
 
 }  // namespace mpool

@@ -132,17 +132,42 @@ void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
     ls.next = dst;
 }
 
+// One whole 64-byte line of dst from the 64 / es elements at src (nullptr: zeros), streamed.
+MPOOL_AVX512 inline void line_direct(float *src, DType dt, bool fp16, char *line, bool clear) {
+    const __m512 a = src_vec(src, 0, 16, clear);
+    if (dt == DType::F32) {
+        _mm512_stream_ps(reinterpret_cast<float *>(line), f32_out(a, fp16));
+        return;
+    }
+    const __m512 b = src_vec(src, 16, 32, clear);
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(line), narrow(a, dt));  // both halves of the line
+    _mm256_stream_si256(reinterpret_cast<__m256i *>(line + 32), narrow(b, dt));
+}
+
 MPOOL_AVX512 void store_row_avx(float *src, int64_t n, DType dt, bool fp16, char *dst, LineStream *ls, bool clear) {
     if (!ls) {
         store_plain(src, 0, n, dt, fp16, dst, clear);
         return;
     }
-    const int64_t es = elem_size(dt);
+    const int64_t es = elem_size(dt), per_line = 64 / es;
     alignas(64) uint8_t bytes[1024];
-    for (int64_t i = 0; i < n; i += 256) {
-        const int64_t k = std::min<int64_t>(256, n - i);
-        convert_row(src ? src + i : nullptr, k, dt, fp16, bytes, clear);
-        stream_put(*ls, bytes, k * es, dst + i * es);
+    int64_t i = 0;
+    while (i < n) {
+        char *d = dst + i * es;
+        const auto mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(d) % 64);
+        if (mis == 0 && n - i >= per_line && (!ls->line || ls->next != d)) {
+            // Whole lines straight from the row, without the staging copy (a pending line of
+            // another run is completed first, as stream_put would).
+            stream_put(*ls, bytes, 0, d);
+            for (; n - i >= per_line; i += per_line) line_direct(src ? src + i : nullptr, dt, fp16, dst + i * es, clear);
+            ls->next = dst + i * es;
+            continue;
+        }
+        // Up to the next line boundary (or 256 elements, or the end) through the line stream.
+        const int64_t k = std::min<int64_t>({n - i, mis ? (64 - mis) / es : 256, 256});
+        convert_row(src ? src + i : nullptr, std::max<int64_t>(k, 1), dt, fp16, bytes, clear);
+        stream_put(*ls, bytes, std::max<int64_t>(k, 1) * es, d);
+        i += std::max<int64_t>(k, 1);
     }
 }
 #endif  // MPOOL_X86

@@ -43,6 +43,16 @@ const Geometry kGeoms[] = {
     {1, 2, 6, 45, 6, 26, 1, 20, 1, 1, 0, 0},    // kW 20 at stride 1: too wide to gather, the AVX-512 ring path
     {1, 2, 7, 70, 7, 35, 3, 5, 1, 2, 1, 2},     // stride (1, 2), Wo 35: two vectors and a tail
     {2, 1, 12, 61, 4, 20, 4, 4, 3, 3, 1, 0},    // stride 3: the forward gathers its inputs
+    // k2 s2 (the backward's tile path): Wo a multiple of 16 with a column no window reaches, pads,
+    // odd widths and tails, row overlap (kH 3 at sH 1), kH at run time, a clipped last window
+    {1, 2, 10, 33, 5, 16, 2, 2, 2, 2, 0, 0},
+    {2, 2, 9, 37, 5, 19, 2, 2, 2, 2, 1, 1},
+    {1, 2, 7, 70, 7, 36, 3, 2, 1, 2, 1, 1},
+    {1, 1, 12, 20, 6, 10, 5, 2, 2, 2, 2, 0},
+    {1, 3, 7, 9, 4, 5, 2, 2, 2, 2, 0, 0},
+    {1, 1, 3, 130, 2, 65, 2, 2, 2, 2, 1, 1},
+    // k3 s2 p1 with 16-bit rows of 96 bytes: streamed pieces held back a row to end on whole lines
+    {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},
 };
 
 void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
@@ -62,14 +72,22 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
     const int64_t go_ws = 2, gi_ws = 1;  // gradOutput strided along w, gradInput dense
     std::vector<uint8_t> go(static_cast<size_t>(outs * go_ws * es));
     if (dt == DType::F32) {
+        // NaNs of three payloads and signs, -0.0 and +0.0 among them: the paths add in the same
+        // order with the same operands, so even the NaN bits agree.
+        const uint32_t specials[] = {0x7fc00000u, 0xffc00000u, 0x7fc12345u, 0x80000000u, 0x00000000u, 0x80000000u};
         for (int64_t i = 0; i < outs * go_ws; ++i) {
             float f = static_cast<float>(r.in(-100000, 100000)) * 1e-3f;
-            if (r.in(0, 50) == 0) f = NAN;
+            if (r.in(0, 30) == 0) {
+                const uint32_t u = specials[r.in(0, 5)];
+                std::memcpy(&f, &u, 4);
+            }
             std::memcpy(go.data() + i * 4, &f, 4);
         }
     } else {
         std::vector<uint16_t> h(static_cast<size_t>(outs * go_ws));
         fill_f32_bits(h, dt, r, true);
+        for (auto &x : h)
+            if (r.in(0, 40) == 0) x = 0x8000;  // -0.0
         std::memcpy(go.data(), h.data(), go.size());
     }
     const int64_t mask_bytes = g.planes() * mask_plane_bytes(g), row = mask_row_bytes(g.Ho, g.Wo);
@@ -98,13 +116,15 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
     const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, gi_ws};
     std::vector<std::vector<uint8_t>> results;
     std::vector<BadIndex> bads;
-    for (int variant = 0; variant < 6; ++variant) {
-        const bool scalar = variant % 2 == 0;
-        if (!scalar && !cpu_has_avx512()) continue;
-        const int64_t slots = 1 + variant / 2;  // 1, 2, 3 partitions
+    // scalar, AVX-512 (with the tile path where it applies), AVX-512 per output; 1, 2, 3 partitions
+    for (int variant = 0; variant < 9; ++variant) {
+        const int path = variant % 3;
+        if (path != 0 && !cpu_has_avx512()) continue;
+        const int64_t slots = 1 + variant / 3;
         BackwardKernel k(g, dt, fp16, layout, slots);
-        k.set_isa(scalar ? Isa::Scalar : Isa::Avx512);
-        k.set_store_mode(variant % 3 == 1 ? StoreMode::Streaming : StoreMode::Plain);
+        k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
+        k.set_stride2_tiles(path == 1);
+        k.set_store_mode(variant % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
         Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
         std::memset(gi.p, 0x5a, static_cast<size_t>(ins * es));
         BadIndex bad;
