@@ -325,6 +325,12 @@ void same_w_scalar(const SamePlane &p) {
 
 }  // namespace
 
+// Measured (single thread, MobileNet layers): the channel-blocked kernels win with stride 2 and on
+// larger BF16 planes; the plane kernels on small stride-1 planes.
+bool DepthwisePass::blocked_applies() const {
+    return sh > 1 || sw > 1 || (dt_ == Dt::BF16 && H * W > 1024);
+}
+
 bool DepthwisePass::applies(const Geometry &g, bool transposed) {
     return !transposed && g.sd <= 2 && g.G > 1 && g.G == g.IC && g.IC == g.OC && g.k_size() <= kMaxTaps;
 }
@@ -384,6 +390,13 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
                 }
             }
     }
+    if (blocked_applies()) {
+        blocked_ = true;
+        blk_ = DwBlocked(DwShape{N, C, H, W, Ho, Wo, kh, kw, sh, sw, dh, dw, ph, pw}, dt);
+        in_slot_ = blk_.input_slot_bytes();
+        w_slot_ = blk_.weight_slot_bytes();
+        return;
+    }
     // Lanes hold few terms on small planes: sum a channel's planes in the lanes, else each plane.
     per_channel_ = N * Ho * Mw <= 65536;
     // slots: gradInput U, taps, a dense FLOAT plane (for BF16 results);
@@ -397,6 +410,10 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : dt_(dt), s
 
 void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, void *scratch) const {
     const bool avx = has_avx512();
+    if (blocked_) {
+        blk_.grad_input(dy, w, dx, dx_bf16, static_cast<uint8_t *>(scratch), slots_, avx);
+        return;
+    }
     const int64_t kk = kh * kw;
     if (same_ && (dt_ == Dt::F32) != dx_bf16) {  // direct: FLOAT in, FLOAT out or BF16 in, BF16 out
         const bool bf = dt_ == Dt::BF16;
@@ -446,6 +463,10 @@ void DepthwisePass::grad_input(const void *dy, const void *w, void *dx, bool dx_
 
 void DepthwisePass::grad_weight(const void *x, const void *dy, float *dwt, void *scratch) const {
     const bool avx = has_avx512();
+    if (blocked_) {
+        blk_.grad_weight(x, dy, dwt, static_cast<uint8_t *>(scratch), slots_, avx);
+        return;
+    }
     const int64_t kk = kh * kw, phases_n = sh * sw, plen = up16(P_len_);
     // column stride 2 with AVX-512: input rows split into the phases directly (the general path
     // pads each row in a copy first: most of its time on small planes)

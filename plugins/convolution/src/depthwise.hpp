@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conv_types.hpp"
+#include "depthwise_blocked.hpp"
 
 namespace conv {
 
@@ -24,8 +25,9 @@ public:
     static bool applies(const Geometry &g, bool transposed);
     DepthwisePass(const Geometry &g, Dt dt, int threads);
 
-    uint64_t input_scratch_bytes() const { return slot_bytes(in_slot_) ; }
-    uint64_t weight_scratch_bytes() const { return slot_bytes(w_slot_); }
+    uint64_t input_scratch_bytes() const { return slot_bytes(in_slot_); }
+    uint64_t weight_scratch_bytes() const { return slot_bytes(w_slot_) + (blocked_ ? blk_.weight_partial_bytes() : 0); }
+    bool blocked() const { return blocked_; }
 
     // dy (N, C, Ho, Wo), w (C, 1, kh, kw), dense in the pass dtype; dx (N, C, H, W) dense FLOAT, or
     // BF16 when dx_bf16 (rounded once, numeric.hpp's rounding).
@@ -34,6 +36,7 @@ public:
     void grad_weight(const void *x, const void *dy, float *dw, void *scratch) const;
 
 private:
+    bool blocked_applies() const;
     uint64_t slot_bytes(uint64_t per_slot) const { return per_slot * static_cast<uint64_t>(slots_); }
     int64_t N, C, H, W, Ho, Wo, kh, kw, sh, sw, dh, dw, ph, pw;
     int64_t Uh, Uw, U_len_;                 // upsampled gradient plane (gradInput), its flat length
@@ -47,6 +50,8 @@ private:
     int64_t same_chunks_ = 0;
     std::vector<int64_t> same_in_off_, same_w_off_;
     std::vector<uint16_t> same_in_mask_, same_w_mask_;  // per tap x chunk: lanes inside the plane
+    bool blocked_ = false;                  // channel-blocked kernels (depthwise_blocked.hpp)
+    DwBlocked blk_;
     Dt dt_;
     int slots_;
     uint64_t in_slot_ = 0, w_slot_ = 0;

@@ -1,0 +1,464 @@
+#include "depthwise_blocked.hpp"
+
+#include <immintrin.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
+#include "depthwise.hpp"
+
+namespace conv {
+
+namespace {
+
+#define DWB_AVX __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+constexpr int64_t kL = 16;  // channels per block: one vector lane each
+
+uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t pos_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+
+// The calling thread's scratch slot (every thread of the arena has its own index).
+uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
+    const int i = tbb::this_task_arena::current_thread_index();
+    if (i < 0 || i >= slots) throw std::runtime_error("depthwise: thread index outside the planned scratch slots");
+    return scratch + static_cast<uint64_t>(i) * bytes;
+}
+
+// ---- NCHW <-> channels-last for 16 channels ----
+// A "flat range" is `count` consecutive positions of a plane (rows follow each other), starting at
+// element `first` of channel c0's plane; channel c0 + ch is `plane` elements further. Channels at
+// or past nc read as zero and are never written.
+
+// all-ones masks: GCC 12 warns falsely about the plain forms (built on _mm512_undefined_*)
+constexpr __mmask16 kAll16 = 0xffff;
+constexpr __mmask8 kAll8 = 0xff;
+
+// In-register 16x16 transpose: r[i] lane j -> o[j] lane i (fully unrolled: no spills).
+#define DWB_UNROLL _Pragma("GCC unroll 16")
+DWB_AVX __attribute__((always_inline)) inline void transpose16(const __m512 r[16], __m512 o[16]) {
+    __m512 t[16], u[16];
+    DWB_UNROLL for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll16, r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[2 * i], r[2 * i + 1]);
+    }
+    DWB_UNROLL for (int g = 0; g < 4; ++g) {
+        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+        u[4 * g + 0] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, d));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, d));
+    }
+    // u[4g + k], 128-bit lane q: rows 4g..4g+3 of column 4q + k
+    DWB_UNROLL for (int k = 0; k < 4; ++k) {
+        const __m512 s0 = _mm512_maskz_shuffle_f32x4(kAll16, u[k], u[4 + k], 0x88);
+        const __m512 s1 = _mm512_maskz_shuffle_f32x4(kAll16, u[k], u[4 + k], 0xdd);
+        const __m512 s2 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + k], u[12 + k], 0x88);
+        const __m512 s3 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + k], u[12 + k], 0xdd);
+        o[k] = _mm512_maskz_shuffle_f32x4(kAll16, s0, s2, 0x88);
+        o[8 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s0, s2, 0xdd);
+        o[4 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s1, s3, 0x88);
+        o[12 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s1, s3, 0xdd);
+    }
+}
+
+// Channels at or past nc load with an empty mask: no access, zeros.
+template <bool BF16>
+DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
+    for (int64_t p = 0; p < count; p += kL) {
+        const int64_t m = std::min<int64_t>(kL, count - p);
+        const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        __m512 r[16], o[16];
+        DWB_UNROLL for (int ch = 0; ch < 16; ++ch) {
+            const __mmask16 kc = ch < nc ? k : 0;
+            if constexpr (BF16)
+                r[ch] = acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(kc, static_cast<const uint16_t *>(src) + first + ch * plane + p));
+            else
+                r[ch] = _mm512_maskz_loadu_ps(kc, static_cast<const float *>(src) + first + ch * plane + p);
+        }
+        transpose16(r, o);
+        if (m == kL) {
+            DWB_UNROLL for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + (p + j) * kL, o[j]);
+        } else {
+            for (int64_t j = 0; j < m; ++j) _mm512_storeu_ps(dst + (p + j) * kL, o[j]);
+        }
+    }
+}
+void to_blocked_avx(const void *src, Dt dt, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
+    if (dt == Dt::F32) to_blocked_avx_t<false>(src, plane, first, nc, count, dst);
+    else to_blocked_avx_t<true>(src, plane, first, nc, count, dst);
+}
+void to_blocked_scalar(const void *src, Dt dt, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
+    for (int64_t p = 0; p < count; ++p)
+        for (int ch = 0; ch < 16; ++ch) {
+            float v = 0.0f;
+            if (ch < nc) {
+                const int64_t at = first + ch * plane + p;
+                v = dt == Dt::F32 ? static_cast<const float *>(src)[at] : acp::bf16_to_float(static_cast<const uint16_t *>(src)[at]);
+            }
+            dst[p * kL + ch] = v;
+        }
+}
+
+template <bool BF16>
+DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int64_t plane, int64_t first, int nc) {
+    for (int64_t p = 0; p < count; p += kL) {
+        const int64_t m = std::min<int64_t>(kL, count - p);
+        const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        __m512 r[16], o[16];
+        DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL);
+        transpose16(r, o);
+        DWB_UNROLL for (int ch = 0; ch < 16; ++ch) {
+            const __mmask16 kc = ch < nc ? k : 0;
+            if constexpr (BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + first + ch * plane + p, kc, acp::avx512::to_bf16(o[ch]));
+            else _mm512_mask_storeu_ps(static_cast<float *>(dst) + first + ch * plane + p, kc, o[ch]);
+        }
+    }
+}
+void from_blocked_avx(const float *src, int64_t count, void *dst, bool bf16, int64_t plane, int64_t first, int nc) {
+    if (bf16) from_blocked_avx_t<true>(src, count, dst, plane, first, nc);
+    else from_blocked_avx_t<false>(src, count, dst, plane, first, nc);
+}
+void from_blocked_scalar(const float *src, int64_t count, void *dst, bool bf16, int64_t plane, int64_t first, int nc) {
+    for (int ch = 0; ch < nc; ++ch)
+        for (int64_t p = 0; p < count; ++p) {
+            const int64_t at = first + ch * plane + p;
+            const float v = src[p * kL + ch];
+            if (bf16) static_cast<uint16_t *>(dst)[at] = acp::float_to_bf16(v);
+            else static_cast<float *>(dst)[at] = v;
+        }
+}
+
+// ---- gradInput: one input row ----
+// The taps of one column phase (iw = r + sw*j): tap i reads gradient column q0[i] + j of its row.
+struct GiPhase {
+    int n = 0;
+    const float *w[kMaxTaps];  // 16-lane weight of the tap
+    const float *g[kMaxTaps];  // gradient row of the tap
+    int64_t q0[kMaxTaps];
+};
+struct GiRow {
+    const GiPhase *ph;  // sw phases
+    int64_t W, Wo, sw;
+    float *out;  // W pixel vectors
+};
+
+// Columns j of phase r whose taps all land inside the gradient row: [lo, hi).
+void interior(const GiPhase &p, int64_t Wo, int64_t cols, int64_t &lo, int64_t &hi) {
+    lo = 0, hi = cols;
+    for (int i = 0; i < p.n; ++i) {
+        lo = std::max(lo, -p.q0[i]);
+        hi = std::min(hi, Wo - p.q0[i]);
+    }
+    lo = std::min(lo, cols);
+    hi = std::clamp(hi, lo, cols);
+}
+
+void gi_row_scalar(const GiRow &r) {
+    for (int64_t ph = 0; ph < r.sw && ph < r.W; ++ph) {
+        const GiPhase &p = r.ph[ph];
+        for (int64_t j = 0, iw = ph; iw < r.W; ++j, iw += r.sw) {
+            float acc[16] = {};
+            for (int i = 0; i < p.n; ++i) {
+                const int64_t q = p.q0[i] + j;
+                if (q < 0 || q >= r.Wo) continue;
+                for (int l = 0; l < 16; ++l) acc[l] = acc[l] + p.w[i][l] * p.g[i][q * kL + l];
+            }
+            for (int l = 0; l < 16; ++l) r.out[iw * kL + l] = acc[l];
+        }
+    }
+}
+
+// A column with a tap outside the gradient row: the taps inside, in order.
+DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int i = 0; i < p.n; ++i) {
+        const int64_t q = p.q0[i] + j;
+        if (q < 0 || q >= Wo) continue;
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(p.w[i]), _mm512_loadu_ps(p.g[i] + q * kL)));
+    }
+    _mm512_storeu_ps(out, acc);
+}
+
+DWB_AVX void gi_row_avx(const GiRow &r) {
+    for (int64_t ph = 0; ph < r.sw && ph < r.W; ++ph) {
+        const GiPhase &p = r.ph[ph];
+        const int64_t cols = (r.W - ph + r.sw - 1) / r.sw;
+        int64_t lo, hi;
+        interior(p, r.Wo, cols, lo, hi);
+        float *out = r.out + ph * kL;
+        const int64_t step = r.sw * kL;
+        for (int64_t j = 0; j < lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+        int64_t j = lo;
+        // four columns at once: independent chains, each column summed in tap order
+        for (; j + 4 <= hi; j += 4) {
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0; i < p.n; ++i) {
+                const __m512 w = _mm512_loadu_ps(p.w[i]);
+                const float *g = p.g[i] + (p.q0[i] + j) * kL;
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(w, _mm512_loadu_ps(g)));
+                a1 = _mm512_add_ps(a1, _mm512_mul_ps(w, _mm512_loadu_ps(g + kL)));
+                a2 = _mm512_add_ps(a2, _mm512_mul_ps(w, _mm512_loadu_ps(g + 2 * kL)));
+                a3 = _mm512_add_ps(a3, _mm512_mul_ps(w, _mm512_loadu_ps(g + 3 * kL)));
+            }
+            _mm512_storeu_ps(out + j * step, a0);
+            _mm512_storeu_ps(out + (j + 1) * step, a1);
+            _mm512_storeu_ps(out + (j + 2) * step, a2);
+            _mm512_storeu_ps(out + (j + 3) * step, a3);
+        }
+        for (; j < hi; ++j) {
+            __m512 a0 = _mm512_setzero_ps();
+            for (int i = 0; i < p.n; ++i)
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_loadu_ps(p.w[i]), _mm512_loadu_ps(p.g[i] + (p.q0[i] + j) * kL)));
+            _mm512_storeu_ps(out + j * step, a0);
+        }
+        for (j = hi; j < cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+    }
+}
+
+// ---- gradWeight: one output row ----
+// Tap i multiplies gradient column ow with input column c0[i] + ow*sw of its row, into acc[i].
+struct GwRow {
+    int n = 0;
+    const float *x[kMaxTaps];  // input row of the tap
+    int64_t c0[kMaxTaps];
+    float *acc[kMaxTaps];      // 16-lane FLOAT accumulator of the tap
+    const float *g;            // Wo pixel vectors
+    int64_t W, Wo, sw;
+};
+
+void gw_row_scalar(const GwRow &r) {
+    for (int i = 0; i < r.n; ++i)
+        for (int64_t ow = 0; ow < r.Wo; ++ow) {
+            const int64_t col = r.c0[i] + ow * r.sw;
+            if (col < 0 || col >= r.W) continue;
+            for (int l = 0; l < 16; ++l) r.acc[i][l] = r.acc[i][l] + r.g[ow * kL + l] * r.x[i][col * kL + l];
+        }
+}
+
+// Up to three taps at once (three accumulation chains), each summed over ow in order.
+template <int G>
+DWB_AVX void gw_group_avx(const GwRow &r, int i0) {
+    __m512 a[G];
+    const float *x[G];
+    int64_t lo = 0, hi = r.Wo;
+    for (int k = 0; k < G; ++k) {
+        a[k] = _mm512_loadu_ps(r.acc[i0 + k]);
+        x[k] = r.x[i0 + k] + r.c0[i0 + k] * kL;
+        // 0 <= c0 + ow*sw < W
+        lo = std::max(lo, ceil_div(-r.c0[i0 + k], r.sw));
+        hi = std::min(hi, floor_div(r.W - 1 - r.c0[i0 + k], r.sw) + 1);
+    }
+    lo = std::min(lo, r.Wo);
+    hi = std::clamp(hi, lo, r.Wo);
+    const int64_t step = r.sw * kL;
+    for (int64_t ow = 0; ow < r.Wo; ++ow) {
+        const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
+        if (ow >= lo && ow < hi) {
+            for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+            continue;
+        }
+        for (int k = 0; k < G; ++k) {  // a column with a tap outside the input row
+            const int64_t col = r.c0[i0 + k] + ow * r.sw;
+            if (col >= 0 && col < r.W) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        }
+    }
+    for (int k = 0; k < G; ++k) _mm512_storeu_ps(r.acc[i0 + k], a[k]);
+}
+DWB_AVX void gw_row_avx(const GwRow &r) {
+    int i = 0;
+    for (; i + 3 <= r.n; i += 3) gw_group_avx<3>(r, i);
+    if (r.n - i == 2) gw_group_avx<2>(r, i);
+    else if (r.n - i == 1) gw_group_avx<1>(r, i);
+}
+
+DWB_AVX void flush_avx(float *acc, double *sum, int64_t kk) {
+    for (int64_t t = 0; t < kk; ++t) {
+        const __m512 a = _mm512_loadu_ps(acc + t * kL);
+        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll8, _mm512_castps_pd(a), 0)));
+        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll8, _mm512_castps_pd(a), 1)));
+        _mm512_storeu_pd(sum + t * kL, _mm512_add_pd(_mm512_loadu_pd(sum + t * kL), lo));
+        _mm512_storeu_pd(sum + t * kL + 8, _mm512_add_pd(_mm512_loadu_pd(sum + t * kL + 8), hi));
+        _mm512_storeu_ps(acc + t * kL, _mm512_setzero_ps());
+    }
+}
+void flush_scalar(float *acc, double *sum, int64_t kk) {
+    for (int64_t i = 0; i < kk * kL; ++i) {
+        sum[i] += static_cast<double>(acc[i]);
+        acc[i] = 0.0f;
+    }
+}
+
+// The 16 channels' taps as 16-lane vectors: wv[t][ch] = w[(c0 + ch) * kk + t], zero past nc.
+void load_taps(const void *w, Dt dt, int64_t c0, int nc, int64_t kk, float *wv) {
+    for (int64_t t = 0; t < kk; ++t)
+        for (int ch = 0; ch < 16; ++ch) {
+            float v = 0.0f;
+            if (ch < nc) {
+                const int64_t at = (c0 + ch) * kk + t;
+                v = dt == Dt::F32 ? static_cast<const float *>(w)[at] : acp::bf16_to_float(static_cast<const uint16_t *>(w)[at]);
+            }
+            wv[t * kL + ch] = v;
+        }
+}
+
+}  // namespace
+
+DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
+    CB_ = (s.C + kL - 1) / kL;
+    const int64_t kk = s.kh * s.kw;
+    const uint64_t vec = kL * sizeof(float);
+    // bands of about 1024 pixel vectors (64 KiB) per array: the working set stays in L2
+    in_band_ = std::clamp<int64_t>(1024 / s.W, 1, s.H);
+    const int64_t g_rows = std::min(s.Ho, (in_band_ - 1 + (s.kh - 1) * s.dh) / s.sh + 2);
+    in_slot_ = round64(static_cast<uint64_t>(kk) * vec + static_cast<uint64_t>(g_rows * s.Wo + in_band_ * s.W) * vec);
+    w_band_ = std::clamp<int64_t>(1024 / std::max(s.Wo, s.W * s.sh), 1, s.Ho);
+    const int64_t x_rows = std::min(s.H, (w_band_ - 1) * s.sh + (s.kh - 1) * s.dh + 1);
+    w_slot_ = round64(static_cast<uint64_t>(kk) * kL * sizeof(double) + static_cast<uint64_t>(kk) * vec +
+                      static_cast<uint64_t>(x_rows * s.W + w_band_ * s.Wo) * vec);
+    flush_rows_ = std::max<int64_t>(1, 128 / s.Wo);
+    grain_ = std::max<int64_t>(1, 4096 / (s.H * s.W));
+}
+
+uint64_t DwBlocked::weight_partial_bytes() const {
+    return round64(static_cast<uint64_t>(s_.N * CB_ * s_.kh * s_.kw * kL) * sizeof(double));
+}
+
+void DwBlocked::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, uint8_t *scratch, int slots, bool avx) const {
+    const DwShape s = s_;
+    const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
+        auto *wv = reinterpret_cast<float *>(slot_of(scratch, in_slot_, slots));
+        float *gs = wv + kk * kL;
+        const int64_t g_rows = std::min(s.Ho, (in_band_ - 1 + (s.kh - 1) * s.dh) / s.sh + 2);
+        float *dxs = gs + g_rows * s.Wo * kL;
+        GiPhase phases[2];
+        std::vector<GiPhase> many;
+        GiPhase *ph = phases;
+        if (s.sw > 2) {
+            many.resize(static_cast<size_t>(s.sw));
+            ph = many.data();
+        }
+        int64_t last_cb = -1;
+        for (int64_t task = range.begin(); task < range.end(); ++task) {
+            const int64_t n = task / CB_, cb = task % CB_, c0 = cb * kL;
+            const int nc = static_cast<int>(std::min(kL, s.C - c0));
+            if (cb != last_cb) load_taps(w, dt_, c0, nc, kk, wv);
+            last_cb = cb;
+            for (int64_t i0 = 0; i0 < s.H; i0 += in_band_) {
+                const int64_t i1 = std::min(s.H, i0 + in_band_);
+                // gradient rows the band reads: oh*sh = ih + ph - a*dh
+                const int64_t o_lo = std::max<int64_t>(0, ceil_div(i0 + s.ph - (s.kh - 1) * s.dh, s.sh));
+                const int64_t o_hi = std::min(s.Ho - 1, floor_div(i1 - 1 + s.ph, s.sh));
+                if (o_hi >= o_lo) {
+                    const int64_t first = (n * s.C + c0) * plane_out + o_lo * s.Wo, count = (o_hi - o_lo + 1) * s.Wo;
+                    if (avx) to_blocked_avx(dy, dt_, plane_out, first, nc, count, gs);
+                    else to_blocked_scalar(dy, dt_, plane_out, first, nc, count, gs);
+                }
+                for (int64_t ih = i0; ih < i1; ++ih) {
+                    for (int64_t r = 0; r < s.sw; ++r) ph[r].n = 0;
+                    for (int64_t a = 0; a < s.kh; ++a) {
+                        const int64_t num = ih + s.ph - a * s.dh;
+                        if (pos_mod(num, s.sh) != 0) continue;
+                        const int64_t oh = num / s.sh;  // exact
+                        if (num < 0 || oh >= s.Ho) continue;
+                        const float *grow = gs + (oh - o_lo) * s.Wo * kL;
+                        for (int64_t b = 0; b < s.kw; ++b) {
+                            // columns iw = r + sw*j with (iw + pw - b*dw) % sw == 0 read column (r + pw - b*dw)/sw + j
+                            const int64_t r = pos_mod(b * s.dw - s.pw, s.sw);
+                            GiPhase &p = ph[r];
+                            p.w[p.n] = wv + (a * s.kw + b) * kL;
+                            p.g[p.n] = grow;
+                            p.q0[p.n] = (r + s.pw - b * s.dw) / s.sw;  // exact
+                            ++p.n;
+                        }
+                    }
+                    const GiRow row{ph, s.W, s.Wo, s.sw, dxs + (ih - i0) * s.W * kL};
+                    if (avx) gi_row_avx(row);
+                    else gi_row_scalar(row);
+                }
+                const int64_t first = (n * s.C + c0) * plane_in + i0 * s.W, count = (i1 - i0) * s.W;
+                if (avx) from_blocked_avx(dxs, count, dx, dx_bf16, plane_in, first, nc);
+                else from_blocked_scalar(dxs, count, dx, dx_bf16, plane_in, first, nc);
+            }
+        }
+    });
+}
+
+void DwBlocked::grad_weight(const void *x, const void *dy, float *dwt, uint8_t *scratch, int slots, bool avx) const {
+    const DwShape s = s_;
+    const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
+    auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * w_slot_);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
+        auto *sum = reinterpret_cast<double *>(slot_of(scratch, w_slot_, slots));
+        auto *acc = reinterpret_cast<float *>(sum + kk * kL);
+        float *gs = acc + kk * kL;
+        float *xs = gs + w_band_ * s.Wo * kL;
+        for (int64_t task = range.begin(); task < range.end(); ++task) {
+            const int64_t n = task / CB_, cb = task % CB_, c0 = cb * kL;
+            const int nc = static_cast<int>(std::min(kL, s.C - c0));
+            std::fill(sum, sum + kk * kL, 0.0);
+            std::fill(acc, acc + kk * kL, 0.0f);
+            for (int64_t o0 = 0; o0 < s.Ho; o0 += w_band_) {
+                const int64_t o1 = std::min(s.Ho, o0 + w_band_);
+                const int64_t x_lo = std::max<int64_t>(0, o0 * s.sh - s.ph);
+                const int64_t x_hi = std::min(s.H - 1, (o1 - 1) * s.sh - s.ph + (s.kh - 1) * s.dh);
+                {
+                    const int64_t first = (n * s.C + c0) * plane_out + o0 * s.Wo, count = (o1 - o0) * s.Wo;
+                    if (avx) to_blocked_avx(dy, dt_, plane_out, first, nc, count, gs);
+                    else to_blocked_scalar(dy, dt_, plane_out, first, nc, count, gs);
+                }
+                if (x_hi >= x_lo) {
+                    const int64_t first = (n * s.C + c0) * plane_in + x_lo * s.W, count = (x_hi - x_lo + 1) * s.W;
+                    if (avx) to_blocked_avx(x, dt_, plane_in, first, nc, count, xs);
+                    else to_blocked_scalar(x, dt_, plane_in, first, nc, count, xs);
+                }
+                for (int64_t oh = o0; oh < o1; ++oh) {
+                    GwRow row;
+                    row.g = gs + (oh - o0) * s.Wo * kL;
+                    row.W = s.W, row.Wo = s.Wo, row.sw = s.sw;
+                    for (int64_t a = 0; a < s.kh; ++a) {
+                        const int64_t ih = oh * s.sh - s.ph + a * s.dh;
+                        if (ih < 0 || ih >= s.H) continue;
+                        for (int64_t b = 0; b < s.kw; ++b) {
+                            row.x[row.n] = xs + (ih - x_lo) * s.W * kL;
+                            row.c0[row.n] = b * s.dw - s.pw;
+                            row.acc[row.n] = acc + (a * s.kw + b) * kL;
+                            ++row.n;
+                        }
+                    }
+                    if (avx) gw_row_avx(row);
+                    else gw_row_scalar(row);
+                    if ((oh + 1) % flush_rows_ == 0 || oh + 1 == s.Ho) {
+                        if (avx) flush_avx(acc, sum, kk);
+                        else flush_scalar(acc, sum, kk);
+                    }
+                }
+            }
+            std::copy(sum, sum + kk * kL, partials + task * kk * kL);
+        }
+    });
+    // per channel: the images' partials in image order
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
+        for (int64_t cb = range.begin(); cb < range.end(); ++cb) {
+            const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
+            for (int ch = 0; ch < nc; ++ch)
+                for (int64_t t = 0; t < kk; ++t) {
+                    double v = 0.0;
+                    for (int64_t n = 0; n < s.N; ++n) v += partials[((n * CB_ + cb) * kk + t) * kL + ch];
+                    dwt[(cb * kL + ch) * kk + t] = static_cast<float>(v);
+                }
+        }
+    });
+}
+
+}  // namespace conv
