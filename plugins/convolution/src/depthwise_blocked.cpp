@@ -71,6 +71,13 @@ DWB_AVX __attribute__((always_inline)) inline void transpose16(const __m512 r[16
     }
 }
 
+// Touches `bytes` bytes from p into the cache: the next task's block while this one computes (the
+// 16 planes of a block are one contiguous span; the hardware prefetchers miss 16 short streams).
+void prefetch_span(const void *p, int64_t bytes) {
+    const char *c = static_cast<const char *>(p);
+    for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T0);
+}
+
 // Channels at or past nc load with an empty mask: no access, zeros.
 template <bool BF16>
 DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
@@ -311,36 +318,78 @@ void load_taps(const void *w, Dt dt, int64_t c0, int nc, int64_t kk, float *wv) 
         }
 }
 
+
+// gradBias: acc (16 lanes) += each of the row's Wo pixel vectors, in order.
+DWB_AVX void bias_row_avx(const float *g, int64_t Wo, float *acc) {
+    __m512 a = _mm512_loadu_ps(acc);
+    for (int64_t ow = 0; ow < Wo; ++ow) a = _mm512_add_ps(a, _mm512_loadu_ps(g + ow * kL));
+    _mm512_storeu_ps(acc, a);
+}
+void bias_row_scalar(const float *g, int64_t Wo, float *acc) {
+    for (int64_t ow = 0; ow < Wo; ++ow)
+        for (int l = 0; l < 16; ++l) acc[l] = acc[l] + g[ow * kL + l];
+}
+
 }  // namespace
+
 
 DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     CB_ = (s.C + kL - 1) / kL;
     const int64_t kk = s.kh * s.kw;
-    const uint64_t vec = kL * sizeof(float);
     // bands of about 1024 pixel vectors (64 KiB) per array: the working set stays in L2
     in_band_ = std::clamp<int64_t>(1024 / s.W, 1, s.H);
-    const int64_t g_rows = std::min(s.Ho, (in_band_ - 1 + (s.kh - 1) * s.dh) / s.sh + 2);
-    in_slot_ = round64(static_cast<uint64_t>(kk) * vec + static_cast<uint64_t>(g_rows * s.Wo + in_band_ * s.W) * vec);
+    gi_rows_max_ = std::min(s.Ho, (in_band_ - 1 + (s.kh - 1) * s.dh) / s.sh + 2);
     w_band_ = std::clamp<int64_t>(1024 / std::max(s.Wo, s.W * s.sh), 1, s.Ho);
-    const int64_t x_rows = std::min(s.H, (w_band_ - 1) * s.sh + (s.kh - 1) * s.dh + 1);
-    w_slot_ = round64(static_cast<uint64_t>(kk) * kL * sizeof(double) + static_cast<uint64_t>(kk) * vec +
-                      static_cast<uint64_t>(x_rows * s.W + w_band_ * s.Wo) * vec);
+    x_rows_max_ = std::min(s.H, (w_band_ - 1) * s.sh + (s.kh - 1) * s.dh + 1);
     flush_rows_ = std::max<int64_t>(1, 128 / s.Wo);
     grain_ = std::max<int64_t>(1, 4096 / (s.H * s.W));
+    // One band covers the plane: the gradient block is transposed once for every gradient.
+    whole_plane_ = in_band_ >= s.H && w_band_ >= s.Ho;
+    // slot: doubles first (aligned), then FLOAT arrays of 16-lane vectors
+    const uint64_t doubles = static_cast<uint64_t>(kk + 1) * kL;
+    const uint64_t floats = static_cast<uint64_t>((kk + kk + 1) * kL) +
+                            static_cast<uint64_t>(gi_rows_max_ * s.Wo + in_band_ * s.W + w_band_ * s.Wo + x_rows_max_ * s.W) * kL;
+    slot_ = round64(doubles * sizeof(double) + floats * sizeof(float));
+    // gradInput tap tables. Input row ih meets tap row a when oh = (ih + ph - a*dh) / sh is whole and
+    // inside; columns iw = r + sw*j of phase r = (b*dw - pw) mod sw meet tap column b at gradient
+    // column (r + pw - b*dw) / sw + j (whole by the choice of r).
+    for (int64_t b = 0; b < s.kw; ++b) {
+        const int64_t r = pos_mod(b * s.dw - s.pw, s.sw);
+        gi_phase_.push_back(r);
+        gi_q0_.push_back((r + s.pw - b * s.dw) / s.sw);
+    }
+    gi_row_at_.push_back(0);
+    for (int64_t ih = 0; ih < s.H; ++ih) {
+        for (int64_t a = 0; a < s.kh; ++a) {
+            const int64_t num = ih + s.ph - a * s.dh;
+            if (num < 0 || num % s.sh != 0 || num / s.sh >= s.Ho) continue;
+            gi_rows_.push_back(GiTapRow{a, num / s.sh});
+        }
+        gi_row_at_.push_back(gi_rows_.size());
+    }
 }
 
-uint64_t DwBlocked::weight_partial_bytes() const {
-    return round64(static_cast<uint64_t>(s_.N * CB_ * s_.kh * s_.kw * kL) * sizeof(double));
+uint64_t DwBlocked::partial_bytes() const {
+    return round64(static_cast<uint64_t>(s_.N * CB_ * (s_.kh * s_.kw + 1) * kL) * sizeof(double));
 }
 
-void DwBlocked::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, uint8_t *scratch, int slots, bool avx) const {
+void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     const DwShape s = s_;
     const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
+    const int64_t es = dt_ == Dt::F32 ? 4 : 2;
+    const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr, want_db = io.db != nullptr;
+    const bool want_w = want_dw || want_db;
+    // per (image, block): kk tap sums then the bias sum, 16 lanes each
+    auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * slot_);
+    const int64_t part = (kk + 1) * kL;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *wv = reinterpret_cast<float *>(slot_of(scratch, in_slot_, slots));
-        float *gs = wv + kk * kL;
-        const int64_t g_rows = std::min(s.Ho, (in_band_ - 1 + (s.kh - 1) * s.dh) / s.sh + 2);
-        float *dxs = gs + g_rows * s.Wo * kL;
+        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk + 1 (bias) vectors
+        auto *acc = reinterpret_cast<float *>(sum + (kk + 1) * kL);             // kk + 1 vectors
+        float *wv = acc + (kk + 1) * kL;                                          // kk tap vectors
+        float *gi_gs = wv + kk * kL;
+        float *dxs = gi_gs + gi_rows_max_ * s.Wo * kL;
+        float *gs = dxs + in_band_ * s.W * kL;
+        float *xs = gs + w_band_ * s.Wo * kL;
         GiPhase phases[2];
         std::vector<GiPhase> many;
         GiPhase *ph = phases;
@@ -348,37 +397,43 @@ void DwBlocked::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16
             many.resize(static_cast<size_t>(s.sw));
             ph = many.data();
         }
+        auto to_blocked = [&](const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
+            if (avx) to_blocked_avx(src, dt_, plane, first, nc, count, dst);
+            else to_blocked_scalar(src, dt_, plane, first, nc, count, dst);
+        };
         int64_t last_cb = -1;
         for (int64_t task = range.begin(); task < range.end(); ++task) {
-            const int64_t n = task / CB_, cb = task % CB_, c0 = cb * kL;
+            const int64_t n = task % s.N, cb = task / s.N, c0 = cb * kL;  // block-major: taps loaded once per block
             const int nc = static_cast<int>(std::min(kL, s.C - c0));
-            if (cb != last_cb) load_taps(w, dt_, c0, nc, kk, wv);
+            if (want_dx && cb != last_cb) load_taps(io.w, dt_, c0, nc, kk, wv);
             last_cb = cb;
-            for (int64_t i0 = 0; i0 < s.H; i0 += in_band_) {
+            if (whole_plane_ && task + 1 < range.end()) {
+                const int64_t n1 = (task + 1) % s.N, c1 = (task + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
+                prefetch_span(static_cast<const uint8_t *>(io.dy) + (n1 * s.C + c1) * plane_out * es, nc1 * plane_out * es);
+                if (want_dw) prefetch_span(static_cast<const uint8_t *>(io.x) + (n1 * s.C + c1) * plane_in * es, nc1 * plane_in * es);
+            }
+            if (whole_plane_) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out, nc, plane_out, gs);
+            // ---- gradInput, by bands of input rows ----
+            for (int64_t i0 = 0; want_dx && i0 < s.H; i0 += in_band_) {
                 const int64_t i1 = std::min(s.H, i0 + in_band_);
                 // gradient rows the band reads: oh*sh = ih + ph - a*dh
                 const int64_t o_lo = std::max<int64_t>(0, ceil_div(i0 + s.ph - (s.kh - 1) * s.dh, s.sh));
                 const int64_t o_hi = std::min(s.Ho - 1, floor_div(i1 - 1 + s.ph, s.sh));
-                if (o_hi >= o_lo) {
-                    const int64_t first = (n * s.C + c0) * plane_out + o_lo * s.Wo, count = (o_hi - o_lo + 1) * s.Wo;
-                    if (avx) to_blocked_avx(dy, dt_, plane_out, first, nc, count, gs);
-                    else to_blocked_scalar(dy, dt_, plane_out, first, nc, count, gs);
+                const float *gbase = gs;  // row 0 of the whole plane
+                if (!whole_plane_) {
+                    gbase = gi_gs - o_lo * s.Wo * kL;  // row o_lo at gi_gs
+                    if (o_hi >= o_lo) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o_lo * s.Wo, nc, (o_hi - o_lo + 1) * s.Wo, gi_gs);
                 }
                 for (int64_t ih = i0; ih < i1; ++ih) {
                     for (int64_t r = 0; r < s.sw; ++r) ph[r].n = 0;
-                    for (int64_t a = 0; a < s.kh; ++a) {
-                        const int64_t num = ih + s.ph - a * s.dh;
-                        if (pos_mod(num, s.sh) != 0) continue;
-                        const int64_t oh = num / s.sh;  // exact
-                        if (num < 0 || oh >= s.Ho) continue;
-                        const float *grow = gs + (oh - o_lo) * s.Wo * kL;
+                    for (size_t e = gi_row_at_[static_cast<size_t>(ih)]; e < gi_row_at_[static_cast<size_t>(ih) + 1]; ++e) {
+                        const int64_t a = gi_rows_[e].a;
+                        const float *grow = gbase + gi_rows_[e].oh * s.Wo * kL;
                         for (int64_t b = 0; b < s.kw; ++b) {
-                            // columns iw = r + sw*j with (iw + pw - b*dw) % sw == 0 read column (r + pw - b*dw)/sw + j
-                            const int64_t r = pos_mod(b * s.dw - s.pw, s.sw);
-                            GiPhase &p = ph[r];
+                            GiPhase &p = ph[gi_phase_[static_cast<size_t>(b)]];
                             p.w[p.n] = wv + (a * s.kw + b) * kL;
                             p.g[p.n] = grow;
-                            p.q0[p.n] = (r + s.pw - b * s.dw) / s.sw;  // exact
+                            p.q0[p.n] = gi_q0_[static_cast<size_t>(b)];
                             ++p.n;
                         }
                     }
@@ -387,76 +442,67 @@ void DwBlocked::grad_input(const void *dy, const void *w, void *dx, bool dx_bf16
                     else gi_row_scalar(row);
                 }
                 const int64_t first = (n * s.C + c0) * plane_in + i0 * s.W, count = (i1 - i0) * s.W;
-                if (avx) from_blocked_avx(dxs, count, dx, dx_bf16, plane_in, first, nc);
-                else from_blocked_scalar(dxs, count, dx, dx_bf16, plane_in, first, nc);
+                if (avx) from_blocked_avx(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
+                else from_blocked_scalar(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
             }
-        }
-    });
-}
-
-void DwBlocked::grad_weight(const void *x, const void *dy, float *dwt, uint8_t *scratch, int slots, bool avx) const {
-    const DwShape s = s_;
-    const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
-    auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * w_slot_);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *sum = reinterpret_cast<double *>(slot_of(scratch, w_slot_, slots));
-        auto *acc = reinterpret_cast<float *>(sum + kk * kL);
-        float *gs = acc + kk * kL;
-        float *xs = gs + w_band_ * s.Wo * kL;
-        for (int64_t task = range.begin(); task < range.end(); ++task) {
-            const int64_t n = task / CB_, cb = task % CB_, c0 = cb * kL;
-            const int nc = static_cast<int>(std::min(kL, s.C - c0));
-            std::fill(sum, sum + kk * kL, 0.0);
-            std::fill(acc, acc + kk * kL, 0.0f);
+            if (!want_w) continue;
+            // ---- gradWeight and gradBias, by bands of output rows ----
+            std::fill(sum, sum + part, 0.0);
+            std::fill(acc, acc + part, 0.0f);
+            float *bacc = acc + kk * kL;  // the bias lanes follow the taps (flushed with them)
             for (int64_t o0 = 0; o0 < s.Ho; o0 += w_band_) {
                 const int64_t o1 = std::min(s.Ho, o0 + w_band_);
                 const int64_t x_lo = std::max<int64_t>(0, o0 * s.sh - s.ph);
                 const int64_t x_hi = std::min(s.H - 1, (o1 - 1) * s.sh - s.ph + (s.kh - 1) * s.dh);
-                {
-                    const int64_t first = (n * s.C + c0) * plane_out + o0 * s.Wo, count = (o1 - o0) * s.Wo;
-                    if (avx) to_blocked_avx(dy, dt_, plane_out, first, nc, count, gs);
-                    else to_blocked_scalar(dy, dt_, plane_out, first, nc, count, gs);
-                }
-                if (x_hi >= x_lo) {
-                    const int64_t first = (n * s.C + c0) * plane_in + x_lo * s.W, count = (x_hi - x_lo + 1) * s.W;
-                    if (avx) to_blocked_avx(x, dt_, plane_in, first, nc, count, xs);
-                    else to_blocked_scalar(x, dt_, plane_in, first, nc, count, xs);
-                }
+                if (!whole_plane_) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o0 * s.Wo, nc, (o1 - o0) * s.Wo, gs);
+                if (want_dw && x_hi >= x_lo)
+                    to_blocked(io.x, plane_in, (n * s.C + c0) * plane_in + x_lo * s.W, nc, (x_hi - x_lo + 1) * s.W, xs);
                 for (int64_t oh = o0; oh < o1; ++oh) {
-                    GwRow row;
-                    row.g = gs + (oh - o0) * s.Wo * kL;
-                    row.W = s.W, row.Wo = s.Wo, row.sw = s.sw;
-                    for (int64_t a = 0; a < s.kh; ++a) {
-                        const int64_t ih = oh * s.sh - s.ph + a * s.dh;
-                        if (ih < 0 || ih >= s.H) continue;
-                        for (int64_t b = 0; b < s.kw; ++b) {
-                            row.x[row.n] = xs + (ih - x_lo) * s.W * kL;
-                            row.c0[row.n] = b * s.dw - s.pw;
-                            row.acc[row.n] = acc + (a * s.kw + b) * kL;
-                            ++row.n;
+                    const float *g = gs + (oh - o0) * s.Wo * kL;
+                    if (want_dw) {
+                        GwRow row;
+                        row.g = g;
+                        row.W = s.W, row.Wo = s.Wo, row.sw = s.sw;
+                        for (int64_t a = 0; a < s.kh; ++a) {
+                            const int64_t ih = oh * s.sh - s.ph + a * s.dh;
+                            if (ih < 0 || ih >= s.H) continue;
+                            for (int64_t b = 0; b < s.kw; ++b) {
+                                row.x[row.n] = xs + (ih - x_lo) * s.W * kL;
+                                row.c0[row.n] = b * s.dw - s.pw;
+                                row.acc[row.n] = acc + (a * s.kw + b) * kL;
+                                ++row.n;
+                            }
                         }
+                        if (avx) gw_row_avx(row);
+                        else gw_row_scalar(row);
                     }
-                    if (avx) gw_row_avx(row);
-                    else gw_row_scalar(row);
+                    if (want_db) {
+                        if (avx) bias_row_avx(g, s.Wo, bacc);
+                        else bias_row_scalar(g, s.Wo, bacc);
+                    }
                     if ((oh + 1) % flush_rows_ == 0 || oh + 1 == s.Ho) {
-                        if (avx) flush_avx(acc, sum, kk);
-                        else flush_scalar(acc, sum, kk);
+                        if (avx) flush_avx(acc, sum, kk + 1);
+                        else flush_scalar(acc, sum, kk + 1);
                     }
                 }
             }
-            std::copy(sum, sum + kk * kL, partials + task * kk * kL);
+            std::copy(sum, sum + part, partials + (n * CB_ + cb) * part);
         }
     });
+    if (!want_w) return;
     // per channel: the images' partials in image order
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t cb = range.begin(); cb < range.end(); ++cb) {
             const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
-            for (int ch = 0; ch < nc; ++ch)
-                for (int64_t t = 0; t < kk; ++t) {
+            for (int64_t t = 0; t <= kk; ++t) {
+                if (t < kk ? !want_dw : !want_db) continue;
+                for (int ch = 0; ch < nc; ++ch) {
                     double v = 0.0;
-                    for (int64_t n = 0; n < s.N; ++n) v += partials[((n * CB_ + cb) * kk + t) * kL + ch];
-                    dwt[(cb * kL + ch) * kk + t] = static_cast<float>(v);
+                    for (int64_t n = 0; n < s.N; ++n) v += partials[(n * CB_ + cb) * part + t * kL + ch];
+                    if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v);
+                    else io.db[cb * kL + ch] = static_cast<float>(v);
                 }
+            }
         }
     });
 }

@@ -14,7 +14,9 @@
 #ifndef CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "conv_types.hpp"
 
@@ -29,27 +31,39 @@ public:
     DwBlocked() = default;
     DwBlocked(const DwShape &s, Dt dt);
 
-    // Scratch per worker slot, and the shared gradWeight partials (one buffer, after the slots).
-    uint64_t input_slot_bytes() const { return in_slot_; }
-    uint64_t weight_slot_bytes() const { return w_slot_; }
-    uint64_t weight_partial_bytes() const;
-
-    // dy (N, C, Ho, Wo), w (C, 1, kh, kw) dense in the pass dtype; dx (N, C, H, W) dense FLOAT, or BF16
-    // when dx_bf16. scratch: `slots` slots of input_slot_bytes().
-    void grad_input(const void *dy, const void *w, void *dx, bool dx_bf16, uint8_t *scratch, int slots, bool avx) const;
-    // x (N, C, H, W), dy dense in the pass dtype; dw FLOAT (C, kh*kw). scratch: `slots` slots of
-    // weight_slot_bytes() followed by weight_partial_bytes().
-    void grad_weight(const void *x, const void *dy, float *dw, uint8_t *scratch, int slots, bool avx) const;
+    // Operands dense in the pass dtype: dy (N, C, Ho, Wo), x (N, C, H, W), w (C, 1, kh, kw).
+    // Results, each computed only when its pointer is set (never written otherwise): dx (N, C, H, W)
+    // FLOAT, or BF16 when dx_bf16 (rounded once); dw FLOAT (C, kh*kw); db FLOAT (C). One pass per
+    // (image, 16 channels) block: the block's gradient is read once for all three.
+    struct Io {
+        const void *dy = nullptr, *x = nullptr, *w = nullptr;
+        void *dx = nullptr;
+        bool dx_bf16 = false;
+        float *dw = nullptr, *db = nullptr;
+    };
+    // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight / gradBias partials).
+    uint64_t slot_bytes() const { return slot_; }
+    uint64_t partial_bytes() const;
+    void run(const Io &io, uint8_t *scratch, int slots, bool avx) const;
 
 private:
     DwShape s_;
     Dt dt_ = Dt::F32;
-    int64_t CB_ = 1;           // channel blocks of 16
-    int64_t in_band_ = 1;      // gradInput: input rows per band
-    int64_t w_band_ = 1;       // gradWeight: output rows per band
-    int64_t flush_rows_ = 1;   // gradWeight: output rows summed in FLOAT before moving into double
-    int64_t grain_ = 1;        // (image, block) tasks per TBB task: tiny planes share a task
-    uint64_t in_slot_ = 0, w_slot_ = 0;
+    int64_t CB_ = 1;            // channel blocks of 16
+    int64_t in_band_ = 1;       // gradInput: input rows per band
+    int64_t gi_rows_max_ = 1;   // gradInput: gradient rows a band reads, at most
+    int64_t w_band_ = 1;        // gradWeight: output rows per band
+    int64_t x_rows_max_ = 1;    // gradWeight: input rows a band reads, at most
+    int64_t flush_rows_ = 1;    // gradWeight: output rows summed in FLOAT before moving into double
+    bool whole_plane_ = false;  // one band per plane: the next task's planes are prefetched
+    int64_t grain_ = 1;         // (image, block) tasks per TBB task: tiny planes share a task
+    uint64_t slot_ = 0;
+    struct GiTapRow {
+        int64_t a, oh;
+    };
+    std::vector<int64_t> gi_phase_, gi_q0_;  // per tap column b
+    std::vector<GiTapRow> gi_rows_;          // per input row: the tap rows meeting it, in order
+    std::vector<size_t> gi_row_at_;          // row ih's entries: [gi_row_at_[ih], gi_row_at_[ih + 1])
 };
 
 }  // namespace conv
