@@ -146,41 +146,36 @@ void from_blocked_scalar(const float *src, int64_t count, void *dst, bool bf16, 
 }
 
 // ---- gradInput: one input row ----
-// The taps of one column phase (iw = r + sw*j): tap i reads gradient column q0[i] + j of its row.
+// Tap i of a column phase (iw = r + sw*j) reads gradient column q0 + j of its row g, times w.
+struct GiTap {
+    const float *w;  // 16-lane weight of the tap
+    const float *g;  // gradient row of the tap
+    int64_t q0;
+};
+// One column phase of a row: its taps, its columns, and the columns [lo, hi) whose taps all land
+// inside the gradient row (fixed per phase: they depend on the tap columns only).
 struct GiPhase {
-    int n = 0;
-    const float *w[kMaxTaps];  // 16-lane weight of the tap
-    const float *g[kMaxTaps];  // gradient row of the tap
-    int64_t q0[kMaxTaps];
+    const GiTap *t;
+    int n;
+    int64_t cols, lo, hi;
 };
 struct GiRow {
     const GiPhase *ph;  // sw phases
-    int64_t W, Wo, sw;
+    int64_t Wo, sw;
     float *out;  // W pixel vectors
 };
 
-// Columns j of phase r whose taps all land inside the gradient row: [lo, hi).
-void interior(const GiPhase &p, int64_t Wo, int64_t cols, int64_t &lo, int64_t &hi) {
-    lo = 0, hi = cols;
-    for (int i = 0; i < p.n; ++i) {
-        lo = std::max(lo, -p.q0[i]);
-        hi = std::min(hi, Wo - p.q0[i]);
-    }
-    lo = std::min(lo, cols);
-    hi = std::clamp(hi, lo, cols);
-}
-
 void gi_row_scalar(const GiRow &r) {
-    for (int64_t ph = 0; ph < r.sw && ph < r.W; ++ph) {
+    for (int64_t ph = 0; ph < r.sw; ++ph) {
         const GiPhase &p = r.ph[ph];
-        for (int64_t j = 0, iw = ph; iw < r.W; ++j, iw += r.sw) {
+        for (int64_t j = 0; j < p.cols; ++j) {
             float acc[16] = {};
             for (int i = 0; i < p.n; ++i) {
-                const int64_t q = p.q0[i] + j;
+                const int64_t q = p.t[i].q0 + j;
                 if (q < 0 || q >= r.Wo) continue;
-                for (int l = 0; l < 16; ++l) acc[l] = acc[l] + p.w[i][l] * p.g[i][q * kL + l];
+                for (int l = 0; l < 16; ++l) acc[l] = acc[l] + p.t[i].w[l] * p.t[i].g[q * kL + l];
             }
-            for (int l = 0; l < 16; ++l) r.out[iw * kL + l] = acc[l];
+            for (int l = 0; l < 16; ++l) r.out[(ph + j * r.sw) * kL + l] = acc[l];
         }
     }
 }
@@ -189,29 +184,26 @@ void gi_row_scalar(const GiRow &r) {
 DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
     __m512 acc = _mm512_setzero_ps();
     for (int i = 0; i < p.n; ++i) {
-        const int64_t q = p.q0[i] + j;
+        const int64_t q = p.t[i].q0 + j;
         if (q < 0 || q >= Wo) continue;
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(p.w[i]), _mm512_loadu_ps(p.g[i] + q * kL)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL)));
     }
     _mm512_storeu_ps(out, acc);
 }
 
 DWB_AVX void gi_row_avx(const GiRow &r) {
-    for (int64_t ph = 0; ph < r.sw && ph < r.W; ++ph) {
+    for (int64_t ph = 0; ph < r.sw; ++ph) {
         const GiPhase &p = r.ph[ph];
-        const int64_t cols = (r.W - ph + r.sw - 1) / r.sw;
-        int64_t lo, hi;
-        interior(p, r.Wo, cols, lo, hi);
         float *out = r.out + ph * kL;
         const int64_t step = r.sw * kL;
-        for (int64_t j = 0; j < lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
-        int64_t j = lo;
+        for (int64_t j = 0; j < p.lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+        int64_t j = p.lo;
         // four columns at once: independent chains, each column summed in tap order
-        for (; j + 4 <= hi; j += 4) {
+        for (; j + 4 <= p.hi; j += 4) {
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < p.n; ++i) {
-                const __m512 w = _mm512_loadu_ps(p.w[i]);
-                const float *g = p.g[i] + (p.q0[i] + j) * kL;
+                const __m512 w = _mm512_loadu_ps(p.t[i].w);
+                const float *g = p.t[i].g + (p.t[i].q0 + j) * kL;
                 a0 = _mm512_add_ps(a0, _mm512_mul_ps(w, _mm512_loadu_ps(g)));
                 a1 = _mm512_add_ps(a1, _mm512_mul_ps(w, _mm512_loadu_ps(g + kL)));
                 a2 = _mm512_add_ps(a2, _mm512_mul_ps(w, _mm512_loadu_ps(g + 2 * kL)));
@@ -222,70 +214,75 @@ DWB_AVX void gi_row_avx(const GiRow &r) {
             _mm512_storeu_ps(out + (j + 2) * step, a2);
             _mm512_storeu_ps(out + (j + 3) * step, a3);
         }
-        for (; j < hi; ++j) {
+        for (; j < p.hi; ++j) {
             __m512 a0 = _mm512_setzero_ps();
             for (int i = 0; i < p.n; ++i)
-                a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_loadu_ps(p.w[i]), _mm512_loadu_ps(p.g[i] + (p.q0[i] + j) * kL)));
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL)));
             _mm512_storeu_ps(out + j * step, a0);
         }
-        for (j = hi; j < cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+        for (j = p.hi; j < p.cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
     }
 }
 
 // ---- gradWeight: one output row ----
-// Tap i multiplies gradient column ow with input column c0[i] + ow*sw of its row, into acc[i].
+// Tap i multiplies gradient column ow with input column c0 + ow*sw of its row x, into acc; its
+// columns ow in [lo, hi) read inside the input row (fixed per tap column).
+struct GwTap {
+    const float *x;
+    float *acc;  // 16-lane FLOAT accumulator of the tap
+    int64_t c0, lo, hi;
+};
 struct GwRow {
-    int n = 0;
-    const float *x[kMaxTaps];  // input row of the tap
-    int64_t c0[kMaxTaps];
-    float *acc[kMaxTaps];      // 16-lane FLOAT accumulator of the tap
-    const float *g;            // Wo pixel vectors
+    const GwTap *t;
+    int n;
+    const float *g;  // Wo pixel vectors
     int64_t W, Wo, sw;
 };
 
 void gw_row_scalar(const GwRow &r) {
     for (int i = 0; i < r.n; ++i)
         for (int64_t ow = 0; ow < r.Wo; ++ow) {
-            const int64_t col = r.c0[i] + ow * r.sw;
+            const int64_t col = r.t[i].c0 + ow * r.sw;
             if (col < 0 || col >= r.W) continue;
-            for (int l = 0; l < 16; ++l) r.acc[i][l] = r.acc[i][l] + r.g[ow * kL + l] * r.x[i][col * kL + l];
+            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = r.t[i].acc[l] + r.g[ow * kL + l] * r.t[i].x[col * kL + l];
         }
 }
 
 // Up to three taps at once (three accumulation chains), each summed over ow in order.
 template <int G>
-DWB_AVX void gw_group_avx(const GwRow &r, int i0) {
+DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     __m512 a[G];
     const float *x[G];
     int64_t lo = 0, hi = r.Wo;
     for (int k = 0; k < G; ++k) {
-        a[k] = _mm512_loadu_ps(r.acc[i0 + k]);
-        x[k] = r.x[i0 + k] + r.c0[i0 + k] * kL;
-        // 0 <= c0 + ow*sw < W
-        lo = std::max(lo, ceil_div(-r.c0[i0 + k], r.sw));
-        hi = std::min(hi, floor_div(r.W - 1 - r.c0[i0 + k], r.sw) + 1);
+        a[k] = _mm512_loadu_ps(t[k].acc);
+        x[k] = t[k].x + t[k].c0 * kL;
+        lo = std::max(lo, t[k].lo);
+        hi = std::min(hi, t[k].hi);
     }
-    lo = std::min(lo, r.Wo);
-    hi = std::clamp(hi, lo, r.Wo);
+    hi = std::max(hi, lo);
     const int64_t step = r.sw * kL;
-    for (int64_t ow = 0; ow < r.Wo; ++ow) {
+    for (int64_t ow = 0; ow < lo; ++ow) {  // columns with a tap outside the input row
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        if (ow >= lo && ow < hi) {
-            for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
-            continue;
-        }
-        for (int k = 0; k < G; ++k) {  // a column with a tap outside the input row
-            const int64_t col = r.c0[i0 + k] + ow * r.sw;
-            if (col >= 0 && col < r.W) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
-        }
+        for (int k = 0; k < G; ++k)
+            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
     }
-    for (int k = 0; k < G; ++k) _mm512_storeu_ps(r.acc[i0 + k], a[k]);
+    for (int64_t ow = lo; ow < hi; ++ow) {
+        const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
+        for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+    }
+    for (int64_t ow = hi; ow < r.Wo; ++ow) {
+        const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
+        for (int k = 0; k < G; ++k)
+            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+    }
+    for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
 DWB_AVX void gw_row_avx(const GwRow &r) {
     int i = 0;
-    for (; i + 3 <= r.n; i += 3) gw_group_avx<3>(r, i);
-    if (r.n - i == 2) gw_group_avx<2>(r, i);
-    else if (r.n - i == 1) gw_group_avx<1>(r, i);
+    for (; i + 3 <= r.n; i += 3) gw_group_avx<3>(r, r.t + i);
+    if (r.n - i == 2) gw_group_avx<2>(r, r.t + i);
+    else if (r.n - i == 1) gw_group_avx<1>(r, r.t + i);
 }
 
 DWB_AVX void flush_avx(float *acc, double *sum, int64_t kk) {
@@ -355,8 +352,32 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     // column (r + pw - b*dw) / sw + j (whole by the choice of r).
     for (int64_t b = 0; b < s.kw; ++b) {
         const int64_t r = pos_mod(b * s.dw - s.pw, s.sw);
-        gi_phase_.push_back(r);
         gi_q0_.push_back((r + s.pw - b * s.dw) / s.sw);
+    }
+    // per phase r: its tap columns in order, its columns, and the columns j whose taps all read inside
+    gi_b_at_.push_back(0);
+    for (int64_t r = 0; r < s.sw; ++r) {
+        const int64_t cols = r < s.W ? (s.W - r + s.sw - 1) / s.sw : 0;
+        int64_t lo = 0, hi = cols;
+        for (int64_t b = 0; b < s.kw; ++b) {
+            if (pos_mod(b * s.dw - s.pw, s.sw) != r) continue;
+            gi_bs_.push_back(b);
+            const int64_t q0 = gi_q0_[static_cast<size_t>(b)];
+            lo = std::max(lo, -q0);
+            hi = std::min(hi, s.Wo - q0);
+        }
+        gi_b_at_.push_back(gi_bs_.size());
+        lo = std::min(lo, cols);
+        gi_cols_.push_back(cols);
+        gi_lo_.push_back(lo);
+        gi_hi_.push_back(std::clamp(hi, lo, cols));
+    }
+    // gradWeight: tap column b reads input column c0 + ow*sw, inside the row for ow in [lo, hi)
+    for (int64_t b = 0; b < s.kw; ++b) {
+        const int64_t c0 = b * s.dw - s.pw;
+        gw_c0_.push_back(c0);
+        gw_lo_.push_back(std::clamp<int64_t>(ceil_div(-c0, s.sw), 0, s.Wo));
+        gw_hi_.push_back(std::clamp<int64_t>(floor_div(s.W - 1 - c0, s.sw) + 1, 0, s.Wo));
     }
     gi_row_at_.push_back(0);
     for (int64_t ih = 0; ih < s.H; ++ih) {
@@ -382,6 +403,36 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     // per (image, block): kk tap sums then the bias sum, 16 lanes each
     auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * slot_);
     const int64_t part = (kk + 1) * kL;
+    // gradInput taps of input row ih, phase by phase (in each: tap rows, then tap columns, in order);
+    // gbase: gradient row 0 (possibly outside the scratch: only the rows of the band are read).
+    auto gi_build = [&](int64_t ih, const float *gbase, const float *wv, GiTap *tp, GiPhase *php) {
+        int used = 0;
+        for (int64_t r = 0; r < s.sw; ++r) {
+            const auto ru = static_cast<size_t>(r);
+            GiPhase &p = php[r];
+            p = GiPhase{tp + used, 0, gi_cols_[ru], gi_lo_[ru], gi_hi_[ru]};
+            for (size_t e = gi_row_at_[static_cast<size_t>(ih)]; e < gi_row_at_[static_cast<size_t>(ih) + 1]; ++e)
+                for (size_t k = gi_b_at_[ru]; k < gi_b_at_[ru + 1]; ++k) {
+                    const int64_t b = gi_bs_[k];
+                    tp[used++] = GiTap{wv + (gi_rows_[e].a * s.kw + b) * kL, gbase + gi_rows_[e].oh * s.Wo * kL,
+                                       gi_q0_[static_cast<size_t>(b)]};
+                    ++p.n;
+                }
+        }
+    };
+    // gradWeight taps of output row oh; xbase holds input rows from x_lo.
+    auto gw_build = [&](int64_t oh, const float *xbase, int64_t x_lo, float *acc, GwTap *tp) {
+        int n = 0;
+        for (int64_t a = 0; a < s.kh; ++a) {
+            const int64_t ih = oh * s.sh - s.ph + a * s.dh;
+            if (ih < 0 || ih >= s.H) continue;
+            for (int64_t b = 0; b < s.kw; ++b) {
+                const auto bu = static_cast<size_t>(b);
+                tp[n++] = GwTap{xbase + (ih - x_lo) * s.W * kL, acc + (a * s.kw + b) * kL, gw_c0_[bu], gw_lo_[bu], gw_hi_[bu]};
+            }
+        }
+        return n;
+    };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
         auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk + 1 (bias) vectors
         auto *acc = reinterpret_cast<float *>(sum + (kk + 1) * kL);             // kk + 1 vectors
@@ -390,12 +441,17 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         float *dxs = gi_gs + gi_rows_max_ * s.Wo * kL;
         float *gs = dxs + in_band_ * s.W * kL;
         float *xs = gs + w_band_ * s.Wo * kL;
-        GiPhase phases[2];
-        std::vector<GiPhase> many;
-        GiPhase *ph = phases;
-        if (s.sw > 2) {
-            many.resize(static_cast<size_t>(s.sw));
-            ph = many.data();
+        // Row tables: with one band per plane every pointer is fixed for the whole range, so all rows
+        // are built once; with bands, one row at a time.
+        const int64_t gi_rows = whole_plane_ ? s.H : 1, gw_rows = whole_plane_ ? s.Ho : 1;
+        std::vector<GiTap> gi_taps(static_cast<size_t>(gi_rows * kk));
+        std::vector<GiPhase> gi_ph(static_cast<size_t>(gi_rows * s.sw));
+        std::vector<GwTap> gw_taps(static_cast<size_t>(gw_rows * kk));
+        std::vector<int> gw_n(static_cast<size_t>(gw_rows));
+        if (whole_plane_) {
+            for (int64_t ih = 0; want_dx && ih < s.H; ++ih) gi_build(ih, gs, wv, gi_taps.data() + ih * kk, gi_ph.data() + ih * s.sw);
+            for (int64_t oh = 0; want_dw && oh < s.Ho; ++oh)
+                gw_n[static_cast<size_t>(oh)] = gw_build(oh, xs, 0, acc, gw_taps.data() + oh * kk);
         }
         auto to_blocked = [&](const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
             if (avx) to_blocked_avx(src, dt_, plane, first, nc, count, dst);
@@ -425,19 +481,10 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                     if (o_hi >= o_lo) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o_lo * s.Wo, nc, (o_hi - o_lo + 1) * s.Wo, gi_gs);
                 }
                 for (int64_t ih = i0; ih < i1; ++ih) {
-                    for (int64_t r = 0; r < s.sw; ++r) ph[r].n = 0;
-                    for (size_t e = gi_row_at_[static_cast<size_t>(ih)]; e < gi_row_at_[static_cast<size_t>(ih) + 1]; ++e) {
-                        const int64_t a = gi_rows_[e].a;
-                        const float *grow = gbase + gi_rows_[e].oh * s.Wo * kL;
-                        for (int64_t b = 0; b < s.kw; ++b) {
-                            GiPhase &p = ph[gi_phase_[static_cast<size_t>(b)]];
-                            p.w[p.n] = wv + (a * s.kw + b) * kL;
-                            p.g[p.n] = grow;
-                            p.q0[p.n] = gi_q0_[static_cast<size_t>(b)];
-                            ++p.n;
-                        }
-                    }
-                    const GiRow row{ph, s.W, s.Wo, s.sw, dxs + (ih - i0) * s.W * kL};
+                    const GiPhase *ph = gi_ph.data();
+                    if (whole_plane_) ph += ih * s.sw;
+                    else gi_build(ih, gbase, wv, gi_taps.data(), gi_ph.data());
+                    const GiRow row{ph, s.Wo, s.sw, dxs + (ih - i0) * s.W * kL};
                     if (avx) gi_row_avx(row);
                     else gi_row_scalar(row);
                 }
@@ -460,18 +507,12 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                 for (int64_t oh = o0; oh < o1; ++oh) {
                     const float *g = gs + (oh - o0) * s.Wo * kL;
                     if (want_dw) {
-                        GwRow row;
-                        row.g = g;
-                        row.W = s.W, row.Wo = s.Wo, row.sw = s.sw;
-                        for (int64_t a = 0; a < s.kh; ++a) {
-                            const int64_t ih = oh * s.sh - s.ph + a * s.dh;
-                            if (ih < 0 || ih >= s.H) continue;
-                            for (int64_t b = 0; b < s.kw; ++b) {
-                                row.x[row.n] = xs + (ih - x_lo) * s.W * kL;
-                                row.c0[row.n] = b * s.dw - s.pw;
-                                row.acc[row.n] = acc + (a * s.kw + b) * kL;
-                                ++row.n;
-                            }
+                        GwRow row{gw_taps.data(), 0, g, s.W, s.Wo, s.sw};
+                        if (whole_plane_) {
+                            row.t += oh * kk;
+                            row.n = gw_n[static_cast<size_t>(oh)];
+                        } else {
+                            row.n = gw_build(oh, xs, x_lo, acc, gw_taps.data());
                         }
                         if (avx) gw_row_avx(row);
                         else gw_row_scalar(row);
@@ -496,11 +537,14 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
             const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
             for (int64_t t = 0; t <= kk; ++t) {
                 if (t < kk ? !want_dw : !want_db) continue;
+                double v[kL] = {};
+                for (int64_t n = 0; n < s.N; ++n) {
+                    const double *p = partials + (n * CB_ + cb) * part + t * kL;
+                    for (int64_t ch = 0; ch < kL; ++ch) v[ch] += p[ch];
+                }
                 for (int ch = 0; ch < nc; ++ch) {
-                    double v = 0.0;
-                    for (int64_t n = 0; n < s.N; ++n) v += partials[(n * CB_ + cb) * part + t * kL + ch];
-                    if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v);
-                    else io.db[cb * kL + ch] = static_cast<float>(v);
+                    if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
+                    else io.db[cb * kL + ch] = static_cast<float>(v[ch]);
                 }
             }
         }

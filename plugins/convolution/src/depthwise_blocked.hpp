@@ -61,7 +61,11 @@ private:
     struct GiTapRow {
         int64_t a, oh;
     };
-    std::vector<int64_t> gi_phase_, gi_q0_;  // per tap column b
+    std::vector<int64_t> gi_q0_;                    // per tap column b: gradient column of phase column 0
+    std::vector<int64_t> gi_bs_;                    // tap columns, phase by phase
+    std::vector<size_t> gi_b_at_;                   // phase r's: [gi_b_at_[r], gi_b_at_[r + 1])
+    std::vector<int64_t> gi_cols_, gi_lo_, gi_hi_;  // per phase: columns, interior [lo, hi)
+    std::vector<int64_t> gw_c0_, gw_lo_, gw_hi_;    // per tap column: first input column, columns inside
     std::vector<GiTapRow> gi_rows_;          // per input row: the tap rows meeting it, in order
     std::vector<size_t> gi_row_at_;          // row ih's entries: [gi_row_at_[ih], gi_row_at_[ih + 1])
 };
