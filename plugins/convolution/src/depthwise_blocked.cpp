@@ -248,7 +248,7 @@ void gw_row_scalar(const GwRow &r) {
         }
 }
 
-// Up to three taps at once (three accumulation chains), each summed over ow in order.
+// G taps at once (G accumulation chains), each summed over ow in order.
 template <int G>
 DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     __m512 a[G];
@@ -269,7 +269,7 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     }
     for (int64_t ow = lo; ow < hi; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
     }
     for (int64_t ow = hi; ow < r.Wo; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
@@ -278,11 +278,21 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     }
     for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
+// Groups of up to nine taps (a 3x3 row triple in one pass over the gradient row).
 DWB_AVX void gw_row_avx(const GwRow &r) {
     int i = 0;
-    for (; i + 3 <= r.n; i += 3) gw_group_avx<3>(r, r.t + i);
-    if (r.n - i == 2) gw_group_avx<2>(r, r.t + i);
-    else if (r.n - i == 1) gw_group_avx<1>(r, r.t + i);
+    for (; i + 9 <= r.n; i += 9) gw_group_avx<9>(r, r.t + i);
+    switch (r.n - i) {
+        case 8: gw_group_avx<8>(r, r.t + i); break;
+        case 7: gw_group_avx<7>(r, r.t + i); break;
+        case 6: gw_group_avx<6>(r, r.t + i); break;
+        case 5: gw_group_avx<5>(r, r.t + i); break;
+        case 4: gw_group_avx<4>(r, r.t + i); break;
+        case 3: gw_group_avx<3>(r, r.t + i); break;
+        case 2: gw_group_avx<2>(r, r.t + i); break;
+        case 1: gw_group_avx<1>(r, r.t + i); break;
+        default: break;
+    }
 }
 
 DWB_AVX void flush_avx(float *acc, double *sum, int64_t kk) {
