@@ -17,7 +17,7 @@ namespace conv {
 
 namespace {
 
-#define DWB_AVX __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define DWB_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 
 constexpr int64_t kL = 16;  // channels per block: one vector lane each
 
@@ -71,6 +71,35 @@ DWB_AVX __attribute__((always_inline)) inline void transpose16(const __m512 r[16
     }
 }
 
+// 16x16 transpose of 16-bit words: r[i] word j -> o[j] word i. BF16 is moved as 16-bit words
+// (256-bit shuffles, half the cost of 512-bit ones here) and widened or rounded per pixel.
+DWB_AVX __attribute__((always_inline)) inline void transpose16_epi16(const __m256i r[16], __m256i o[16]) {
+    __m256i t[16], u[16];
+    DWB_UNROLL for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    DWB_UNROLL for (int g = 0; g < 4; ++g) {
+        u[4 * g + 0] = _mm256_unpacklo_epi32(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm256_unpackhi_epi32(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm256_unpacklo_epi32(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm256_unpackhi_epi32(t[4 * g + 1], t[4 * g + 3]);
+    }
+    DWB_UNROLL for (int k = 0; k < 4; ++k) {
+        t[4 * k + 0] = _mm256_unpacklo_epi64(u[k], u[4 + k]);
+        t[4 * k + 1] = _mm256_unpackhi_epi64(u[k], u[4 + k]);
+        t[4 * k + 2] = _mm256_unpacklo_epi64(u[8 + k], u[12 + k]);
+        t[4 * k + 3] = _mm256_unpackhi_epi64(u[8 + k], u[12 + k]);
+    }
+    // t[4k + m], 128-bit half h: words 0-7 (m < 2) or 8-15 (m >= 2) of column 2k + (m & 1) + 8h
+    DWB_UNROLL for (int k = 0; k < 4; ++k) {
+        o[2 * k] = _mm256_permute2x128_si256(t[4 * k], t[4 * k + 2], 0x20);
+        o[2 * k + 1] = _mm256_permute2x128_si256(t[4 * k + 1], t[4 * k + 3], 0x20);
+        o[2 * k + 8] = _mm256_permute2x128_si256(t[4 * k], t[4 * k + 2], 0x31);
+        o[2 * k + 9] = _mm256_permute2x128_si256(t[4 * k + 1], t[4 * k + 3], 0x31);
+    }
+}
+
 // Touches `bytes` bytes from p into the cache: the next task's block while this one computes (the
 // 16 planes of a block are one contiguous span; the hardware prefetchers miss 16 short streams).
 void prefetch_span(const void *p, int64_t bytes) {
@@ -84,15 +113,28 @@ DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
-        __m512 r[16], o[16];
-        DWB_UNROLL for (int ch = 0; ch < 16; ++ch) {
-            const __mmask16 kc = ch < nc ? k : 0;
-            if constexpr (BF16)
-                r[ch] = acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(kc, static_cast<const uint16_t *>(src) + first + ch * plane + p));
-            else
-                r[ch] = _mm512_maskz_loadu_ps(kc, static_cast<const float *>(src) + first + ch * plane + p);
+        __m512 o[16];
+        if constexpr (BF16) {
+            __m256i r[16], h[16];
+            if (m == kL && nc == 16) {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
+                    r[ch] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(static_cast<const uint16_t *>(src) + first + ch * plane + p));
+            } else {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
+                    r[ch] = _mm256_maskz_loadu_epi16(ch < nc ? k : 0, static_cast<const uint16_t *>(src) + first + ch * plane + p);
+            }
+            transpose16_epi16(r, h);
+            DWB_UNROLL for (int j = 0; j < 16; ++j) o[j] = acp::avx512::from_bf16(h[j]);
+        } else {
+            __m512 r[16];
+            if (m == kL && nc == 16) {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch) r[ch] = _mm512_loadu_ps(static_cast<const float *>(src) + first + ch * plane + p);
+            } else {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
+                    r[ch] = _mm512_maskz_loadu_ps(ch < nc ? k : 0, static_cast<const float *>(src) + first + ch * plane + p);
+            }
+            transpose16(r, o);
         }
-        transpose16(r, o);
         if (m == kL) {
             DWB_UNROLL for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + (p + j) * kL, o[j]);
         } else {
@@ -121,13 +163,18 @@ DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int6
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
-        __m512 r[16], o[16];
-        DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL);
-        transpose16(r, o);
-        DWB_UNROLL for (int ch = 0; ch < 16; ++ch) {
-            const __mmask16 kc = ch < nc ? k : 0;
-            if constexpr (BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + first + ch * plane + p, kc, acp::avx512::to_bf16(o[ch]));
-            else _mm512_mask_storeu_ps(static_cast<float *>(dst) + first + ch * plane + p, kc, o[ch]);
+        if constexpr (BF16) {  // rounded per pixel, then moved as 16-bit words
+            __m256i r[16], o[16];
+            DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = acp::avx512::to_bf16(_mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL));
+            transpose16_epi16(r, o);
+            DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
+                _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + first + ch * plane + p, ch < nc ? k : 0, o[ch]);
+        } else {
+            __m512 r[16], o[16];
+            DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL);
+            transpose16(r, o);
+            DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
+                _mm512_mask_storeu_ps(static_cast<float *>(dst) + first + ch * plane + p, ch < nc ? k : 0, o[ch]);
         }
     }
 }
