@@ -227,15 +227,26 @@ void gi_row_scalar(const GiRow &r) {
     }
 }
 
-// A column with a tap outside the gradient row: the taps inside, in order.
-DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
-    __m512 acc = _mm512_setzero_ps();
+// Up to four columns j0.. (count) with a tap outside the gradient row: each column's taps inside, in
+// order, four columns in flight. An outside tap is masked off (never loaded, never added).
+DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j0, int count, int64_t Wo, float *out, int64_t step) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int i = 0; i < p.n; ++i) {
-        const int64_t q = p.t[i].q0 + j;
-        if (q < 0 || q >= Wo) continue;
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL)));
+        const __m512 w = _mm512_loadu_ps(p.t[i].w);
+        const int64_t q = p.t[i].q0 + j0;
+        const float *g = p.t[i].g + q * kL;
+        // lanes k < count whose column q + k is inside: all-ones masks, else empty (no access)
+        const auto in = [&](int k) { return static_cast<__mmask16>(k < count && static_cast<uint64_t>(q + k) < static_cast<uint64_t>(Wo) ? 0xffff : 0); };
+        const __mmask16 m0 = in(0), m1 = in(1), m2 = in(2), m3 = in(3);
+        a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m0, g)));
+        a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m1, g + kL)));
+        a2 = _mm512_mask_add_ps(a2, m2, a2, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m2, g + 2 * kL)));
+        a3 = _mm512_mask_add_ps(a3, m3, a3, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m3, g + 3 * kL)));
     }
-    _mm512_storeu_ps(out, acc);
+    _mm512_storeu_ps(out + j0 * step, a0);
+    if (count > 1) _mm512_storeu_ps(out + (j0 + 1) * step, a1);
+    if (count > 2) _mm512_storeu_ps(out + (j0 + 2) * step, a2);
+    if (count > 3) _mm512_storeu_ps(out + (j0 + 3) * step, a3);
 }
 
 DWB_AVX void gi_row_avx(const GiRow &r) {
@@ -243,10 +254,13 @@ DWB_AVX void gi_row_avx(const GiRow &r) {
         const GiPhase &p = r.ph[ph];
         float *out = r.out + ph * kL;
         const int64_t step = r.sw * kL;
-        for (int64_t j = 0; j < p.lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
-        int64_t j = p.lo;
         // four columns at once: independent chains, each column summed in tap order
-        for (; j + 4 <= p.hi; j += 4) {
+        for (int64_t j = 0; j < p.cols; j += 4) {
+            const int count = static_cast<int>(std::min<int64_t>(4, p.cols - j));
+            if (j < p.lo || j + 4 > p.hi) {
+                gi_edge_avx(p, j, count, r.Wo, out, step);
+                continue;
+            }
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < p.n; ++i) {
                 const __m512 w = _mm512_loadu_ps(p.t[i].w);
@@ -261,13 +275,6 @@ DWB_AVX void gi_row_avx(const GiRow &r) {
             _mm512_storeu_ps(out + (j + 2) * step, a2);
             _mm512_storeu_ps(out + (j + 3) * step, a3);
         }
-        for (; j < p.hi; ++j) {
-            __m512 a0 = _mm512_setzero_ps();
-            for (int i = 0; i < p.n; ++i)
-                a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL)));
-            _mm512_storeu_ps(out + j * step, a0);
-        }
-        for (j = p.hi; j < p.cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
     }
 }
 
