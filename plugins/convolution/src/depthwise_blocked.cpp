@@ -108,6 +108,11 @@ void prefetch_span(const void *p, int64_t bytes) {
     for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T1);
 }
 
+// The same for `count` elements of each of nc planes from element `first` of the first.
+void prefetch_rows(const void *src, int64_t es, int64_t first, int64_t plane, int nc, int64_t count) {
+    for (int ch = 0; ch < nc; ++ch) prefetch_span(static_cast<const uint8_t *>(src) + (first + ch * plane) * es, count * es);
+}
+
 // Channels at or past nc load with an empty mask: no access, zeros.
 template <bool BF16>
 DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
@@ -566,7 +571,16 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                 const int64_t o1 = std::min(s.Ho, o0 + w_band_);
                 const int64_t x_lo = std::max<int64_t>(0, o0 * s.sh - s.ph);
                 const int64_t x_hi = std::min(s.H - 1, (o1 - 1) * s.sh - s.ph + (s.kh - 1) * s.dh);
-                if (!whole_plane_) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o0 * s.Wo, nc, (o1 - o0) * s.Wo, gs);
+                if (!whole_plane_) {
+                    if (o1 < s.Ho) {  // the next band's rows into L2 while this band computes
+                        const int64_t r1 = std::min(s.Ho, o1 + w_band_) - o1;
+                        prefetch_rows(io.dy, es, (n * s.C + c0) * plane_out + o1 * s.Wo, plane_out, nc, r1 * s.Wo);
+                        const int64_t x1 = std::min(s.H, (std::min(s.Ho, o1 + w_band_) - 1) * s.sh - s.ph + (s.kh - 1) * s.dh + 1);
+                        if (want_dw && x1 > x_hi + 1)
+                            prefetch_rows(io.x, es, (n * s.C + c0) * plane_in + (x_hi + 1) * s.W, plane_in, nc, (x1 - x_hi - 1) * s.W);
+                    }
+                    to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o0 * s.Wo, nc, (o1 - o0) * s.Wo, gs);
+                }
                 if (want_dw && x_hi >= x_lo)
                     to_blocked(io.x, plane_in, (n * s.C + c0) * plane_in + x_lo * s.W, nc, (x_hi - x_lo + 1) * s.W, xs);
                 for (int64_t oh = o0; oh < o1; ++oh) {
