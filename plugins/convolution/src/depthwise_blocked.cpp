@@ -11,7 +11,6 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
-#include "depthwise.hpp"
 
 namespace conv {
 
@@ -173,14 +172,22 @@ DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int6
             __m256i r[16], o[16];
             DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = acp::avx512::to_bf16(_mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL));
             transpose16_epi16(r, o);
-            DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
-                _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + first + ch * plane + p, ch < nc ? k : 0, o[ch]);
+            auto *d = static_cast<uint16_t *>(dst) + first + p;
+            if (m == kL && nc == 16) {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch) _mm256_storeu_si256(reinterpret_cast<__m256i *>(d + ch * plane), o[ch]);
+            } else {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch) _mm256_mask_storeu_epi16(d + ch * plane, ch < nc ? k : 0, o[ch]);
+            }
         } else {
             __m512 r[16], o[16];
             DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = _mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL);
             transpose16(r, o);
-            DWB_UNROLL for (int ch = 0; ch < 16; ++ch)
-                _mm512_mask_storeu_ps(static_cast<float *>(dst) + first + ch * plane + p, ch < nc ? k : 0, o[ch]);
+            float *d = static_cast<float *>(dst) + first + p;
+            if (m == kL && nc == 16) {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch) _mm512_storeu_ps(d + ch * plane, o[ch]);
+            } else {
+                DWB_UNROLL for (int ch = 0; ch < 16; ++ch) _mm512_mask_storeu_ps(d + ch * plane, ch < nc ? k : 0, o[ch]);
+            }
         }
     }
 }
