@@ -419,6 +419,10 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     grain_ = std::max<int64_t>(1, 4096 / (s.H * s.W));
     // One band covers the plane: the gradient block is transposed once for every gradient.
     whole_plane_ = in_band_ >= s.H && w_band_ >= s.Ho;
+    // Large planes with few (image, block) tasks: each block's bands in row parts, so that a thread
+    // held up elsewhere delays little (about 64 tasks; fixed by the shape, so the sums keep their order).
+    const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
+    if (!whole_plane_) parts_ = std::clamp<int64_t>((64 + s.N * CB_ - 1) / (s.N * CB_), 1, std::min(gi_bands, w_bands));
     // slot: doubles first (aligned), then FLOAT arrays of 16-lane vectors
     const uint64_t doubles = static_cast<uint64_t>(kk + 1) * kL;
     const uint64_t floats = static_cast<uint64_t>((kk + kk + 1) * kL) +
@@ -468,7 +472,7 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
 }
 
 uint64_t DwBlocked::partial_bytes() const {
-    return round64(static_cast<uint64_t>(s_.N * CB_ * (s_.kh * s_.kw + 1) * kL) * sizeof(double));
+    return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * (s_.kh * s_.kw + 1) * kL) * sizeof(double));
 }
 
 void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
@@ -510,7 +514,8 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         }
         return n;
     };
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
+    const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_ * parts_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
         auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk + 1 (bias) vectors
         auto *acc = reinterpret_cast<float *>(sum + (kk + 1) * kL);             // kk + 1 vectors
         float *wv = acc + (kk + 1) * kL;                                          // kk tap vectors
@@ -536,19 +541,21 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         };
         int64_t last_cb = -1;
         for (int64_t task = range.begin(); task < range.end(); ++task) {
-            const int64_t n = task % s.N, cb = task / s.N, c0 = cb * kL;  // block-major: taps loaded once per block
+            // block-major (taps loaded once per block), then image, then row part
+            const int64_t part_i = task % parts_, nb = task / parts_;
+            const int64_t n = nb % s.N, cb = nb / s.N, c0 = cb * kL;
             const int nc = static_cast<int>(std::min(kL, s.C - c0));
             if (want_dx && cb != last_cb) load_taps(io.w, dt_, c0, nc, kk, wv);
             last_cb = cb;
-            if (whole_plane_ && task + 1 < range.end()) {
+            if (whole_plane_ && task + 1 < range.end()) {  // one part per block here
                 const int64_t n1 = (task + 1) % s.N, c1 = (task + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
                 prefetch_span(static_cast<const uint8_t *>(io.dy) + (n1 * s.C + c1) * plane_out * es, nc1 * plane_out * es);
                 if (want_dw) prefetch_span(static_cast<const uint8_t *>(io.x) + (n1 * s.C + c1) * plane_in * es, nc1 * plane_in * es);
             }
             if (whole_plane_) to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out, nc, plane_out, gs);
             // ---- gradInput, by bands of input rows ----
-            for (int64_t i0 = 0; want_dx && i0 < s.H; i0 += in_band_) {
-                const int64_t i1 = std::min(s.H, i0 + in_band_);
+            for (int64_t band = part_i * gi_bands / parts_; want_dx && band < (part_i + 1) * gi_bands / parts_; ++band) {
+                const int64_t i0 = band * in_band_, i1 = std::min(s.H, i0 + in_band_);
                 // gradient rows the band reads: oh*sh = ih + ph - a*dh
                 const int64_t o_lo = std::max<int64_t>(0, ceil_div(i0 + s.ph - (s.kh - 1) * s.dh, s.sh));
                 const int64_t o_hi = std::min(s.Ho - 1, floor_div(i1 - 1 + s.ph, s.sh));
@@ -574,12 +581,14 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
             std::fill(sum, sum + part, 0.0);
             std::fill(acc, acc + part, 0.0f);
             float *bacc = acc + kk * kL;  // the bias lanes follow the taps (flushed with them)
-            for (int64_t o0 = 0; o0 < s.Ho; o0 += w_band_) {
-                const int64_t o1 = std::min(s.Ho, o0 + w_band_);
+            const int64_t w_first = part_i * w_bands / parts_, w_end = (part_i + 1) * w_bands / parts_;
+            const int64_t o_end = std::min(s.Ho, w_end * w_band_);  // the part's output rows end here
+            for (int64_t band = w_first; band < w_end; ++band) {
+                const int64_t o0 = band * w_band_, o1 = std::min(s.Ho, o0 + w_band_);
                 const int64_t x_lo = std::max<int64_t>(0, o0 * s.sh - s.ph);
                 const int64_t x_hi = std::min(s.H - 1, (o1 - 1) * s.sh - s.ph + (s.kh - 1) * s.dh);
                 if (!whole_plane_) {
-                    if (o1 < s.Ho) {  // the next band's rows into L2 while this band computes
+                    if (o1 < o_end) {  // the next band's rows into L2 while this band computes
                         const int64_t r1 = std::min(s.Ho, o1 + w_band_) - o1;
                         prefetch_rows(io.dy, es, (n * s.C + c0) * plane_out + o1 * s.Wo, plane_out, nc, r1 * s.Wo);
                         const int64_t x1 = std::min(s.H, (std::min(s.Ho, o1 + w_band_) - 1) * s.sh - s.ph + (s.kh - 1) * s.dh + 1);
@@ -607,27 +616,28 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                         if (avx) bias_row_avx(g, s.Wo, bacc);
                         else bias_row_scalar(g, s.Wo, bacc);
                     }
-                    if ((oh + 1) % flush_rows_ == 0 || oh + 1 == s.Ho) {
+                    if ((oh + 1) % flush_rows_ == 0 || oh + 1 == o_end) {
                         if (avx) flush_avx(acc, sum, kk + 1);
                         else flush_scalar(acc, sum, kk + 1);
                     }
                 }
             }
-            std::copy(sum, sum + part, partials + (n * CB_ + cb) * part);
+            std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
         }
     });
     if (!want_w) return;
-    // per channel: the images' partials in image order
+    // per channel: the partials in image order, each image's row parts in order
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t cb = range.begin(); cb < range.end(); ++cb) {
             const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
             for (int64_t t = 0; t <= kk; ++t) {
                 if (t < kk ? !want_dw : !want_db) continue;
                 double v[kL] = {};
-                for (int64_t n = 0; n < s.N; ++n) {
-                    const double *p = partials + (n * CB_ + cb) * part + t * kL;
-                    for (int64_t ch = 0; ch < kL; ++ch) v[ch] += p[ch];
-                }
+                for (int64_t n = 0; n < s.N; ++n)
+                    for (int64_t q = 0; q < parts_; ++q) {
+                        const double *p = partials + ((n * CB_ + cb) * parts_ + q) * part + t * kL;
+                        for (int64_t ch = 0; ch < kL; ++ch) v[ch] += p[ch];
+                    }
                 for (int ch = 0; ch < nc; ++ch) {
                     if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
                     else io.db[cb * kL + ch] = static_cast<float>(v[ch]);

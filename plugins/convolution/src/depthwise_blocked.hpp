@@ -56,7 +56,8 @@ private:
     int64_t x_rows_max_ = 1;    // gradWeight: input rows a band reads, at most
     int64_t flush_rows_ = 1;    // gradWeight: output rows summed in FLOAT before moving into double
     bool whole_plane_ = false;  // one band per plane: the next task's planes are prefetched
-    int64_t grain_ = 1;         // (image, block) tasks per TBB task: tiny planes share a task
+    int64_t parts_ = 1;         // row parts per (image, block) task: large planes with few blocks
+    int64_t grain_ = 1;         // tasks per TBB task: tiny planes share a task
     uint64_t slot_ = 0;
     struct GiTapRow {
         int64_t a, oh;
