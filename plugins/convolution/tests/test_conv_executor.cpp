@@ -23,33 +23,35 @@ Data uniformData(const cref::Conv &c, uint64_t seed, aclDataType dt) {
 
 TEST(Masks, EveryCombination) {
     Runtime::use("atlas-a2");
-    const cref::Conv c = medium();
-    const Data d = intData(c, 3);
-    const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
-    for (int m = 0; m < 8; ++m)
-        for (bool nullUnselected : {true, false}) {
-            Call k;
-            k.c = c;
-            k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
-            k.nullUnselected = nullUnselected;
-            const Result r = runBackward(k, d.go, d.in, d.w);
-            ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << m << " " << r.message;
-            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m << " " << r.message;
-            if (k.mask[0]) {
-                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gi, ref.gradInput, "gradInput")) << m;
+    // dense (oneDNN), and depthwise (one fused node for the selected gradients)
+    for (const cref::Conv &c : {medium(), conv2d(3, 19, 19, 9, 13, 3, 3, 2, 1, 1, 1, 19)}) {
+        const Data d = intData(c, 3);
+        const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+        for (int m = 0; m < 8; ++m)
+            for (bool nullUnselected : {true, false}) {
+                Call k;
+                k.c = c;
+                k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
+                k.nullUnselected = nullUnselected;
+                const Result r = runBackward(k, d.go, d.in, d.w);
+                ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << m << " " << r.message;
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m << " " << r.message;
+                if (k.mask[0]) {
+                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gi, ref.gradInput, "gradInput")) << m;
+                }
+                if (k.mask[1]) {
+                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gw, ref.gradWeight, "gradWeight")) << m;
+                }
+                if (k.mask[2]) {
+                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gb, ref.gradBias, "gradBias")) << m;
+                }
+                EXPECT_TRUE(r.unselectedUntouched) << "mask " << m;
+                EXPECT_TRUE(r.canary) << m;
+                if (m == 0) {
+                    EXPECT_EQ(r.workspace, 0u);
+                }
             }
-            if (k.mask[1]) {
-                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gw, ref.gradWeight, "gradWeight")) << m;
-            }
-            if (k.mask[2]) {
-                EXPECT_TRUE(sameBits(ACL_FLOAT, r.gb, ref.gradBias, "gradBias")) << m;
-            }
-            EXPECT_TRUE(r.unselectedUntouched) << "mask " << m;
-            EXPECT_TRUE(r.canary) << m;
-            if (m == 0) {
-                EXPECT_EQ(r.workspace, 0u);
-            }
-        }
+    }
 }
 
 // Transposed strides, padded rows and offsets on every tensor give the contiguous bits.
@@ -147,27 +149,29 @@ TEST(CubeMath, InputRounding) {
     };
     const Mode modes[] = {{"atlas-a2", 1, roundHf32}, {"atlas-a2", 3, roundHf32}, {"atlas-a2", 2, roundFp16},
                           {"atlas-training", 1, roundFp16}, {"atlas-training", 2, roundFp16}, {"atlas-inference", 1, roundFp16}};
-    const cref::Conv c = conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1);
-    const Data d = uniformData(c, 31, ACL_FLOAT);
-    auto rounded = [](std::vector<double> v, double (*f)(double)) {
-        for (auto &x : v) x = f(x);
-        return v;
-    };
-    const cref::Grads exact = cref::backward(c, d.go, d.in, d.w);
-    for (const Mode &m : modes) {
-        Runtime::use(m.product);
-        const cref::Grads ref = cref::backward(c, rounded(d.go, m.round), rounded(d.in, m.round), rounded(d.w, m.round));
-        Call k;
-        k.c = c;
-        k.cube = m.cube;
-        const Result r = runBackward(k, d.go, d.in, d.w);
-        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m.product << " " << r.message;
-        // testing.md's FLOAT tolerance (FLOAT accumulation of ~160 cancelling terms)
-        EXPECT_TRUE(close(ACL_FLOAT, r.gi, ref.gradInput, 1e-5, 1e-4, 1e-6, "gradInput")) << m.product << int(m.cube);
-        EXPECT_TRUE(close(ACL_FLOAT, r.gw, ref.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
-        EXPECT_TRUE(close(ACL_FLOAT, r.gb, exact.gradBias, 1e-5, 1e-4, 1e-6, "gradBias")) << m.product << int(m.cube);
-        // and the rounding is visible: the unrounded reference is off by more than that tolerance
-        EXPECT_FALSE(close(ACL_FLOAT, r.gw, exact.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
+    // dense, and depthwise (the fused depthwise node leaves gradBias to its own node here)
+    for (const cref::Conv &c : {conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1), conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1, 8)}) {
+        const Data d = uniformData(c, 31, ACL_FLOAT);
+        auto rounded = [](std::vector<double> v, double (*f)(double)) {
+            for (auto &x : v) x = f(x);
+            return v;
+        };
+        const cref::Grads exact = cref::backward(c, d.go, d.in, d.w);
+        for (const Mode &m : modes) {
+            Runtime::use(m.product);
+            const cref::Grads ref = cref::backward(c, rounded(d.go, m.round), rounded(d.in, m.round), rounded(d.w, m.round));
+            Call k;
+            k.c = c;
+            k.cube = m.cube;
+            const Result r = runBackward(k, d.go, d.in, d.w);
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m.product << " " << r.message;
+            // testing.md's FLOAT tolerance (FLOAT accumulation of ~160 cancelling terms)
+            EXPECT_TRUE(close(ACL_FLOAT, r.gi, ref.gradInput, 1e-5, 1e-4, 1e-6, "gradInput")) << m.product << int(m.cube);
+            EXPECT_TRUE(close(ACL_FLOAT, r.gw, ref.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
+            EXPECT_TRUE(close(ACL_FLOAT, r.gb, exact.gradBias, 1e-5, 1e-4, 1e-6, "gradBias")) << m.product << int(m.cube);
+            // and the rounding is visible: the unrounded reference is off by more than that tolerance
+            EXPECT_FALSE(close(ACL_FLOAT, r.gw, exact.gradWeight, 1e-5, 1e-4, 1e-6, "gradWeight")) << m.product << int(m.cube);
+        }
     }
 }
 

@@ -1,0 +1,262 @@
+// White-box test of the channel-blocked depthwise kernels (compiled into this test from the plugin's
+// sources): the AVX-512 and the scalar spellings give the same bytes, both match the independent
+// double reference (conv_reference.hpp) - exactly on integer data, within testing.md's tolerance on
+// random data - for every subset of outputs, and an unselected output is never written. Odd shapes:
+// planes 1x1, 7x7, 13x9, 1-D, channel counts off 16, strides 1 and 2, padding 0/1/2 and asymmetric,
+// dilation, 1x1 / 3x3 / 5x3 kernels, FLOAT and BF16 operands, FLOAT and BF16 gradInput. The same bytes
+// at 1, 2 and 3 threads. Without AVX-512 the scalar spelling is still checked against the reference.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "acltest.hpp"
+#include "aclnn_cpu/numeric.hpp"
+#include "conv_reference.hpp"
+#include "depthwise_blocked.hpp"
+
+namespace {
+
+using conv::Dt;
+using conv::DwBlocked;
+using conv::DwShape;
+
+struct Case {
+    const char *name;
+    int64_t N, C, H, W, kh, kw, sh, sw, dh, dw, ph_t, ph_b, pw_l, pw_r;
+};
+
+const Case kCases[] = {
+    {"mobilenet_like_7x7", 2, 35, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"stride2_13x9", 3, 17, 13, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {"plane_1x1_pad1", 2, 5, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"plane_1x1_k1", 2, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+    {"pad0_13x9", 2, 33, 13, 9, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+    {"pad2_dilated2", 2, 20, 13, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
+    {"k5x3_s2x1_asym", 2, 9, 13, 9, 5, 3, 2, 1, 1, 1, 2, 0, 1, 2},
+    {"stride2_pad0_even", 1, 48, 14, 14, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},
+    {"stride2_dil2_pad2", 2, 7, 11, 12, 3, 3, 2, 2, 2, 2, 2, 1, 2, 1},
+    {"stride3_k5", 1, 18, 15, 16, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2},
+    {"oned_like", 3, 21, 1, 37, 1, 5, 1, 2, 1, 1, 0, 0, 2, 2},
+    {"wide_rows_banded", 1, 16, 5, 300, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"tall_banded_s2", 1, 19, 70, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+};
+
+int64_t outSize(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pl, int64_t pr) { return (in + pl + pr - d * (k - 1) - 1) / s + 1; }
+
+cref::Conv refConv(const Case &c) {
+    cref::Conv r;
+    r.sd = 2, r.N = c.N, r.Cin = c.C, r.Cout = c.C, r.G = c.C;
+    r.in = {c.H, c.W, 1};
+    r.k = {c.kh, c.kw, 1};
+    r.s = {c.sh, c.sw, 1};
+    r.d = {c.dh, c.dw, 1};
+    r.pl = {c.ph_t, c.pw_l, 0};
+    r.pr = {c.ph_b, c.pw_r, 0};
+    return r;
+}
+
+DwShape shapeOf(const Case &c) {
+    DwShape s;
+    s.N = c.N, s.C = c.C, s.H = c.H, s.W = c.W, s.kh = c.kh, s.kw = c.kw, s.sh = c.sh, s.sw = c.sw, s.dh = c.dh, s.dw = c.dw;
+    s.ph = c.ph_t, s.pw = c.pw_l;
+    s.Ho = outSize(c.H, c.kh, c.sh, c.dh, c.ph_t, c.ph_b);
+    s.Wo = outSize(c.W, c.kw, c.sw, c.dw, c.pw_l, c.pw_r);
+    return s;
+}
+
+// Operands in the pass dtype: the raw bytes and their exact values.
+struct Operand {
+    std::vector<uint8_t> bytes;
+    std::vector<double> value;
+};
+Operand makeOperand(int64_t n, Dt dt, acltest::Rng &rng, bool integers) {
+    Operand o;
+    o.bytes.resize(static_cast<size_t>(n) * (dt == Dt::F32 ? 4 : 2));
+    o.value.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const float f = integers ? static_cast<float>(rng.integer(-4, 4)) : static_cast<float>(rng.uniform(-1.0, 1.0));
+        if (dt == Dt::F32) {
+            std::memcpy(o.bytes.data() + i * 4, &f, 4);
+            o.value[static_cast<size_t>(i)] = f;
+        } else {
+            const uint16_t h = acp::float_to_bf16(f);
+            std::memcpy(o.bytes.data() + i * 2, &h, 2);
+            o.value[static_cast<size_t>(i)] = acp::bf16_to_float(h);
+        }
+    }
+    return o;
+}
+
+struct Out {
+    std::vector<uint8_t> dx, dw, db;
+};
+constexpr uint8_t kCanary = 0xA5;
+
+// One run of the kernels with the outputs of `mask` (bit 0 dx, 1 dw, 2 db); unselected outputs
+// stay canary bytes.
+Out runKernels(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx,
+               int threads) {
+    const DwShape s = shapeOf(c);
+    const DwBlocked k(s, dt);
+    Out o;
+    o.dx.assign(static_cast<size_t>(s.N * s.C * s.H * s.W) * (dxBf16 ? 2 : 4), kCanary);
+    o.dw.assign(static_cast<size_t>(s.C * s.kh * s.kw) * 4, kCanary);
+    o.db.assign(static_cast<size_t>(s.C) * 4, kCanary);
+    const int slots = threads + 1;
+    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64);
+    auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    DwBlocked::Io io;
+    io.dy = dy.bytes.data(), io.x = x.bytes.data(), io.w = w.bytes.data();
+    io.dx = mask & 1 ? o.dx.data() : nullptr;
+    io.dx_bf16 = dxBf16;
+    io.dw = mask & 2 ? reinterpret_cast<float *>(o.dw.data()) : nullptr;
+    io.db = mask & 4 ? reinterpret_cast<float *>(o.db.data()) : nullptr;
+    // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+    tbb::task_arena arena(threads);
+    arena.execute([&] { k.run(io, aligned, slots, avx); });
+    return o;
+}
+
+std::vector<double> floats(const std::vector<uint8_t> &b, bool bf16) {
+    std::vector<double> v(b.size() / (bf16 ? 2 : 4));
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (bf16) {
+            uint16_t h;
+            std::memcpy(&h, b.data() + 2 * i, 2);
+            v[i] = acp::bf16_to_float(h);
+        } else {
+            float f;
+            std::memcpy(&f, b.data() + 4 * i, 4);
+            v[i] = f;
+        }
+    }
+    return v;
+}
+
+bool allCanary(const std::vector<uint8_t> &b) {
+    for (const uint8_t x : b)
+        if (x != kCanary) return false;
+    return true;
+}
+
+// Exact: the reference rounded once to the output dtype. Otherwise testing.md's tolerances: FLOAT
+// 1e-5 + 1e-4|ref|, BF16 results 8e-3 relative (plus 8e-3 absolute for cancellations).
+::testing::AssertionResult matches(const std::vector<double> &got, const std::vector<double> &ref, bool exact, bool bf16,
+                                   const std::string &what) {
+    if (got.size() != ref.size()) return ::testing::AssertionFailure() << what << ": size " << got.size() << " vs " << ref.size();
+    for (size_t i = 0; i < got.size(); ++i) {
+        double want = ref[i];
+        if (exact) want = bf16 ? acp::bf16_to_float(acp::float_to_bf16(static_cast<float>(want))) : static_cast<float>(want);
+        const double tol = exact ? 0.0 : bf16 ? 8e-3 + 8e-3 * std::fabs(want) : 1e-5 + 1e-4 * std::fabs(want);
+        if (!(std::fabs(got[i] - want) <= tol))
+            return ::testing::AssertionFailure() << what << "[" << i << "] = " << got[i] << ", expected " << want;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+bool hasAvx512() { return __builtin_cpu_supports("avx512f"); }
+
+TEST(DwBlocked, VectorMatchesScalarAndReference) {
+    uint64_t seed = 1;
+    for (const Case &c : kCases)
+        for (const Dt dt : {Dt::F32, Dt::BF16})
+            for (const bool integers : {true, false}) {
+                const DwShape s = shapeOf(c);
+                acltest::Rng rng(seed++);
+                const Operand dy = makeOperand(s.N * s.C * s.Ho * s.Wo, dt, rng, integers);
+                const Operand x = makeOperand(s.N * s.C * s.H * s.W, dt, rng, integers);
+                const Operand w = makeOperand(s.C * s.kh * s.kw, dt, rng, integers);
+                const cref::Grads ref = cref::backward(refConv(c), dy.value, x.value, w.value);
+                // BF16 operands give a FLOAT or a BF16 gradInput (rounded in the kernel)
+                for (const bool dxBf16 : dt == Dt::BF16 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                    for (int mask = 1; mask < 8; ++mask) {
+                        const std::string tag = std::string(c.name) + (dt == Dt::F32 ? " FLOAT" : " BF16") +
+                                                (integers ? " int" : " rand") + (dxBf16 ? " dxBF16" : "") + " mask " +
+                                                std::to_string(mask);
+                        const Out sc = runKernels(c, dt, dxBf16, dy, x, w, mask, false, 2);
+                        for (const auto *o : {&sc}) {
+                            if (mask & 1) {
+                                EXPECT_TRUE(matches(floats(o->dx, dxBf16), ref.gradInput, integers, dxBf16, "gradInput")) << tag;
+                            } else {
+                                EXPECT_TRUE(allCanary(o->dx)) << tag;
+                            }
+                            if (mask & 2) {
+                                EXPECT_TRUE(matches(floats(o->dw, false), ref.gradWeight, integers, false, "gradWeight")) << tag;
+                            } else {
+                                EXPECT_TRUE(allCanary(o->dw)) << tag;
+                            }
+                            if (mask & 4) {
+                                EXPECT_TRUE(matches(floats(o->db, false), ref.gradBias, integers, false, "gradBias")) << tag;
+                            } else {
+                                EXPECT_TRUE(allCanary(o->db)) << tag;
+                            }
+                        }
+                        if (!hasAvx512()) continue;
+                        const Out av = runKernels(c, dt, dxBf16, dy, x, w, mask, true, 2);
+                        EXPECT_EQ(av.dx, sc.dx) << tag;
+                        EXPECT_EQ(av.dw, sc.dw) << tag;
+                        EXPECT_EQ(av.db, sc.db) << tag;
+                    }
+            }
+}
+
+// Taps that reach outside the plane are skipped, never multiplied by a padding zero: with positive
+// operands, an infinite weight and an infinite corner gradient give infinities, never NaN (inf * 0).
+TEST(DwBlocked, PaddingIsSkippedNotMultiplied) {
+    const Case c{"inf", 1, 16, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+    const DwShape s = shapeOf(c);
+    auto ones = [](int64_t n) {
+        Operand o;
+        o.bytes.resize(static_cast<size_t>(n) * 4);
+        o.value.assign(static_cast<size_t>(n), 1.0);
+        const float one = 1.0f;
+        for (int64_t i = 0; i < n; ++i) std::memcpy(o.bytes.data() + 4 * i, &one, 4);
+        return o;
+    };
+    Operand dy = ones(s.N * s.C * s.Ho * s.Wo), x = ones(s.N * s.C * s.H * s.W), w = ones(s.C * 9);
+    const float inf = INFINITY;
+    std::memcpy(w.bytes.data(), &inf, 4);   // channel 0, tap (0, 0)
+    std::memcpy(dy.bytes.data(), &inf, 4);  // channel 0, gradient (0, 0)
+    for (const bool avx : {false, true}) {
+        if (avx && !hasAvx512()) continue;
+        const Out o = runKernels(c, Dt::F32, false, dy, x, w, 7, avx, 1);
+        const std::vector<double> gi = floats(o.dx, false), gw = floats(o.dw, false), gb = floats(o.db, false);
+        int infinite = 0;
+        for (int64_t p = 0; p < s.H * s.W; ++p) {
+            EXPECT_FALSE(std::isnan(gi[static_cast<size_t>(p)])) << "gradInput " << p << " avx " << avx;
+            infinite += std::isinf(gi[static_cast<size_t>(p)]) ? 1 : 0;
+        }
+        EXPECT_GT(infinite, 0);
+        for (int64_t t = 0; t < 9; ++t) EXPECT_FALSE(std::isnan(gw[static_cast<size_t>(t)])) << "gradWeight tap " << t << " avx " << avx;
+        EXPECT_TRUE(std::isinf(gw[8]));    // tap (2, 2) pairs gradient (0, 0) with input (1, 1)
+        EXPECT_TRUE(std::isfinite(gw[0])); // tap (0, 0) never sees gradient (0, 0)
+        EXPECT_TRUE(std::isinf(gb[0]));
+    }
+}
+
+TEST(DwBlocked, SameBytesAtAnyThreadCount) {
+    for (const Case &c : {kCases[0], kCases[1], kCases[12]})
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const DwShape s = shapeOf(c);
+            acltest::Rng rng(5);
+            const Operand dy = makeOperand(s.N * s.C * s.Ho * s.Wo, dt, rng, false);
+            const Operand x = makeOperand(s.N * s.C * s.H * s.W, dt, rng, false);
+            const Operand w = makeOperand(s.C * s.kh * s.kw, dt, rng, false);
+            const bool avx = hasAvx512();
+            const Out first = runKernels(c, dt, false, dy, x, w, 7, avx, 1);
+            for (int threads : {2, 3}) {
+                const Out o = runKernels(c, dt, false, dy, x, w, 7, avx, threads);
+                EXPECT_EQ(o.dx, first.dx) << c.name << " threads " << threads;
+                EXPECT_EQ(o.dw, first.dw) << c.name << " threads " << threads;
+                EXPECT_EQ(o.db, first.db) << c.name << " threads " << threads;
+            }
+        }
+}
+
+}  // namespace
