@@ -54,6 +54,26 @@ GSAMP_AVX512 inline void transpose16(__m512 r[16]) {
 }
 
 // Up to 16 elements [idx, idx + 16) of a dense FLOAT / FLOAT16 / BF16 array as FLOAT (lanes outside m: 0).
+// The same with the element type fixed at compile time, for loops that would otherwise branch on it.
+template <Elem E>
+GSAMP_AVX512 inline __m512 load16_t(const void *base, int64_t idx, __mmask16 m) {
+    if constexpr (E == Elem::F32) {
+        return _mm512_maskz_loadu_ps(m, static_cast<const float *>(base) + idx);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(base) + idx);
+        if constexpr (E == Elem::F16) return acp::avx512::from_half(h);
+        else return acp::avx512::from_bf16(h);
+    }
+}
+template <Elem E>
+GSAMP_AVX512 inline void store16_t(void *base, int64_t idx, __mmask16 m, __m512 v) {
+    if constexpr (E == Elem::F32) {
+        _mm512_mask_storeu_ps(static_cast<float *>(base) + idx, m, v);
+    } else {
+        const __m256i h = E == Elem::F16 ? acp::avx512::to_half(v) : acp::avx512::to_bf16(v);
+        _mm256_mask_storeu_epi16(static_cast<uint16_t *>(base) + idx, m, h);
+    }
+}
 GSAMP_AVX512 inline __m512 load16(const void *base, int64_t idx, Elem e, __mmask16 m) {
     if (e == Elem::F32) return _mm512_maskz_loadu_ps(m, static_cast<const float *>(base) + idx);
     const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(base) + idx);
