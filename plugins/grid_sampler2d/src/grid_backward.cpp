@@ -80,22 +80,12 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             if constexpr (sizeof(T) == 4) {
                 if (tiled) {
                     bilinear_tile_avx(g, gv, np, tiles[slot], mx[slot], my[slot]);
-                    for (int64_t i = 0; i < np; ++i)  // the two rows' lines (invalid corners hold 0: harmless)
-                        for (int t = 0; t < 4; t += 2) {
-                            const int64_t o = int64_t{tiles[slot].off[t][i]} * ld;
-                            if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
-                            if (in_b) __builtin_prefetch(in_b + o, 0, 3);
-                        }
+                    for (int t = 0; t < 4; t += 2) prefetch_tap_lines(tiles[slot].off[t], np, ld, acc_b, in_b);  // two rows
                     return;
                 }
                 if (tiled16) {
                     bicubic_tile_avx(g, gv, np, tiles16[slot], mx[slot], my[slot]);
-                    for (int64_t i = 0; i < np; ++i)  // the four rows' first and last taps
-                        for (int t = 0; t < 16; t += 3) {
-                            const int64_t o = int64_t{tiles16[slot].off[t][i]} * ld;
-                            if (acc_b) __builtin_prefetch(acc_b + o, 1, 3);
-                            if (in_b) __builtin_prefetch(in_b + o, 0, 3);
-                        }
+                    for (int t = 0; t < 16; t += 3) prefetch_tap_lines(tiles16[slot].off[t], np, ld, acc_b, in_b);
                     return;
                 }
             }
