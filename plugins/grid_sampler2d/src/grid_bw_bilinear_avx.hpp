@@ -79,25 +79,28 @@ GSAMP_AVX512 inline void bilinear_tile4_avx(const TileTaps<4> &tt, int64_t np, c
     alignas(64) float q[16 * 16];  // sample i: corners nw, ne, sw, se x 4 lanes
     for (int64_t i = 0; i < np; ++i) {
         const __m128 g4 = _mm_loadu_ps(tile + 4 * i);
+        const __m256 g8 = _mm256_set_m128(g4, g4);
         const unsigned m = tt.mask[i];
-        if (acc)
-            for (int t = 0; t < 4; ++t)
-                if ((m >> t) & 1u) {
-                    float *p = acc + int64_t{tt.off[t][i]} * 4;
-                    _mm_storeu_ps(p, _mm_fmadd_ps(_mm_set1_ps(tt.w[t][i]), g4, _mm_loadu_ps(p)));
-                }
-        if (!in) continue;
+        // Row r of corners (t = r, r + 1): both inside is the common case, and then the east corner
+        // is the next record of the west one, so one offset serves the four accesses of the row.
         for (int r = 0; r < 4; r += 2) {
             const unsigned bits = (m >> r) & 3u;
             float *qr = q + 16 * i + 4 * r;
             if (bits == 3u) {
-                const __m256 v = _mm256_loadu_ps(in + int64_t{tt.off[r][i]} * 4);
-                _mm256_store_ps(qr, _mm256_mul_ps(v, _mm256_set_m128(g4, g4)));
+                const int64_t o = int64_t{tt.off[r][i]} * 4;
+                if (acc) {
+                    _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tt.w[r][i]), g4, _mm_loadu_ps(acc + o)));
+                    _mm_storeu_ps(acc + o + 4, _mm_fmadd_ps(_mm_set1_ps(tt.w[r + 1][i]), g4, _mm_loadu_ps(acc + o + 4)));
+                }
+                if (in) _mm256_store_ps(qr, _mm256_mul_ps(_mm256_loadu_ps(in + o), g8));
                 continue;
             }
-            for (int k = 0; k < 2; ++k)
-                _mm_store_ps(qr + 4 * k, ((bits >> k) & 1u) ? _mm_mul_ps(_mm_loadu_ps(in + int64_t{tt.off[r + k][i]} * 4), g4)
-                                                            : _mm_setzero_ps());
+            for (int k = 0; k < 2; ++k) {
+                const bool inside = (bits >> k) & 1u;
+                const int64_t o = int64_t{tt.off[r + k][i]} * 4;
+                if (acc && inside) _mm_storeu_ps(acc + o, _mm_fmadd_ps(_mm_set1_ps(tt.w[r + k][i]), g4, _mm_loadu_ps(acc + o)));
+                if (in) _mm_store_ps(qr + 4 * k, inside ? _mm_mul_ps(_mm_loadu_ps(in + o), g4) : _mm_setzero_ps());
+            }
         }
     }
     if (!gs || !in) return;
