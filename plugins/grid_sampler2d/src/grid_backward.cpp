@@ -61,6 +61,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     Taps<T> taps[2][kTile];
     TileTaps<4> tiles[2];      // the vector paths' taps: bilinear
     TileTaps<16> tiles16[2];   // bicubic
+    BicubicRows rows16[2];     // bicubic, narrow blocks
     const bool tiled = std::is_same_v<T, float> && P.bilinear_vec && avx;
     const bool tiled16 = std::is_same_v<T, float> && P.bicubic_vec && avx;
     T mx[2][kTile], my[2][kTile];
@@ -84,7 +85,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                     return;
                 }
                 if (tiled16) {
-                    bicubic_tile_avx(g, gv, np, tiles16[slot], mx[slot], my[slot]);
+                    bicubic_tile_avx(g, gv, np, tiles16[slot], mx[slot], my[slot], ld == 4 ? &rows16[slot] : nullptr);
                     for (int t = 0; t < 16; t += 3) prefetch_tap_lines(tiles16[slot].off[t], np, ld, acc_b, in_b);
                     return;
                 }
@@ -139,6 +140,8 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                         else if (tiled)
                             tile_channels_avx([&](int64_t i) { return TileView<4>{tiles[slot], i}; }, np, tile, tile_ld, w, ld,
                                               in_b, acc_b, gsp, b == 0, fmx, fmy, out);
+                        else if (tiled16 && ld == 4)
+                            bicubic_tile4_avx(tiles16[slot], rows16[slot], np, tile, in_b, acc_b, gsp, b == 0, fmx, fmy, out);
                         else if (tiled16)
                             tile_channels_avx([&](int64_t i) { return TileView<16>{tiles16[slot], i}; }, np, tile, tile_ld, w,
                                               ld, in_b, acc_b, gsp, b == 0, fmx, fmy, out);

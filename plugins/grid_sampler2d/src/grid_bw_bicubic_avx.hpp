@@ -4,9 +4,11 @@
 #ifndef GRID_SAMPLER2D_GRID_BW_BICUBIC_AVX_HPP_
 #define GRID_SAMPLER2D_GRID_BW_BICUBIC_AVX_HPP_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "grid_bw_channels_avx.hpp"
 #include "grid_bw_views.hpp"
 #include "grid_coords.hpp"
 #include "grid_coords_avx.hpp"
@@ -14,6 +16,14 @@
 #include "grid_taps.hpp"
 
 namespace gsamp {
+
+// The separable form of a bicubic tile for the narrow-block rows path (bicubic_tile4_avx): per
+// sample one vector [x weights 0-3, x slopes 0-3, y weights 0-3, y slopes 0-3], and which samples
+// have 16 taps inside in four runs of 4 neighbouring pixels (no tap clipped onto another).
+struct BicubicRows {
+    alignas(64) float sep[16][16];
+    uint16_t run4;
+};
 
 #if GSAMP_X86
 // Bicubic taps with zeros or border padding, vectorized: the 4 x-taps and 4 y-taps in one 256-bit
@@ -80,9 +90,10 @@ GSAMP_AVX512 inline void keys_vec(__m512 t, int i, __m512 *w, __m512 *s) {
 
 // Bicubic taps of a tile of np <= 16 samples with zeros or border padding, 16 samples at once: the
 // 4 x and 4 y weights, slopes, padded coordinates and bounds per sample lane, then the 16 taps
-// (4 j + i) as products, stored tap-major with one validity mask per sample.
-GSAMP_AVX512 void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<16> &tt, float *mx,
-                                   float *my) {
+// (4 j + i) as products, stored tap-major with one validity mask per sample; rows (if not null):
+// the separable form as well.
+GSAMP_AVX512 inline void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<16> &tt, float *mx,
+                                          float *my, BicubicRows *rows = nullptr) {
     const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512 x = _mm512_maskz_permutex2var_ps(kAll, lo, even, hi);
@@ -126,6 +137,74 @@ GSAMP_AVX512 void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t n
             mask = _mm512_mask_or_epi32(mask, static_cast<__mmask16>(vx[i] & vy[j]), mask, _mm512_set1_epi32(1 << t));
         }
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(tt.mask), _mm512_maskz_cvtepi32_epi16(kAll, mask));
+    if (!rows) return;
+    __m512 r[16];
+    for (int i = 0; i < 4; ++i) {
+        r[i] = xw[i];
+        r[4 + i] = xs[i];
+        r[8 + i] = yw[i];
+        r[12 + i] = ys[i];
+    }
+    transpose16(r);
+    for (int i = 0; i < 16; ++i) _mm512_store_ps(rows->sep[i], r[i]);
+    __mmask16 all = kAll;
+    for (int i = 0; i < 4; ++i) all = static_cast<__mmask16>(all & vx[i] & vy[i]);
+    const __mmask16 run = _mm512_cmpeq_epi32_mask(_mm512_sub_epi32(col[3], col[0]), _mm512_set1_epi32(3));
+    rows->run4 = static_cast<uint16_t>(all & run);
+}
+
+// A bicubic tile over a narrow block (ld = 4). A sample of rows.run4 takes its taps row by row: the
+// four taps of a row are four neighbouring records, 64 bytes, so inputGrad is one 512-bit update per
+// row (the tap weights x_i * y_j built from the separable vector, the same products as tt.w: the
+// same bits as tap by tap), and gridGrad's lane sums one 512-bit load and two FMAs per row. Other
+// samples go tap by tap (channels_avx4). The lane products are then reduced as in tile_channels_avx.
+GSAMP_AVX512 inline void bicubic_tile4_avx(const TileTaps<16> &tt, const BicubicRows &rows, int64_t np, const float *tile,
+                                           const float *in, float *acc, float *gs, bool first, const float *mx, const float *my,
+                                           float *out) {
+    alignas(64) float px[16 * 4] = {}, py[16 * 4] = {};  // (zeros: GCC 12 cannot see the masked loads below)
+    const __m512i i4 = _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+    const __m512i ix = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i is = _mm512_add_epi32(ix, _mm512_set1_epi32(4));
+    for (int64_t i = 0; i < np; ++i) {
+        const float *g = tile + 4 * i;
+        if (!((rows.run4 >> i) & 1u)) {
+            channels_avx4(TileView<16>{tt, i}, g, in, acc, px + 4 * i, py + 4 * i);
+            continue;
+        }
+        const __m512 g16 = _mm512_maskz_permutexvar_ps(kAll, i4, _mm512_maskz_loadu_ps(0xf, g));  // g in each 128-bit lane
+        const __m512 sep = _mm512_load_ps(rows.sep[i]);
+        const __m512 xw = _mm512_maskz_permutexvar_ps(kAll, ix, sep), xs = _mm512_maskz_permutexvar_ps(kAll, is, sep);
+        __m512 sx = _mm512_setzero_ps(), sy = _mm512_setzero_ps();
+        for (int j = 0; j < 4; ++j) {
+            const __m512 yw = _mm512_maskz_permutexvar_ps(kAll, _mm512_set1_epi32(8 + j), sep);
+            const int64_t o = int64_t{tt.off[4 * j][i]} * 4;
+            if (acc) _mm512_storeu_ps(acc + o, _mm512_fmadd_ps(_mm512_mul_ps(xw, yw), g16, _mm512_loadu_ps(acc + o)));
+            if (in) {
+                const __m512 ys = _mm512_maskz_permutexvar_ps(kAll, _mm512_set1_epi32(12 + j), sep);
+                const __m512 v = _mm512_loadu_ps(in + o);
+                sx = _mm512_fmadd_ps(_mm512_mul_ps(xs, yw), v, sx);
+                sy = _mm512_fmadd_ps(_mm512_mul_ps(xw, ys), v, sy);
+            }
+        }
+        if (!in) continue;
+        // the four pixels' lanes of each channel summed, (p0 + p2) + (p1 + p3) in every 128-bit lane, times g
+        __m512 fx = _mm512_add_ps(sx, _mm512_maskz_shuffle_f32x4(kAll, sx, sx, 0x4e));
+        __m512 fy = _mm512_add_ps(sy, _mm512_maskz_shuffle_f32x4(kAll, sy, sy, 0x4e));
+        fx = _mm512_mul_ps(g16, _mm512_add_ps(fx, _mm512_maskz_shuffle_f32x4(kAll, fx, fx, 0xb1)));
+        fy = _mm512_mul_ps(g16, _mm512_add_ps(fy, _mm512_maskz_shuffle_f32x4(kAll, fy, fy, 0xb1)));
+        _mm512_mask_storeu_ps(px + 4 * i, 0xf, fx);
+        _mm512_mask_storeu_ps(py + 4 * i, 0xf, fy);
+    }
+    if (!gs || !in) return;
+    __m512 sum[2];
+    for (int a = 0; a < 2; ++a) {
+        const float *q = a == 0 ? px : py;
+        __m512 v[4], r[4];
+        for (int64_t m = 0; m < 4; ++m) v[m] = _mm512_maskz_load_ps(tail16(4 * std::max<int64_t>(0, np - 4 * m)), q + 16 * m);
+        pixels_to_rows4(v, r);
+        sum[a] = _mm512_add_ps(_mm512_add_ps(r[0], r[1]), _mm512_add_ps(r[2], r[3]));
+    }
+    finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
 #endif  // GSAMP_X86
 

@@ -105,14 +105,16 @@ TEST(GridSampler2DKernel, ScalarAndAvx512PathsMatchTheReference) {
                 }
 }
 
-// The image-warp pattern the narrow bilinear tiles are tuned for: neighbouring samples share
-// corners (the identity plus a smooth flow, some samples beyond the border). Both paths must match
-// the reference, and the AVX-512 path gives the same bytes on a second run.
-TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
+// The image-warp pattern the narrow tiles are tuned for: neighbouring samples share taps (the
+// identity plus a smooth flow, some samples beyond the border, where border padding clips bicubic
+// taps onto each other and the rows path must step aside). Both paths must match the reference,
+// and the AVX-512 path gives the same bytes on a second run. C = 20: a narrow block after a full one.
+TEST(GridSampler2DKernel, NarrowSmoothGridMatchesTheReference) {
+    for (int interp : {0, 2})
     for (int64_t C : {2, 3, 4, 20})
         for (int padding = 0; padding < 2; ++padding) {
-            const gref::Problem p{2, C, 13, 29, 13, 29, 0, padding, true};
-            Rng r{static_cast<uint64_t>(C * 17 + padding)};
+            const gref::Problem p{2, C, 13, 29, 13, 29, interp, padding, true};
+            Rng r{static_cast<uint64_t>(C * 17 + padding + 5 * interp)};
             std::vector<double> go(static_cast<size_t>(p.outputCount())), in(static_cast<size_t>(p.inputCount())),
                 grid(static_cast<size_t>(p.gridCount()));
             for (auto &v : go) v = r.lattice(256, 64);
@@ -127,7 +129,7 @@ TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
                         grid[k++] = std::round(64 * (2 * (static_cast<double>(y) + fy) / static_cast<double>(p.H - 1) - 1)) / 64;
                     }
             const auto ref = gref::backward(p, go, in, grid);
-            const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, gsamp::Interp::Bilinear,
+            const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, static_cast<gsamp::Interp>(interp),
                                     static_cast<gsamp::Padding>(padding), p.align};
             for (Elem e : {Elem::F32, Elem::F16})
                 for (gsamp::Isa isa : {gsamp::Isa::Scalar, gsamp::Isa::Auto}) {
@@ -141,10 +143,10 @@ TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
                         auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
                         kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                         const double rel = e == Elem::F32 ? 1e-5 : 1e-3;
-                        EXPECT_TRUE(near(big.values(), ref.input, rel)) << "inputGrad C" << C << " pad " << padding
-                                                                        << " isa " << static_cast<int>(isa);
-                        EXPECT_TRUE(near(bgg.values(), ref.grid, rel)) << "gridGrad C" << C << " pad " << padding
-                                                                       << " isa " << static_cast<int>(isa);
+                        EXPECT_TRUE(near(big.values(), ref.input, rel)) << "inputGrad mode " << interp << " C" << C << " pad "
+                                                                        << padding << " isa " << static_cast<int>(isa);
+                        EXPECT_TRUE(near(bgg.values(), ref.grid, rel)) << "gridGrad mode " << interp << " C" << C << " pad "
+                                                                       << padding << " isa " << static_cast<int>(isa);
                         igs.push_back(big.bytes);
                         ggs.push_back(bgg.bytes);
                     }
