@@ -21,7 +21,7 @@ namespace gsamp {
 GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<4> &tt, float *mx,
                                     float *my) {
     const __mmask16 mp = tail16(np);
-    const __m512 lo = _mm512_maskz_loadu_ps(tail16(2 * np), gv), hi = _mm512_maskz_loadu_ps(tail16(2 * np - 16), gv + 16);
+    const __m512 lo = load_n(gv, tail16(2 * np)), hi = load_n(gv + 16, tail16(2 * np - 16));
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512 x = _mm512_maskz_permutex2var_ps(kAll, lo, even, hi);
     const __m512 y = _mm512_maskz_permutex2var_ps(kAll, lo, _mm512_add_epi32(even, _mm512_set1_epi32(1)), hi);

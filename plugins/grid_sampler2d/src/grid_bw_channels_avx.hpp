@@ -94,18 +94,18 @@ GSAMP_AVX512 inline void finish_grid_sums(const __m512 sum[2], int64_t np, float
     const __m512 xy0 = _mm512_maskz_permutex2var_ps(kAll, sum[0], lo, sum[1]);
     const __m512 xy1 = _mm512_maskz_permutex2var_ps(kAll, sum[0], hi, sum[1]);
     const __mmask16 m0 = tail16(2 * np), m1 = tail16(2 * np - 16);
-    const __m512 t0 = first ? xy0 : _mm512_add_ps(_mm512_maskz_loadu_ps(m0, gs), xy0);
-    const __m512 t1 = first ? xy1 : _mm512_add_ps(_mm512_maskz_loadu_ps(m1, gs + 16), xy1);
+    const __m512 t0 = first ? xy0 : _mm512_add_ps(load_n(gs, m0), xy0);
+    const __m512 t1 = first ? xy1 : _mm512_add_ps(load_n(gs + 16, m1), xy1);
     if (out) {  // gridGrad: (mx, my) interleaved the same way, times the totals
         const __mmask16 mp = tail16(np);
         const __m512 vmx = _mm512_maskz_loadu_ps(mp, mx), vmy = _mm512_maskz_loadu_ps(mp, my);
         const __m512 m01 = _mm512_maskz_permutex2var_ps(kAll, vmx, lo, vmy), m23 = _mm512_maskz_permutex2var_ps(kAll, vmx, hi, vmy);
-        _mm512_mask_storeu_ps(out, m0, _mm512_mul_ps(m01, t0));
-        _mm512_mask_storeu_ps(out + 16, m1, _mm512_mul_ps(m23, t1));
+        store_n(out, m0, _mm512_mul_ps(m01, t0));
+        store_n(out + 16, m1, _mm512_mul_ps(m23, t1));
         return;
     }
-    _mm512_mask_storeu_ps(gs, m0, t0);
-    _mm512_mask_storeu_ps(gs + 16, m1, t1);
+    store_n(gs, m0, t0);
+    store_n(gs + 16, m1, t1);
 }
 
 // The channel work of a tile's np samples in one call (sample i's gradients at tile + i * tile_ld,

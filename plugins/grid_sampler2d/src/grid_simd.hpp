@@ -27,6 +27,17 @@ GSAMP_AVX512 inline __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
+// Up to 16 floats at p (lanes outside m: 0 / untouched). A masked store does not forward its data
+// to a later load, nor a store to a masked load, on every core (a stall until the store retires),
+// so full vectors, the usual case of a tile, use the plain instructions.
+GSAMP_AVX512 inline __m512 load_n(const float *p, __mmask16 m) {
+    return m == kAll ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+}
+GSAMP_AVX512 inline void store_n(float *p, __mmask16 m, __m512 v) {
+    if (m == kAll) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, m, v);
+}
+
 // In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
 GSAMP_AVX512 inline void transpose16(__m512 r[16]) {
     __m512 t[16];
