@@ -19,7 +19,7 @@
 //   grid_bw_sample.hpp        one sample at a time (nearest, reflection, DOUBLE, no AVX-512)
 //   grid_bw_channels_avx.hpp  AVX-512 channel work of a tile, any tap view
 //   grid_bw_bilinear_avx.hpp  bilinear taps of 16 samples; the narrow-block bilinear tile
-//   grid_bw_bicubic_avx.hpp   bicubic taps of 16 samples and of one sample
+//   grid_bw_bicubic_avx.hpp   bicubic taps of 16 samples and of one sample; the narrow-block bicubic tile
 //   grid_coords_avx.hpp, grid_simd.hpp  vector coordinate math and AVX-512 building blocks
 #include "grid_backward.hpp"
 

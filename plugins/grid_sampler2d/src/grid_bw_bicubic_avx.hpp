@@ -1,6 +1,7 @@
 // Bicubic with zeros or border padding on AVX-512: the taps of 16 samples at once (tile builder),
 // and of one sample (compact builder, used where the samples go one by one). Same arithmetic as
-// pixel_taps (Keys' kernel, A = -0.75, by Horner's rule), so the same taps and weights.
+// pixel_taps (Keys' kernel, A = -0.75, by Horner's rule), so the same taps and weights. Also the
+// whole tile's channel work for a narrow channel block (C <= 4), row by row of taps.
 #ifndef GRID_SAMPLER2D_GRID_BW_BICUBIC_AVX_HPP_
 #define GRID_SAMPLER2D_GRID_BW_BICUBIC_AVX_HPP_
 
