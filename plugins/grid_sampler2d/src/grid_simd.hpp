@@ -133,7 +133,7 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
 GSAMP_AVX512 inline void prefetch_tap_lines(const int32_t *off, int64_t np, int64_t ld, float *a, const float *b) {
     const int shift = ld >= 16 ? 0 : ld == 8 ? 1 : ld == 4 ? 2 : 4;  // records per line: 16 / ld
     const __m512i o = _mm512_loadu_si512(off);
-    const __m512i line = _mm512_srl_epi32(o, _mm_cvtsi32_si128(shift));
+    const __m512i line = _mm512_maskz_srl_epi32(kAll, o, _mm_cvtsi32_si128(shift));
     const __m512i prev = _mm512_maskz_alignr_epi32(kAll, line, _mm512_set1_epi32(-1), 15);  // lane i: line of i - 1
     unsigned m = _mm512_mask_cmpneq_epi32_mask(tail16(np), line, prev);
     while (m) {
