@@ -126,19 +126,13 @@ GSAMP_AVX512 inline void pixels_to_rows4(const __m512 a[4], __m512 r[4]) {
     r[3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(t1), _mm512_castps_pd(t3)));
 }
 
-// Prefetches the 64-byte lines of the channels-last records (ld floats each) at off[i], i < np, of
-// a and b (either may be null), skipping a record on the same line as the one before it: along a
-// smooth grid neighbouring samples share lines, and a prefetch costs an issue slot even when the
-// line is there. (Invalid taps hold offset 0: a harmless prefetch.)
+// Prefetches the lines of the channels-last records (ld floats each) at off[i], i < np, of a and b
+// (either may be null): one tight loop per tap row of a tile. Every sample's line is prefetched,
+// also when it shares the previous sample's (skipping those measured no faster, and the scattered
+// cases this is for rarely share). Invalid taps hold offset 0: a harmless prefetch.
 GSAMP_AVX512 inline void prefetch_tap_lines(const int32_t *off, int64_t np, int64_t ld, float *a, const float *b) {
-    const int shift = ld >= 16 ? 0 : ld == 8 ? 1 : ld == 4 ? 2 : 4;  // records per line: 16 / ld
-    const __m512i o = _mm512_loadu_si512(off);
-    const __m512i line = _mm512_maskz_srl_epi32(kAll, o, _mm_cvtsi32_si128(shift));
-    const __m512i prev = _mm512_maskz_alignr_epi32(kAll, line, _mm512_set1_epi32(-1), 15);  // lane i: line of i - 1
-    unsigned m = _mm512_mask_cmpneq_epi32_mask(tail16(np), line, prev);
-    while (m) {
-        const int64_t r = int64_t{off[__builtin_ctz(m)]} * ld;
-        m &= m - 1;
+    for (int64_t i = 0; i < np; ++i) {
+        const int64_t r = int64_t{off[i]} * ld;
         if (a) __builtin_prefetch(a + r, 1, 3);
         if (b) __builtin_prefetch(b + r, 0, 3);
     }
