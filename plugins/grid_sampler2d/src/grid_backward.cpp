@@ -30,6 +30,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "grid_bw_bands.hpp"
 #include "grid_bw_bicubic_avx.hpp"
 #include "grid_bw_bilinear_avx.hpp"
 #include "grid_bw_channels_avx.hpp"
@@ -176,6 +177,79 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
     }
 }
 
+// One task per image (K == 1): one channel block at a time, its output pixels in bands
+// (grid_bw_bands.hpp). Before a band, the input rows it can touch are transposed (phase A) and
+// zeroed in the accumulator unless done already; after it, the rows no later band can touch are
+// reduced (phase C); rows no band touches are zeroed then. Phase B runs the pixels in ascending
+// order as one task would, and phases A and C are per element: the bits are those of whole-image
+// passes, whatever the bands.
+template <class T>
+void stream_image(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, T *inT_buf, T *acc, T *gsum0, int64_t n,
+                  bool avx) {
+    const Geometry &g = P.g;
+    const int64_t C = g.C, H = g.H, W = g.W, HW = g.in_pixels(), Pn = g.out_pixels(), nb = P.nband;
+    const bool transpose = P.need_in && !P.in_direct, reduce = P.want_ig && !P.acc_direct;
+    char *area = static_cast<char *>(ops.scratch) + P.band_offset + n * P.band_stride;
+    RowSpan *span = reinterpret_cast<RowSpan *>(area);             // nb bands
+    RowSpan *after = span + nb;                                    // after[j]: hull of bands j .. nb-1
+    uint8_t *state = reinterpret_cast<uint8_t *>(after + nb + 1);  // per row: kIn | kZero | kDone
+    constexpr uint8_t kIn = 1, kZero = 2, kDone = 4;
+    for (int64_t j = 0; j < nb; ++j)
+        span[j] = band_rows<T>(P, ops.grid, n, j * P.band_px, std::min(Pn, (j + 1) * P.band_px), avx);
+    after[nb] = RowSpan{static_cast<int32_t>(H), -1};
+    for (int64_t j = nb - 1; j >= 0; --j)
+        after[j] = RowSpan{std::min(span[j].lo, after[j + 1].lo), std::max(span[j].hi, after[j + 1].hi)};
+    // Runs [r0, r1) of rows in [lo, hi] whose state lacks `bit` and that satisfy `where`: f(r0, r1), then the bit is set.
+    auto runs = [&](int64_t lo, int64_t hi, uint8_t bit, auto &&where, auto &&f) {
+        for (int64_t r = lo; r <= hi;) {
+            if ((state[r] & bit) || !where(r)) {
+                ++r;
+                continue;
+            }
+            int64_t e = r + 1;
+            while (e <= hi && !(state[e] & bit) && where(e)) ++e;
+            f(r, e);
+            for (int64_t q = r; q < e; ++q) state[q] = static_cast<uint8_t>(state[q] | bit);
+            r = e;
+        }
+    };
+    auto any = [](int64_t) { return true; };
+    auto pieces = [&](int64_t r0, int64_t r1, auto &&f) {  // rows [r0, r1) in kRowBlock-pixel pieces
+        for (int64_t hw0 = r0 * W; hw0 < r1 * W; hw0 += kRowBlock) f(hw0, std::min(kRowBlock, r1 * W - hw0));
+    };
+    const int64_t nblk = P.need_go ? (C + kChanBlock - 1) / kChanBlock : 1;
+    for (int64_t b = 0; b < nblk; ++b) {
+        const int64_t c_lo = b * kChanBlock, c_hi = std::min(C, c_lo + kChanBlock), ld = lane_width(c_hi - c_lo);
+        T *acc_n = P.want_ig ? acc + n * HW * P.Cp : nullptr;
+        std::memset(state, 0, static_cast<size_t>(H));
+        auto zero_rows = [&](int64_t r0, int64_t r1) {
+            std::memset(acc_n + c_lo * HW + r0 * W * ld, 0, static_cast<size_t>((r1 - r0) * W * ld) * sizeof(T));
+        };
+        for (int64_t j = 0; j < nb; ++j) {
+            const int64_t p0 = j * P.band_px, p1 = std::min(Pn, p0 + P.band_px);
+            if (transpose)
+                runs(span[j].lo, span[j].hi, kIn, any, [&](int64_t r0, int64_t r1) {
+                    pieces(r0, r1, [&](int64_t hw0, int64_t len) {
+                        transpose_input_block<T>(P, ops.input, inT_buf, n, hw0, len, c_lo, c_hi, avx);
+                    });
+                });
+            if (acc_n) runs(span[j].lo, span[j].hi, kZero, any, zero_rows);
+            run_task<T>(P, ops, P.need_in ? inT + n * HW * P.Cp : nullptr, acc_n, gsum0 + n * P.gsum_stride + 2 * p0, n, p0, p1,
+                        b, b + 1, avx);
+            if (!acc_n) continue;
+            const RowSpan later = after[j + 1];
+            auto free_row = [&](int64_t r) { return r < later.lo || r > later.hi; };
+            runs(0, H - 1, kDone, free_row, [&](int64_t r0, int64_t r1) {
+                runs(r0, r1 - 1, kZero, any, zero_rows);  // rows no band touched
+                if (reduce)
+                    pieces(r0, r1, [&](int64_t hw0, int64_t len) {
+                        reduce_block<T>(P, acc, ops.input_grad, n, hw0, len, c_lo, c_hi, avx);
+                    });
+            });
+        }
+    }
+}
+
 template <class T>
 void run_typed(const BackwardPlan &P, const BackwardOperands &ops, bool avx) {
     const Geometry &g = P.g;
@@ -200,22 +274,8 @@ void run_typed(const BackwardPlan &P, const BackwardOperands &ops, bool avx) {
     };
     const int64_t nblk = (C + kChanBlock - 1) / kChanBlock;
     if (K == 1) {
-        // One task per image, one channel block at a time: the block's transposed input and
-        // accumulator (2 x H*W x 16 values) stay in cache from the transpose to the reduction.
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t n = r.begin(); n < r.end(); ++n)
-                for (int64_t b = 0; b < nblk; ++b) {
-                    const int64_t c_lo = b * kChanBlock, c_hi = std::min(C, c_lo + kChanBlock);
-                    if (transpose)
-                        for_image_blocks(g, n, [&](int64_t nn, int64_t hw0, int64_t len) {
-                            transpose_input_block<T>(P, ops.input, inT_buf, nn, hw0, len, c_lo, c_hi, avx);
-                        });
-                    task(n, b, b + 1);
-                    if (reduce)
-                        for_image_blocks(g, n, [&](int64_t nn, int64_t hw0, int64_t len) {
-                            reduce_block<T>(P, acc, ops.input_grad, nn, hw0, len, c_lo, c_hi, avx);
-                        });
-                }
+            for (int64_t n = r.begin(); n < r.end(); ++n) stream_image<T>(P, ops, inT, inT_buf, acc, gsum0, n, avx);
         });
         return;
     }
@@ -269,7 +329,27 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->scratch = gsum_bytes ? static_cast<uint64_t>(P->gsum_offset + gsum_bytes)
                  : P->acc_bytes ? static_cast<uint64_t>(P->acc_offset + P->acc_bytes)
                                 : static_cast<uint64_t>(P->in_bytes);
-    plan_ = std::move(P);
+    P->band_px = kBandPixels;
+    plan_ = with_bands(std::move(P));
+}
+
+// The band bookkeeping of stream_image (K == 1), per image: nband spans, nband + 1 suffix hulls and
+// one state byte per input row, after the other scratch arrays (scratch: their end).
+std::shared_ptr<const BackwardPlan> BackwardKernel::with_bands(std::shared_ptr<BackwardPlan> P) {
+    const Geometry &g = P->g;
+    P->nband = P->K == 1 ? (g.out_pixels() + P->band_px - 1) / P->band_px : 0;
+    const int64_t bytes = (2 * P->nband + 1) * static_cast<int64_t>(sizeof(RowSpan)) + g.H;
+    P->band_stride = P->nband ? static_cast<int64_t>(round64(static_cast<uint64_t>(bytes))) : 0;
+    P->band_offset = static_cast<int64_t>(round64(P->scratch));
+    P->scratch = static_cast<uint64_t>(P->band_offset + P->band_stride * g.N);
+    return P;
+}
+
+void BackwardKernel::set_band_pixels(int64_t px) {
+    auto P = std::make_shared<BackwardPlan>(*plan_);
+    P->scratch = static_cast<uint64_t>(P->band_offset);  // without the old band area
+    P->band_px = std::max<int64_t>(1, px);
+    plan_ = with_bands(std::move(P));
 }
 
 uint64_t BackwardKernel::scratch_bytes() const { return plan_->scratch; }

@@ -21,6 +21,10 @@ constexpr int64_t kMinTaskPixels = 1024;
 constexpr int64_t kTile = 16;        // output pixels whose taps are computed together
 constexpr int64_t kChanBlock = 16;   // channels per block of the channels-last layout (one 64-byte line)
 constexpr int64_t kRowBlock = 256;   // pixels per block of the phase A / C transposes
+// Output pixels per band of the one-task-per-image path (grid_bw_bands.hpp): small enough that a
+// smooth grid's band touches a few hundred KB of input and accumulator (the L2 cache), large
+// enough that the per-band bookkeeping is noise. An image of up to this many pixels is one band.
+constexpr int64_t kBandPixels = 4096;
 
 // Values per input pixel in a channel block of the channels-last layout: a full block is one
 // 64-byte line; a narrow last block (C % 16, or a small C) is padded with zeros to 4 or 8 values
@@ -46,6 +50,9 @@ struct BackwardPlan {
     int64_t Cp = 1;                            // padded_channels(C)
     bool bilinear_vec = false;                 // bilinear_tile_avx applies (zeros / border, H * W < 2^31)
     bool bicubic_vec = false;                  // bicubic_tile_avx applies (likewise)
+    int64_t band_px = kBandPixels;             // output pixels per band (K == 1; tests vary it)
+    int64_t nband = 0;                         // bands per image
+    int64_t band_offset = 0, band_stride = 0;  // per image: the bands' RowSpans, suffix hulls, row states
     uint64_t scratch = 0;
 };
 
