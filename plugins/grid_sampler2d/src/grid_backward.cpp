@@ -6,14 +6,16 @@
 //      the fly) scatters into the task's accumulator and reads the input for gridGrad; the last
 //      block stores gridGrad;
 //   C  inputGrad[n] = sum over k of the accumulators in ascending k, back to (C, H, W), rounded once.
-// With one task per image (K == 1) the phases run per image and channel block, while the block's
-// data is in cache. When C == 1, K == 1 and inputGrad is already in the compute type, B
+// With one task per image (K == 1) the phases run per image and channel block, and within a block
+// per band of output pixels (stream_image): A and C only for the input rows a band can touch, so
+// that with a smooth grid the scratch rows are used while in cache. When C == 1, K == 1 and inputGrad is already in the compute type, B
 // accumulates straight into it and C is skipped. The AVX-512 and scalar paths share the layout
 // and the partition; they differ only in the order of the additions inside a sample.
 //
 // This file holds phase B (run_task) and the driver; the rest, one job per file:
 //   grid_bw_plan.hpp          work split constants, channels-last layout, the plan struct
 //   grid_bw_phases.hpp        phases A and C (scalar / AVX-512 dispatch)
+//   grid_bw_bands.hpp         the input rows a band of output pixels can touch (stream_image)
 //   grid_bw_layout_avx.hpp    AVX-512 transposes of phases A, C and the gradOutput tile
 //   grid_bw_views.hpp         the tap views the channel loops run over
 //   grid_bw_sample.hpp        one sample at a time (nearest, reflection, DOUBLE, no AVX-512)
