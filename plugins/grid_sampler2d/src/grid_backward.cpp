@@ -8,8 +8,8 @@
 //   C  inputGrad[n] = sum over k of the accumulators in ascending k, back to (C, H, W), rounded once.
 // With one task per image (K == 1) the phases run per image and channel block, and within a block
 // per band of output pixels (stream_image): A and C only for the input rows a band can touch, so
-// that with a smooth grid the scratch rows are used while in cache. When C == 1, K == 1 and inputGrad is already in the compute type, B
-// accumulates straight into it and C is skipped. The AVX-512 and scalar paths share the layout
+// that with a smooth grid the scratch rows are used while in cache. When C == 1, K == 1 and
+// inputGrad is already in the compute type, B accumulates straight into it and C is skipped. The AVX-512 and scalar paths share the layout
 // and the partition; they differ only in the order of the additions inside a sample.
 //
 // This file holds phase B (run_task) and the driver; the rest, one job per file:
