@@ -169,7 +169,7 @@ TEST(GridSampler2DKernel, NarrowSmoothGridMatchesTheReference) {
 // and finishing inputGrad rows around each band from the rows its grid can touch. Those spans
 // decide only when the per-element phases run, never what is added: any band size gives the bytes
 // of one band, for smooth grids (rows finished early), scattered ones, NaN / inf / huge values in
-// some bands (every row), one-row planes, every mode and padding, FLOAT and FLOAT16 operands.
+// some bands (every row), one-row planes, every mode and padding, FLOAT, FLOAT16 and DOUBLE.
 TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
     struct Shape {
         int64_t C, H, W, Ho, Wo;
@@ -204,11 +204,11 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
                     }
                     const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, static_cast<gsamp::Interp>(interp),
                                             static_cast<gsamp::Padding>(padding), p.align};
-                    for (Elem e : {Elem::F32, Elem::F16}) {
+                    for (Elem e : {Elem::F32, Elem::F16, Elem::F64}) {
                         Buf bgo(e, go), bin(e, in), bgrid(e, grid);
                         std::vector<uint8_t> ig0, gg0;
                         for (int64_t band : {int64_t{1 << 20}, int64_t{1}, int64_t{7}, int64_t{16}, int64_t{50}}) {
-                            gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, false);
+                            gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, e == Elem::F64);
                             kern.set_band_pixels(band);
                             Buf big(e, in.size()), bgg(e, grid.size());
                             std::vector<uint8_t> ws(kern.scratch_bytes() + 64, 0xA5);
@@ -226,7 +226,7 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
                         }
                         if (kind != 2) {  // and the single-band result is right
                             const auto ref = gref::backward(p, bgo.values(), bin.values(), bgrid.values());  // as stored
-                            const double rel = e == Elem::F32 ? 1e-5 : 1e-3;
+                            const double rel = e == Elem::F32 ? 1e-5 : e == Elem::F64 ? 1e-12 : 1e-3;
                             Buf big(e, ig0.size() / gsamp::elem_bytes(e)), bgg(e, gg0.size() / gsamp::elem_bytes(e));
                             big.bytes = ig0;
                             bgg.bytes = gg0;
