@@ -61,12 +61,7 @@ void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t
     }
 }
 
-// Blocks of kRowBlock input pixels of image n, or of every image in parallel.
-template <class F>
-void for_image_blocks(const Geometry &g, int64_t n, F &&f) {
-    const int64_t HW = g.in_pixels();
-    for (int64_t hw0 = 0; hw0 < HW; hw0 += kRowBlock) f(n, hw0, std::min(kRowBlock, HW - hw0));
-}
+// Blocks of kRowBlock input pixels of every image, in parallel (the K > 1 path).
 template <class F>
 void for_all_blocks(const Geometry &g, F &&f) {
     const int64_t HW = g.in_pixels(), nb = (HW + kRowBlock - 1) / kRowBlock;
