@@ -45,10 +45,14 @@ public:
     uint64_t scratch_bytes() const;
     void run(const BackwardOperands &ops) const;
     void set_isa(Isa isa) { isa_ = isa; }
+    // Output pixels per band of the one-task-per-image path (tests: the bits never depend on it).
+    // Changes scratch_bytes().
+    void set_band_pixels(int64_t px);
     // Number of pixel ranges per image (shape only).
     static int64_t tasks_per_image(const Geometry &g);
 
 private:
+    static std::shared_ptr<const BackwardPlan> with_bands(std::shared_ptr<BackwardPlan> P);
     std::shared_ptr<const BackwardPlan> plan_;
     Isa isa_ = Isa::Auto;
 };

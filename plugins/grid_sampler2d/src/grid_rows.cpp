@@ -113,7 +113,8 @@ GSAMP_AVX512 void load_half_avx(const void *src, Elem e, int64_t n, float *dst) 
         const __mmask16 m = tail16(n - i);
         const __m256i h = _mm256_maskz_loadu_epi16(m, s + i);
         const __m512 f = e == Elem::F16 ? acp::avx512::from_half(h) : acp::avx512::from_bf16(h);
-        _mm512_mask_storeu_ps(dst + i, m, f);
+        if (m == kAll) _mm512_storeu_ps(dst + i, f);  // plain: a masked store would not forward to the reader
+        else _mm512_mask_storeu_ps(dst + i, m, f);
     }
 }
 
@@ -121,7 +122,7 @@ GSAMP_AVX512 void store_half_avx(const float *src, int64_t n, Elem e, void *dst)
     auto *d = static_cast<uint16_t *>(dst);
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail16(n - i);
-        const __m512 f = _mm512_maskz_loadu_ps(m, src + i);
+        const __m512 f = m == kAll ? _mm512_loadu_ps(src + i) : _mm512_maskz_loadu_ps(m, src + i);  // (likewise)
         const __m256i h = e == Elem::F16 ? acp::avx512::to_half(f) : acp::avx512::to_bf16(f);
         _mm256_mask_storeu_epi16(d + i, m, h);
     }

@@ -105,14 +105,16 @@ TEST(GridSampler2DKernel, ScalarAndAvx512PathsMatchTheReference) {
                 }
 }
 
-// The image-warp pattern the narrow bilinear tiles are tuned for: neighbouring samples share
-// corners (the identity plus a smooth flow, some samples beyond the border). Both paths must match
-// the reference, and the AVX-512 path gives the same bytes on a second run.
-TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
+// The image-warp pattern the narrow tiles are tuned for: neighbouring samples share taps (the
+// identity plus a smooth flow, some samples beyond the border, where border padding clips bicubic
+// taps onto each other and the rows path must step aside). Both paths must match the reference,
+// and the AVX-512 path gives the same bytes on a second run. C = 20: a narrow block after a full one.
+TEST(GridSampler2DKernel, NarrowSmoothGridMatchesTheReference) {
+    for (int interp : {0, 2})
     for (int64_t C : {2, 3, 4, 20})
         for (int padding = 0; padding < 2; ++padding) {
-            const gref::Problem p{2, C, 13, 29, 13, 29, 0, padding, true};
-            Rng r{static_cast<uint64_t>(C * 17 + padding)};
+            const gref::Problem p{2, C, 13, 29, 13, 29, interp, padding, true};
+            Rng r{static_cast<uint64_t>(C * 17 + padding + 5 * interp)};
             std::vector<double> go(static_cast<size_t>(p.outputCount())), in(static_cast<size_t>(p.inputCount())),
                 grid(static_cast<size_t>(p.gridCount()));
             for (auto &v : go) v = r.lattice(256, 64);
@@ -127,9 +129,10 @@ TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
                         grid[k++] = std::round(64 * (2 * (static_cast<double>(y) + fy) / static_cast<double>(p.H - 1) - 1)) / 64;
                     }
             const auto ref = gref::backward(p, go, in, grid);
-            const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, gsamp::Interp::Bilinear,
+            const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, static_cast<gsamp::Interp>(interp),
                                     static_cast<gsamp::Padding>(padding), p.align};
-            for (Elem e : {Elem::F32, Elem::F16})
+            for (Elem e : {Elem::F32, Elem::F16}) {
+                std::vector<double> scalar_ig, scalar_gg;  // the scalar path's results, for the vector path
                 for (gsamp::Isa isa : {gsamp::Isa::Scalar, gsamp::Isa::Auto}) {
                     gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, false);
                     kern.set_isa(isa);
@@ -141,17 +144,97 @@ TEST(GridSampler2DKernel, NarrowBilinearSmoothGridMatchesTheReference) {
                         auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
                         kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                         const double rel = e == Elem::F32 ? 1e-5 : 1e-3;
-                        EXPECT_TRUE(near(big.values(), ref.input, rel)) << "inputGrad C" << C << " pad " << padding
-                                                                        << " isa " << static_cast<int>(isa);
-                        EXPECT_TRUE(near(bgg.values(), ref.grid, rel)) << "gridGrad C" << C << " pad " << padding
-                                                                       << " isa " << static_cast<int>(isa);
+                        EXPECT_TRUE(near(big.values(), ref.input, rel)) << "inputGrad mode " << interp << " C" << C << " pad "
+                                                                        << padding << " isa " << static_cast<int>(isa);
+                        EXPECT_TRUE(near(bgg.values(), ref.grid, rel)) << "gridGrad mode " << interp << " C" << C << " pad "
+                                                                       << padding << " isa " << static_cast<int>(isa);
                         igs.push_back(big.bytes);
                         ggs.push_back(bgg.bytes);
+                        if (isa == gsamp::Isa::Scalar) {
+                            scalar_ig = big.values();
+                            scalar_gg = bgg.values();
+                        } else {  // the vector path against the scalar one directly (rounding-level differences)
+                            EXPECT_TRUE(near(big.values(), scalar_ig, rel)) << "inputGrad vs scalar, mode " << interp << " C" << C;
+                            EXPECT_TRUE(near(bgg.values(), scalar_gg, rel)) << "gridGrad vs scalar, mode " << interp << " C" << C;
+                        }
                     }
                     EXPECT_EQ(igs[0], igs[1]);
                     EXPECT_EQ(ggs[0], ggs[1]);
                 }
+            }
         }
+}
+
+// The one-task-per-image path streams each image in bands of output pixels, transposing input rows
+// and finishing inputGrad rows around each band from the rows its grid can touch. Those spans
+// decide only when the per-element phases run, never what is added: any band size gives the bytes
+// of one band, for smooth grids (rows finished early), scattered ones, NaN / inf / huge values in
+// some bands (every row), one-row planes, every mode and padding, FLOAT, FLOAT16 and DOUBLE.
+TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
+    struct Shape {
+        int64_t C, H, W, Ho, Wo;
+    };
+    for (const Shape sh : {Shape{3, 23, 17, 21, 19}, Shape{20, 12, 9, 14, 10}, Shape{2, 1, 13, 3, 11}})
+        for (int interp = 0; interp < 3; ++interp)
+            for (int padding = 0; padding < 3; ++padding)
+                for (int kind = 0; kind < 3; ++kind) {  // smooth, scattered, smooth with non-finite values
+                    const gref::Problem p{2, sh.C, sh.H, sh.W, sh.Ho, sh.Wo, interp, padding, (interp + kind) % 2 == 0};
+                    Rng r{static_cast<uint64_t>(sh.C * 1000 + interp * 100 + padding * 10 + kind)};
+                    std::vector<double> go(static_cast<size_t>(p.outputCount())), in(static_cast<size_t>(p.inputCount())),
+                        grid(static_cast<size_t>(p.gridCount()));
+                    for (auto &v : go) v = r.lattice(256, 64);
+                    for (auto &v : in) v = r.lattice(256, 64);
+                    size_t k = 0;
+                    for (int64_t n = 0; n < p.N; ++n)
+                        for (int64_t y = 0; y < p.Ho; ++y)
+                            for (int64_t x = 0; x < p.Wo; ++x, k += 2) {
+                                if (kind == 1) {
+                                    grid[k] = r.lattice(80, 64);
+                                    grid[k + 1] = r.lattice(80, 64);
+                                    continue;
+                                }
+                                grid[k] = 2.0 * static_cast<double>(x) / static_cast<double>(p.Wo) - 1 + r.lattice(4, 64);
+                                grid[k + 1] = 2.0 * static_cast<double>(y) / static_cast<double>(p.Ho) - 1 + r.lattice(4, 64);
+                            }
+                    if (kind == 2) {  // y values (odd indices) in bands early, middle and late
+                        grid[(grid.size() / 7) | 1] = std::nan("");
+                        grid[(grid.size() / 3) | 1] = INFINITY;
+                        grid[(grid.size() / 2) | 1] = -3.0e38;
+                        grid[grid.size() - 1] = 3.0e38;
+                    }
+                    const gsamp::Geometry g{p.N, p.C, p.H, p.W, p.Ho, p.Wo, static_cast<gsamp::Interp>(interp),
+                                            static_cast<gsamp::Padding>(padding), p.align};
+                    for (Elem e : {Elem::F32, Elem::F16, Elem::F64}) {
+                        Buf bgo(e, go), bin(e, in), bgrid(e, grid);
+                        std::vector<uint8_t> ig0, gg0;
+                        for (int64_t band : {int64_t{1 << 20}, int64_t{1}, int64_t{7}, int64_t{16}, int64_t{50}}) {
+                            gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, e == Elem::F64);
+                            kern.set_band_pixels(band);
+                            Buf big(e, in.size()), bgg(e, grid.size());
+                            std::vector<uint8_t> ws(kern.scratch_bytes() + 64, 0xA5);
+                            auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+                            kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
+                            if (ig0.empty()) {
+                                ig0 = big.bytes;
+                                gg0 = bgg.bytes;
+                                continue;
+                            }
+                            EXPECT_EQ(big.bytes, ig0) << "inputGrad band " << band << " C" << sh.C << " mode " << interp << " pad "
+                                                      << padding << " kind " << kind << " elem " << static_cast<int>(e);
+                            EXPECT_EQ(bgg.bytes, gg0) << "gridGrad band " << band << " C" << sh.C << " mode " << interp << " pad "
+                                                      << padding << " kind " << kind << " elem " << static_cast<int>(e);
+                        }
+                        if (kind != 2) {  // and the single-band result is right
+                            const auto ref = gref::backward(p, bgo.values(), bin.values(), bgrid.values());  // as stored
+                            const double rel = e == Elem::F32 ? 1e-5 : e == Elem::F64 ? 1e-12 : 1e-3;
+                            Buf big(e, ig0.size() / gsamp::elem_bytes(e)), bgg(e, gg0.size() / gsamp::elem_bytes(e));
+                            big.bytes = ig0;
+                            bgg.bytes = gg0;
+                            EXPECT_TRUE(near(big.values(), ref.input, rel)) << "C" << sh.C << " mode " << interp << " pad " << padding;
+                            EXPECT_TRUE(near(bgg.values(), ref.grid, rel)) << "C" << sh.C << " mode " << interp << " pad " << padding;
+                        }
+                    }
+                }
 }
 
 }  // namespace
