@@ -158,11 +158,11 @@ struct WeightNode {
 // One depthwise gradient of our own (depthwise.hpp); the three are independent nodes, each with its
 // own scratch (they run concurrently).
 struct DwNode {
-    enum class Grad { Input, Weight, Bias };
+    enum class Grad { Input, Weight };
     const acp_host_api *host = nullptr;
     std::shared_ptr<const DepthwisePass> pass;
     Grad grad = Grad::Input;
-    Source dy, other;  // other: weight (gradInput), input (gradWeight), unused (gradBias)
+    Source dy, other;  // other: weight (gradInput) or input (gradWeight)
     Sink out;
     bool dx_bf16 = false;  // gradInput rounded to BF16 by the kernel, straight into the caller's tensor
     int32_t scratch = -1;
@@ -238,13 +238,12 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
     return acp::guard_run(run, s->host, [&] {
         const acp_host_api *h = s->host;
         const void *dy = s->dy.address(h, run);
-        const void *other = s->grad == DwNode::Grad::Bias ? nullptr : s->other.address(h, run);
+        const void *other = s->other.address(h, run);
         float *out = s->out.address(h, run);
         void *scratch = h->buffer_data(run, s->scratch);
         switch (s->grad) {
             case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, nullptr, scratch); break;
             case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, nullptr, scratch); break;
-            case DwNode::Grad::Bias: s->pass->run(dy, nullptr, nullptr, nullptr, false, nullptr, out, scratch); break;
         }
         s->out.finish(h, run);
         return acp_status{0};
@@ -311,11 +310,10 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
         Sources src{ctx, {}};
-        bool bias_done = false;
         if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
             // One independent node per selected gradient, each transposing the blocks of gradOutput
-            // (and input) it reads itself: no node waits for another. gradBias sums the transposed
-            // blocks too, unless gradOutput is cube-rounded (it sums the caller's values: own node below).
+            // (and input) it reads itself: no node waits for another. gradBias is the general node
+            // below (a plain sum of the caller's NCHW gradOutput costs less than another transpose).
             auto pass = std::make_shared<const DepthwisePass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: depthwise kernels, a node per gradient");
             const Source dy = src(0, go);
@@ -328,7 +326,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 n->other = other;
                 n->out = out;
                 n->dx_bf16 = dx_bf16;
-                n->scratch = reserve(ctx, pass->scratch_bytes(g != DwNode::Grad::Input));
+                n->scratch = reserve(ctx, pass->scratch_bytes(g == DwNode::Grad::Weight));
                 const int32_t id = add_node(ctx, name, run_dw, n.get(), {dy.node, other.node});
                 plan_store(ctx, n->out, id);
                 plan->dw.push_back(std::move(n));
@@ -339,10 +337,6 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
-            if (p.mask[2] && (go.dtype != kFloat || ctx->precision == ACP_PREC_NATIVE)) {
-                add_dw(DwNode::Grad::Bias, "conv_dw_grad_bias", Source{}, plan_sink(ctx, 14, *a.tensor(14)), false);
-                bias_done = true;
-            }
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
@@ -395,7 +389,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 plan->weight.push_back(std::move(wn));
             }
         }
-        if (p.mask[2] && !bias_done) {  // dBias: per-channel sum of the caller's gradOutput
+        if (p.mask[2]) {  // dBias: per-channel sum of the caller's gradOutput
             auto n = std::make_unique<BiasNode>(BiasNode{ctx->host, 0, view_of(go), plan_sink(ctx, 14, *a.tensor(14))});
             const int32_t id = add_node(ctx, "conv_grad_bias", run_bias, n.get(), {});
             plan_store(ctx, n->out, id);
