@@ -8,7 +8,7 @@
 // (cubeMathType), or a strided view made dense; otherwise oneDNN reads the caller's tensor. Results
 // are FLOAT; "store" rounds them once to FLOAT16/BF16 or writes a strided view; a dense FLOAT output
 // is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
-// gradOutput. Depthwise: one node of our own computes the selected gradients (depthwise.hpp).
+// gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient.
 #include "conv_plan.hpp"
 
 #include <algorithm>
@@ -155,13 +155,16 @@ struct WeightNode {
     bool shared_is_ddst = true;  // which operand it is
 };
 
-// Depthwise gradients of our own (depthwise.hpp): every selected gradient in one node.
+// One depthwise gradient of our own (depthwise.hpp); the three are independent nodes, each with its
+// own scratch (they run concurrently).
 struct DwNode {
+    enum class Grad { Input, Weight };
     const acp_host_api *host = nullptr;
-    std::shared_ptr<DepthwisePass> pass;
-    Source dy, x, w;
-    Sink dx, dw, db;  // arg -1: not selected
-    bool dx_bf16 = false;
+    std::shared_ptr<const DepthwisePass> pass;
+    Grad grad = Grad::Input;
+    Source dy, other;  // other: weight (gradInput) or input (gradWeight)
+    Sink out;
+    bool dx_bf16 = false;  // gradInput rounded to BF16 by the kernel, straight into the caller's tensor
     int32_t scratch = -1;
 };
 
@@ -234,13 +237,15 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<DwNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         const acp_host_api *h = s->host;
-        float *dx = s->dx.arg >= 0 ? s->dx.address(h, run) : nullptr;
-        float *dw = s->dw.arg >= 0 ? s->dw.address(h, run) : nullptr;
-        float *db = s->db.arg >= 0 ? s->db.address(h, run) : nullptr;
-        s->pass->run(s->dy.address(h, run), s->x.arg >= 0 ? s->x.address(h, run) : nullptr, s->w.arg >= 0 ? s->w.address(h, run) : nullptr,
-                     dx, s->dx_bf16, dw, db, h->buffer_data(run, s->scratch));
-        for (const Sink *o : {&s->dx, &s->dw, &s->db})
-            if (o->arg >= 0) o->finish(h, run);
+        const void *dy = s->dy.address(h, run);
+        const void *other = s->other.address(h, run);
+        float *out = s->out.address(h, run);
+        void *scratch = h->buffer_data(run, s->scratch);
+        switch (s->grad) {
+            case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, nullptr, scratch); break;
+            case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, nullptr, scratch); break;
+        }
+        s->out.finish(h, run);
         return acp_status{0};
     });
 }
@@ -305,37 +310,33 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
         Sources src{ctx, {}};
-        bool bias_done = false;
         if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
-            // One node: each (image, 16 channels) block of gradOutput is read once for every selected
-            // gradient. gradBias joins unless gradOutput is cube-rounded (it sums the caller's values).
-            auto n = std::make_unique<DwNode>();
-            n->host = ctx->host;
-            n->pass = std::make_shared<DepthwisePass>(p.g, dt, ctx->threads);
-            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: depthwise kernels, one node");
-            n->dy = src(0, go);
-            std::vector<int32_t> deps{n->dy.node};
+            // One independent node per selected gradient, each transposing the blocks of gradOutput
+            // (and input) it reads itself: no node waits for another. gradBias is the general node
+            // below (a plain sum of the caller's NCHW gradOutput costs less than another transpose).
+            auto pass = std::make_shared<const DepthwisePass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: depthwise kernels, a node per gradient");
+            const Source dy = src(0, go);
+            auto add_dw = [&](DwNode::Grad g, const char *name, Source other, Sink out, bool dx_bf16) {
+                auto n = std::make_unique<DwNode>();
+                n->host = ctx->host;
+                n->pass = pass;
+                n->grad = g;
+                n->dy = dy;
+                n->other = other;
+                n->out = out;
+                n->dx_bf16 = dx_bf16;
+                n->scratch = reserve(ctx, pass->scratch_bytes(g == DwNode::Grad::Weight));
+                const int32_t id = add_node(ctx, name, run_dw, n.get(), {dy.node, other.node});
+                plan_store(ctx, n->out, id);
+                plan->dw.push_back(std::move(n));
+            };
             if (p.mask[0]) {
-                n->w = src(2, w);
-                deps.push_back(n->w.node);
                 const acp_tensor_desc &o = *a.tensor(12);
-                n->dx_bf16 = o.dtype == kBf16 && acp::is_contiguous(o);
-                n->dx = n->dx_bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o);
+                const bool bf16 = o.dtype == kBf16 && acp::is_contiguous(o);
+                add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
             }
-            if (p.mask[1]) {
-                n->x = src(1, in);
-                deps.push_back(n->x.node);
-                n->dw = plan_sink(ctx, 13, *a.tensor(13));
-            }
-            if (p.mask[2] && (go.dtype != kFloat || ctx->precision == ACP_PREC_NATIVE)) {
-                n->db = plan_sink(ctx, 14, *a.tensor(14));
-                bias_done = true;
-            }
-            n->scratch = reserve(ctx, n->pass->scratch_bytes());
-            const int32_t id = add_node(ctx, "conv_dw_grads", run_dw, n.get(), deps);
-            for (const Sink *o : {&n->dx, &n->dw, &n->db})
-                if (o->arg >= 0) plan_store(ctx, *o, id);
-            plan->dw.push_back(std::move(n));
+            if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
@@ -388,7 +389,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 plan->weight.push_back(std::move(wn));
             }
         }
-        if (p.mask[2] && !bias_done) {  // dBias: per-channel sum of the caller's gradOutput
+        if (p.mask[2]) {  // dBias: per-channel sum of the caller's gradOutput
             auto n = std::make_unique<BiasNode>(BiasNode{ctx->host, 0, view_of(go), plan_sink(ctx, 14, *a.tensor(14))});
             const int32_t id = add_node(ctx, "conv_grad_bias", run_bias, n.get(), {});
             plan_store(ctx, n->out, id);

@@ -23,7 +23,7 @@ Data uniformData(const cref::Conv &c, uint64_t seed, aclDataType dt) {
 
 TEST(Masks, EveryCombination) {
     Runtime::use("atlas-a2");
-    // dense (oneDNN), and depthwise (one fused node for the selected gradients)
+    // dense (oneDNN), and depthwise (our kernels: a node per selected gradient)
     for (const cref::Conv &c : {medium(), conv2d(3, 19, 19, 9, 13, 3, 3, 2, 1, 1, 1, 19)}) {
         const Data d = intData(c, 3);
         const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
@@ -149,7 +149,7 @@ TEST(CubeMath, InputRounding) {
     };
     const Mode modes[] = {{"atlas-a2", 1, roundHf32}, {"atlas-a2", 3, roundHf32}, {"atlas-a2", 2, roundFp16},
                           {"atlas-training", 1, roundFp16}, {"atlas-training", 2, roundFp16}, {"atlas-inference", 1, roundFp16}};
-    // dense, and depthwise (the fused depthwise node leaves gradBias to its own node here)
+    // dense, and depthwise (gradBias sums the unrounded gradOutput in both)
     for (const cref::Conv &c : {conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1), conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1, 8)}) {
         const Data d = uniformData(c, 31, ACL_FLOAT);
         auto rounded = [](std::vector<double> v, double (*f)(double)) {
