@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -123,6 +125,9 @@ void TorchPeer::time_case(Result &r) {
         r.torchMessage = "unexpected reply from the peer: " + one_line(line);
         return;
     }
+    // PyTorch's OpenMP workers spin for a while after its last parallel region; give them time to
+    // go to sleep, or they take CPU time from the bench's next case.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     r.torchStatus = cols[1] == "ok" ? "ok" : "error";
     r.torchMs = parse_times(cols[2]);
     r.torchMessage = cols.size() > 3 ? cols[3] : "";
