@@ -246,6 +246,17 @@ Md widen(const Md &one, int64_t n) {
     return Md(c);
 }
 
+// execute() arguments of a data pass: operand a and result c are src/dst of a forward pass and
+// diff_dst/diff_src of a data-gradient pass; the scratchpad only when oneDNN wants one.
+std::unordered_map<int, memory> data_args(const DnnlState &s, const memory &a, const memory &weights, const memory &c,
+                                          void *scratch) {
+    const bool fwd = s.kind == DataPass::Kind::Forward;
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_WEIGHTS, weights}, {fwd ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, a}, {fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, c}};
+    if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, scratch));
+    return args;
+}
+
 }  // namespace
 
 namespace {
@@ -495,16 +506,7 @@ void DataPass::run(const void *a, const void *w, float *out, void *const *bufs,
             const memory a_blk = v.a_in.prim ? mem(v.a_blk, b[0]) : a_user;
             const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
             if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
-            std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights}};
-            if (s.kind == Kind::Forward) {
-                args.emplace(DNNL_ARG_SRC, a_blk);
-                args.emplace(DNNL_ARG_DST, c_blk);
-            } else {
-                args.emplace(DNNL_ARG_DIFF_DST, a_blk);
-                args.emplace(DNNL_ARG_DIFF_SRC, c_blk);
-            }
-            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
-            v.conv->execute(st, args);
+            v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
             v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
             if (done) {
                 st.wait();
@@ -552,16 +554,7 @@ void DataPass::run_by_channel(const void *a, const void *w, float *out, void *co
             s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
             const memory c_user = mem(v.c_user, out + ku * s.c_step);
             const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
-            std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights}};
-            if (s.kind == Kind::Forward) {
-                args.emplace(DNNL_ARG_SRC, a_mem);
-                args.emplace(DNNL_ARG_DST, c_blk);
-            } else {
-                args.emplace(DNNL_ARG_DIFF_DST, a_mem);
-                args.emplace(DNNL_ARG_DIFF_SRC, c_blk);
-            }
-            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
-            v.conv->execute(st, args);
+            v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
             v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
         }
         st.wait();
