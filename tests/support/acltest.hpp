@@ -10,9 +10,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -147,6 +149,49 @@ public:
 private:
     uint64_t s_;
 };
+
+// ---- element encodings ----
+// The bits of a value already exactly representable in dt (FLOAT16 built field by field, so the
+// tests do not share the library's conversion code), and back. DOUBLE uses all 64 bits.
+inline uint64_t bitsOf(double v, aclDataType dt) {
+    if (dt == ACL_DOUBLE) {
+        uint64_t u;
+        std::memcpy(&u, &v, 8);
+        return u;
+    }
+    const float f = static_cast<float>(v);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if (dt == ACL_FLOAT) return u;
+    if (dt == ACL_BF16) return std::isnan(v) ? 0x7fc0u : u >> 16;
+    const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
+    if (std::isnan(v)) return sign | 0x7e00u;
+    if (std::isinf(v)) return sign | 0x7c00u;
+    const double a = std::fabs(v);
+    if (a == 0.0) return sign;
+    const int e = std::ilogb(a);
+    if (e < -14) return sign | static_cast<uint32_t>(std::ldexp(a, 24));
+    return sign | static_cast<uint32_t>((e + 15) << 10) | (static_cast<uint32_t>(std::ldexp(a, 10 - e)) & 0x3ffu);
+}
+inline double valueOf(uint64_t b, aclDataType dt) {
+    if (dt == ACL_DOUBLE) {
+        double d;
+        std::memcpy(&d, &b, 8);
+        return d;
+    }
+    if (dt == ACL_FLOAT) {
+        const auto u = static_cast<uint32_t>(b);
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    }
+    if (dt == ACL_BF16) return valueOf(b << 16, ACL_FLOAT);
+    const double s = (b & 0x8000u) ? -1.0 : 1.0;
+    const int e = static_cast<int>((b >> 10) & 0x1f);
+    const double m = static_cast<double>(b & 0x3ffu);
+    if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * INFINITY;
+    return e == 0 ? s * std::ldexp(m, -24) : s * std::ldexp(1024.0 + m, e - 25);
+}
 
 // ---- shapes ----
 inline int64_t numel(const std::vector<int64_t> &d) {

@@ -45,36 +45,8 @@ inline const char *dtName(aclDataType dt) {
 }
 using acltest::elemSize;
 
-// Exact bits of a value already representable in dt.
-inline uint32_t bitsOf(double v, aclDataType dt) {
-    const float f = static_cast<float>(v);
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if (dt == ACL_FLOAT) return u;
-    if (dt == ACL_BF16) return u >> 16;
-    // FLOAT16 from the exact value
-    const uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
-    if (std::isnan(v)) return sign | 0x7e00u;
-    if (std::isinf(v)) return sign | 0x7c00u;
-    const double a = std::fabs(v);
-    if (a == 0.0) return sign;
-    const int e = std::ilogb(a);
-    if (e < -14) return sign | static_cast<uint32_t>(std::ldexp(a, 24));
-    return sign | static_cast<uint32_t>((e + 15) << 10) | (static_cast<uint32_t>(std::ldexp(a, 10 - e)) & 0x3ffu);
-}
-inline double valueOf(uint32_t b, aclDataType dt) {
-    if (dt == ACL_FLOAT) {
-        float f;
-        std::memcpy(&f, &b, 4);
-        return f;
-    }
-    if (dt == ACL_BF16) return valueOf(b << 16, ACL_FLOAT);
-    const double s = (b & 0x8000u) ? -1.0 : 1.0;
-    const int e = (b >> 10) & 0x1f;
-    const double m = b & 0x3ffu;
-    if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : s * INFINITY;
-    return e == 0 ? s * std::ldexp(m, -24) : s * std::ldexp(1024.0 + m, e - 25);
-}
+using acltest::bitsOf;
+using acltest::valueOf;
 
 using acltest::Rng;
 
