@@ -393,17 +393,6 @@ void load_taps(const void *w, Dt dt, int64_t c0, int nc, int64_t kk, float *wv) 
 }
 
 
-// gradBias: acc (16 lanes) += each of the row's Wo pixel vectors, in order.
-DWB_AVX void bias_row_avx(const float *g, int64_t Wo, float *acc) {
-    __m512 a = _mm512_loadu_ps(acc);
-    for (int64_t ow = 0; ow < Wo; ++ow) a = _mm512_add_ps(a, _mm512_loadu_ps(g + ow * kL));
-    _mm512_storeu_ps(acc, a);
-}
-void bias_row_scalar(const float *g, int64_t Wo, float *acc) {
-    for (int64_t ow = 0; ow < Wo; ++ow)
-        for (int l = 0; l < 16; ++l) acc[l] = acc[l] + g[ow * kL + l];
-}
-
 }  // namespace
 
 
@@ -424,8 +413,8 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
     if (!whole_plane_) parts_ = std::clamp<int64_t>((64 + s.N * CB_ - 1) / (s.N * CB_), 1, std::min(gi_bands, w_bands));
     // slot: doubles first (aligned), then FLOAT arrays of 16-lane vectors
-    const uint64_t doubles = static_cast<uint64_t>(kk + 1) * kL;
-    const uint64_t floats = static_cast<uint64_t>((kk + kk + 1) * kL) +
+    const uint64_t doubles = static_cast<uint64_t>(kk) * kL;
+    const uint64_t floats = static_cast<uint64_t>((kk + kk) * kL) +
                             static_cast<uint64_t>(gi_rows_max_ * s.Wo + in_band_ * s.W + w_band_ * s.Wo + x_rows_max_ * s.W) * kL;
     slot_ = round64(doubles * sizeof(double) + floats * sizeof(float));
     // gradInput tap tables. Input row ih meets tap row a when oh = (ih + ph - a*dh) / sh is whole and
@@ -472,18 +461,17 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
 }
 
 uint64_t DwBlocked::partial_bytes() const {
-    return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * (s_.kh * s_.kw + 1) * kL) * sizeof(double));
+    return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * s_.kh * s_.kw * kL) * sizeof(double));
 }
 
 void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     const DwShape s = s_;
     const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
     const int64_t es = dt_ == Dt::F32 ? 4 : 2;
-    const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr, want_db = io.db != nullptr;
-    const bool want_w = want_dw || want_db;
-    // per (image, block): kk tap sums then the bias sum, 16 lanes each
+    const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr;
+    // per (image, block): kk tap sums, 16 lanes each
     auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * slot_);
-    const int64_t part = (kk + 1) * kL;
+    const int64_t part = kk * kL;
     // gradInput taps of input row ih, phase by phase (in each: tap rows, then tap columns, in order);
     // gbase: gradient row 0 (possibly outside the scratch: only the rows of the band are read).
     auto gi_build = [&](int64_t ih, const float *gbase, const float *wv, GiTap *tp, GiPhase *php) {
@@ -516,9 +504,9 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     };
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_ * parts_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk + 1 (bias) vectors
-        auto *acc = reinterpret_cast<float *>(sum + (kk + 1) * kL);             // kk + 1 vectors
-        float *wv = acc + (kk + 1) * kL;                                          // kk tap vectors
+        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk vectors
+        auto *acc = reinterpret_cast<float *>(sum + kk * kL);                   // kk vectors
+        float *wv = acc + kk * kL;                                                // kk tap vectors
         float *gi_gs = wv + kk * kL;
         float *dxs = gi_gs + gi_rows_max_ * s.Wo * kL;
         float *gs = dxs + in_band_ * s.W * kL;
@@ -576,11 +564,10 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                 if (avx) from_blocked_avx(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
                 else from_blocked_scalar(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
             }
-            if (!want_w) continue;
-            // ---- gradWeight and gradBias, by bands of output rows ----
+            if (!want_dw) continue;
+            // ---- gradWeight, by bands of output rows ----
             std::fill(sum, sum + part, 0.0);
             std::fill(acc, acc + part, 0.0f);
-            float *bacc = acc + kk * kL;  // the bias lanes follow the taps (flushed with them)
             const int64_t w_first = part_i * w_bands / parts_, w_end = (part_i + 1) * w_bands / parts_;
             const int64_t o_end = std::min(s.Ho, w_end * w_band_);  // the part's output rows end here
             for (int64_t band = w_first; band < w_end; ++band) {
@@ -597,51 +584,41 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                     }
                     to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o0 * s.Wo, nc, (o1 - o0) * s.Wo, gs);
                 }
-                if (want_dw && x_hi >= x_lo)
+                if (x_hi >= x_lo)
                     to_blocked(io.x, plane_in, (n * s.C + c0) * plane_in + x_lo * s.W, nc, (x_hi - x_lo + 1) * s.W, xs);
                 for (int64_t oh = o0; oh < o1; ++oh) {
                     const float *g = gs + (oh - o0) * s.Wo * kL;
-                    if (want_dw) {
-                        GwRow row{gw_taps.data(), 0, g, s.W, s.Wo, s.sw};
-                        if (whole_plane_) {
-                            row.t += oh * kk;
-                            row.n = gw_n[static_cast<size_t>(oh)];
-                        } else {
-                            row.n = gw_build(oh, xs, x_lo, acc, gw_taps.data());
-                        }
-                        if (avx) gw_row_avx(row);
-                        else gw_row_scalar(row);
+                    GwRow row{gw_taps.data(), 0, g, s.W, s.Wo, s.sw};
+                    if (whole_plane_) {
+                        row.t += oh * kk;
+                        row.n = gw_n[static_cast<size_t>(oh)];
+                    } else {
+                        row.n = gw_build(oh, xs, x_lo, acc, gw_taps.data());
                     }
-                    if (want_db) {
-                        if (avx) bias_row_avx(g, s.Wo, bacc);
-                        else bias_row_scalar(g, s.Wo, bacc);
-                    }
+                    if (avx) gw_row_avx(row);
+                    else gw_row_scalar(row);
                     if ((oh + 1) % flush_rows_ == 0 || oh + 1 == o_end) {
-                        if (avx) flush_avx(acc, sum, kk + 1);
-                        else flush_scalar(acc, sum, kk + 1);
+                        if (avx) flush_avx(acc, sum, kk);
+                        else flush_scalar(acc, sum, kk);
                     }
                 }
             }
             std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
         }
     });
-    if (!want_w) return;
+    if (!want_dw) return;
     // per channel: the partials in image order, each image's row parts in order
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t cb = range.begin(); cb < range.end(); ++cb) {
             const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
-            for (int64_t t = 0; t <= kk; ++t) {
-                if (t < kk ? !want_dw : !want_db) continue;
+            for (int64_t t = 0; t < kk; ++t) {
                 double v[kL] = {};
                 for (int64_t n = 0; n < s.N; ++n)
                     for (int64_t q = 0; q < parts_; ++q) {
                         const double *p = partials + ((n * CB_ + cb) * parts_ + q) * part + t * kL;
                         for (int64_t ch = 0; ch < kL; ++ch) v[ch] += p[ch];
                     }
-                for (int ch = 0; ch < nc; ++ch) {
-                    if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
-                    else io.db[cb * kL + ch] = static_cast<float>(v[ch]);
-                }
+                for (int ch = 0; ch < nc; ++ch) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
             }
         }
     });

@@ -33,15 +33,15 @@ public:
 
     // Operands dense in the pass dtype: dy (N, C, Ho, Wo), x (N, C, H, W), w (C, 1, kh, kw).
     // Results, each computed only when its pointer is set (never written otherwise): dx (N, C, H, W)
-    // FLOAT, or BF16 when dx_bf16 (rounded once); dw FLOAT (C, kh*kw); db FLOAT (C). One pass per
-    // (image, 16 channels) block: the block's gradient is read once for all three.
+    // FLOAT, or BF16 when dx_bf16 (rounded once); dw FLOAT (C, kh*kw). gradBias is not here: the
+    // plan's general per-channel sum of the caller's gradOutput costs less than another transpose.
     struct Io {
         const void *dy = nullptr, *x = nullptr, *w = nullptr;
         void *dx = nullptr;
         bool dx_bf16 = false;
-        float *dw = nullptr, *db = nullptr;
+        float *dw = nullptr;
     };
-    // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight / gradBias partials).
+    // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight partials).
     uint64_t slot_bytes() const { return slot_; }
     uint64_t partial_bytes() const;
     void run(const Io &io, uint8_t *scratch, int slots, bool avx) const;
