@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -233,61 +234,53 @@ void gi_row_scalar(const GiRow &r) {
             for (int i = 0; i < p.n; ++i) {
                 const int64_t q = p.t[i].q0 + j;
                 if (q < 0 || q >= r.Wo) continue;
-                for (int l = 0; l < 16; ++l) acc[l] = acc[l] + p.t[i].w[l] * p.t[i].g[q * kL + l];
+                for (int l = 0; l < 16; ++l) acc[l] = std::fma(p.t[i].w[l], p.t[i].g[q * kL + l], acc[l]);
             }
             for (int l = 0; l < 16; ++l) r.out[(ph + j * r.sw) * kL + l] = acc[l];
         }
     }
 }
 
-// Up to four columns j0.. (count) with a tap outside the gradient row: each column's taps inside, in
-// order, four columns in flight. An outside tap is masked off (never loaded, never added).
-DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j0, int count, int64_t Wo, float *out, int64_t step) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+// One column j with a tap outside the gradient row: its taps inside, in order (the others skipped).
+DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
+    __m512 a = _mm512_setzero_ps();
     for (int i = 0; i < p.n; ++i) {
-        const __m512 w = _mm512_loadu_ps(p.t[i].w);
-        const int64_t q = p.t[i].q0 + j0;
-        const float *g = p.t[i].g + q * kL;
-        // lanes k < count whose column q + k is inside: all-ones masks, else empty (no access)
-        const auto in = [&](int k) { return static_cast<__mmask16>(k < count && static_cast<uint64_t>(q + k) < static_cast<uint64_t>(Wo) ? 0xffff : 0); };
-        const __mmask16 m0 = in(0), m1 = in(1), m2 = in(2), m3 = in(3);
-        a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m0, g)));
-        a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m1, g + kL)));
-        a2 = _mm512_mask_add_ps(a2, m2, a2, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m2, g + 2 * kL)));
-        a3 = _mm512_mask_add_ps(a3, m3, a3, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m3, g + 3 * kL)));
+        const int64_t q = p.t[i].q0 + j;
+        if (static_cast<uint64_t>(q) < static_cast<uint64_t>(Wo)) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL), a);
     }
-    _mm512_storeu_ps(out + j0 * step, a0);
-    if (count > 1) _mm512_storeu_ps(out + (j0 + 1) * step, a1);
-    if (count > 2) _mm512_storeu_ps(out + (j0 + 2) * step, a2);
-    if (count > 3) _mm512_storeu_ps(out + (j0 + 3) * step, a3);
+    _mm512_storeu_ps(out, a);
 }
 
+// Columns [lo, hi) read inside the gradient row for every tap: four at once (independent chains,
+// each column summed in tap order), then one at a time; the few edge columns one by one.
 DWB_AVX void gi_row_avx(const GiRow &r) {
     for (int64_t ph = 0; ph < r.sw; ++ph) {
         const GiPhase &p = r.ph[ph];
         float *out = r.out + ph * kL;
         const int64_t step = r.sw * kL;
-        // four columns at once: independent chains, each column summed in tap order
-        for (int64_t j = 0; j < p.cols; j += 4) {
-            const int count = static_cast<int>(std::min<int64_t>(4, p.cols - j));
-            if (j < p.lo || j + 4 > p.hi) {
-                gi_edge_avx(p, j, count, r.Wo, out, step);
-                continue;
-            }
+        for (int64_t j = 0; j < p.lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+        int64_t j = p.lo;
+        for (; j + 4 <= p.hi; j += 4) {
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < p.n; ++i) {
                 const __m512 w = _mm512_loadu_ps(p.t[i].w);
                 const float *g = p.t[i].g + (p.t[i].q0 + j) * kL;
-                a0 = _mm512_add_ps(a0, _mm512_mul_ps(w, _mm512_loadu_ps(g)));
-                a1 = _mm512_add_ps(a1, _mm512_mul_ps(w, _mm512_loadu_ps(g + kL)));
-                a2 = _mm512_add_ps(a2, _mm512_mul_ps(w, _mm512_loadu_ps(g + 2 * kL)));
-                a3 = _mm512_add_ps(a3, _mm512_mul_ps(w, _mm512_loadu_ps(g + 3 * kL)));
+                a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g), a0);
+                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + kL), a1);
+                a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 2 * kL), a2);
+                a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 3 * kL), a3);
             }
             _mm512_storeu_ps(out + j * step, a0);
             _mm512_storeu_ps(out + (j + 1) * step, a1);
             _mm512_storeu_ps(out + (j + 2) * step, a2);
             _mm512_storeu_ps(out + (j + 3) * step, a3);
         }
+        for (; j < p.hi; ++j) {
+            __m512 a = _mm512_setzero_ps();
+            for (int i = 0; i < p.n; ++i) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL), a);
+            _mm512_storeu_ps(out + j * step, a);
+        }
+        for (j = std::max(j, p.hi); j < p.cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
     }
 }
 
@@ -311,7 +304,7 @@ void gw_row_scalar(const GwRow &r) {
         for (int64_t ow = 0; ow < r.Wo; ++ow) {
             const int64_t col = r.t[i].c0 + ow * r.sw;
             if (col < 0 || col >= r.W) continue;
-            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = r.t[i].acc[l] + r.g[ow * kL + l] * r.t[i].x[col * kL + l];
+            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = std::fma(r.g[ow * kL + l], r.t[i].x[col * kL + l], r.t[i].acc[l]);
         }
 }
 
@@ -332,16 +325,16 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     for (int64_t ow = 0; ow < lo; ++ow) {  // columns with a tap outside the input row
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
         for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = lo; ow < hi; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = hi; ow < r.Wo; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
         for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }

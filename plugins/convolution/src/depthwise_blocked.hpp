@@ -10,7 +10,8 @@
 //              order, moved into double every few rows; the images' double partials are added in
 //              image order per channel. Same bytes at any thread count.
 // Positions outside the plane are skipped, never multiplied as zeros (an infinite operand there
-// must not make a NaN). Two spellings with the same arithmetic per element: AVX-512 and scalar.
+// must not make a NaN). Every tap is one fused multiply-add. Two spellings with the same arithmetic
+// per element: AVX-512 and scalar (std::fma).
 #ifndef CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 
