@@ -114,11 +114,33 @@ void prefetch_rows(const void *src, int64_t es, int64_t first, int64_t plane, in
 }
 
 // Channels at or past nc load with an empty mask: no access, zeros.
+// A tail of at most kGatherMax pixels is gathered (one 16-channel gather per pixel) rather than
+// transposed as a whole 16x16 block (7x7 planes end on one pixel, 14x14 on four). BF16 gathers the
+// 32-bit word ending at the element (its upper half is the FLOAT's bits), so the element before
+// must exist. Channel offsets as 32-bit indices: planes up to 2^26 elements.
+constexpr int64_t kGatherMax = 4;
 template <bool BF16>
 DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        if (m <= kGatherMax && plane <= (int64_t{1} << 26) && (!BF16 || first + p >= 1)) {
+            const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32(static_cast<int>(plane)));
+            const auto cm = static_cast<__mmask16>(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
+            for (int64_t j = 0; j < m; ++j) {
+                __m512 o;
+                if constexpr (BF16) {
+                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), cm, idx,
+                                                                  static_cast<const uint16_t *>(src) + first + p + j - 1, 2);
+                    o = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+                } else {
+                    o = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), cm, idx, static_cast<const float *>(src) + first + p + j, 4);
+                }
+                _mm512_storeu_ps(dst + (p + j) * kL, o);
+            }
+            continue;
+        }
         __m512 o[16];
         if constexpr (BF16) {
             __m256i r[16], h[16];
@@ -164,11 +186,26 @@ void to_blocked_scalar(const void *src, Dt dt, int64_t plane, int64_t first, int
         }
 }
 
+// A tail of at most kScatterMax pixels is stored channel by channel rather than transposed.
+constexpr int64_t kScatterMax = 2;
 template <bool BF16>
 DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int64_t plane, int64_t first, int nc) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        if (m <= kScatterMax) {
+            for (int64_t j = 0; j < m; ++j) {
+                const int64_t at = first + p + j;
+                if constexpr (BF16) {
+                    alignas(32) uint16_t h[16];
+                    _mm256_store_si256(reinterpret_cast<__m256i *>(h), acp::avx512::to_bf16(_mm512_loadu_ps(src + (p + j) * kL)));
+                    for (int ch = 0; ch < nc; ++ch) static_cast<uint16_t *>(dst)[at + ch * plane] = h[ch];
+                } else {
+                    for (int ch = 0; ch < nc; ++ch) static_cast<float *>(dst)[at + ch * plane] = src[(p + j) * kL + ch];
+                }
+            }
+            continue;
+        }
         if constexpr (BF16) {  // rounded per pixel, then moved as 16-bit words
             __m256i r[16], o[16];
             DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = acp::avx512::to_bf16(_mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL));
@@ -313,10 +350,11 @@ template <int G>
 DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     __m512 a[G];
     const float *x[G];
-    int64_t lo = 0, hi = r.Wo;
-    for (int k = 0; k < G; ++k) {
+    int64_t lo = 0, hi = r.Wo, lo_k[G], hi_k[G];
+    DWB_UNROLL for (int k = 0; k < G; ++k) {
         a[k] = _mm512_loadu_ps(t[k].acc);
         x[k] = t[k].x + t[k].c0 * kL;
+        lo_k[k] = t[k].lo, hi_k[k] = t[k].hi;
         lo = std::max(lo, t[k].lo);
         hi = std::min(hi, t[k].hi);
     }
@@ -324,8 +362,8 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     const int64_t step = r.sw * kL;
     for (int64_t ow = 0; ow < lo; ++ow) {  // columns with a tap outside the input row
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
+        DWB_UNROLL for (int k = 0; k < G; ++k)
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = lo; ow < hi; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
@@ -333,10 +371,10 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     }
     for (int64_t ow = hi; ow < r.Wo; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
+        DWB_UNROLL for (int k = 0; k < G; ++k)
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
-    for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
+    DWB_UNROLL for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
 // Groups of up to nine taps (a 3x3 row triple in one pass over the gradient row).
 DWB_AVX void gw_row_avx(const GwRow &r) {
