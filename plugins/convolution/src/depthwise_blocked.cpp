@@ -20,6 +20,7 @@ namespace {
 #define DWB_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 
 constexpr int64_t kL = 16;  // channels per block: one vector lane each
+constexpr int64_t kBatchInnerBlocks = 16;  // whole-plane shapes with this many blocks: a task per block
 
 uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -534,7 +535,12 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         return n;
     };
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_ * parts_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
+    // Small planes with many blocks: a task is one block over the whole batch, its gradWeight sums
+    // kept across the images (flushed by rows counted over the batch) and written once, no partials.
+    // Fixed by the shape, so the sums keep their order at any thread count.
+    const bool batch_inner = whole_plane_ && CB_ >= kBatchInnerBlocks;
+    const int64_t tasks = batch_inner ? CB_ : s.N * CB_ * parts_;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, batch_inner ? std::max<int64_t>(1, grain_ / s.N) : grain_), [&](const tbb::blocked_range<int64_t> &range) {
         auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk vectors
         auto *acc = reinterpret_cast<float *>(sum + kk * kL);                   // kk vectors
         float *wv = acc + kk * kL;                                                // kk tap vectors
@@ -559,15 +565,17 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
             else to_blocked_scalar(src, dt_, plane, first, nc, count, dst);
         };
         int64_t last_cb = -1;
-        for (int64_t task = range.begin(); task < range.end(); ++task) {
+        const int64_t nb_end = batch_inner ? range.end() * s.N : range.end();  // whole planes: one part per block
+        for (int64_t task = range.begin(); task < range.end(); ++task)
+        for (int64_t img = 0; img < (batch_inner ? s.N : 1); ++img) {
             // block-major (taps loaded once per block), then image, then row part
-            const int64_t part_i = task % parts_, nb = task / parts_;
+            const int64_t part_i = batch_inner ? 0 : task % parts_, nb = batch_inner ? task * s.N + img : task / parts_;
             const int64_t n = nb % s.N, cb = nb / s.N, c0 = cb * kL;
             const int nc = static_cast<int>(std::min(kL, s.C - c0));
             if (want_dx && cb != last_cb) load_taps(io.w, dt_, c0, nc, kk, wv);
             last_cb = cb;
-            if (whole_plane_ && task + 1 < range.end()) {  // one part per block here
-                const int64_t n1 = (task + 1) % s.N, c1 = (task + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
+            if (whole_plane_ && nb + 1 < nb_end) {  // the next (image, block) into L2
+                const int64_t n1 = (nb + 1) % s.N, c1 = (nb + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
                 prefetch_span(static_cast<const uint8_t *>(io.dy) + (n1 * s.C + c1) * plane_out * es, nc1 * plane_out * es);
                 if (want_dw) prefetch_span(static_cast<const uint8_t *>(io.x) + (n1 * s.C + c1) * plane_in * es, nc1 * plane_in * es);
             }
@@ -597,8 +605,11 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
             }
             if (!want_dw) continue;
             // ---- gradWeight, by bands of output rows ----
-            std::fill(sum, sum + part, 0.0);
-            std::fill(acc, acc + part, 0.0f);
+            const bool first_img = !batch_inner || n == 0, last_img = !batch_inner || n + 1 == s.N;
+            if (first_img) {
+                std::fill(sum, sum + part, 0.0);
+                std::fill(acc, acc + part, 0.0f);
+            }
             const int64_t w_first = part_i * w_bands / parts_, w_end = (part_i + 1) * w_bands / parts_;
             const int64_t o_end = std::min(s.Ho, w_end * w_band_);  // the part's output rows end here
             for (int64_t band = w_first; band < w_end; ++band) {
@@ -628,16 +639,22 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                     }
                     if (avx) gw_row_avx(row);
                     else gw_row_scalar(row);
-                    if ((oh + 1) % flush_rows_ == 0 || oh + 1 == o_end) {
+                    const int64_t row_no = batch_inner ? n * s.Ho + oh : oh;
+                    if ((row_no + 1) % flush_rows_ == 0 || (oh + 1 == o_end && last_img)) {
                         if (avx) flush_avx(acc, sum, kk);
                         else flush_scalar(acc, sum, kk);
                     }
                 }
             }
-            std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
+            if (!batch_inner) {
+                std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
+            } else if (last_img) {
+                for (int ch = 0; ch < nc; ++ch)
+                    for (int64_t t = 0; t < kk; ++t) io.dw[(c0 + ch) * kk + t] = static_cast<float>(sum[t * kL + ch]);
+            }
         }
     });
-    if (!want_dw) return;
+    if (!want_dw || batch_inner) return;
     // per channel: the partials in image order, each image's row parts in order
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t cb = range.begin(); cb < range.end(); ++cb) {

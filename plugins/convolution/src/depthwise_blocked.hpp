@@ -8,7 +8,9 @@
 //              tap order; stride 2 is phase-wise (only the taps of a column's phase are visited).
 //   gradWeight per (image, 16 channels): per tap, FLOAT sums over the output positions in row-major
 //              order, moved into double every few rows; the images' double partials are added in
-//              image order per channel. Same bytes at any thread count.
+//              image order per channel. Small planes with many blocks: one task per block runs the
+//              images in order and keeps the sums across them (rows counted over the batch), no
+//              partials. Which of the two is fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped, never multiplied as zeros (an infinite operand there
 // must not make a NaN). Every tap is one fused multiply-add. Two spellings with the same arithmetic
 // per element: AVX-512 and scalar (std::fma).

@@ -51,6 +51,11 @@ const Case kCases[] = {
     {"ih1_kh5_ph4", 3, 4, 1, 9, 5, 3, 1, 1, 1, 1, 4, 4, 1, 1},
     {"k1x5_dil2", 2, 3, 5, 23, 1, 5, 1, 1, 1, 2, 0, 0, 5, 3},
     {"k11x7_taps77", 2, 3, 9, 8, 11, 7, 1, 1, 1, 1, 5, 5, 3, 3},
+    // 16 blocks and more on whole planes: a task per block over the batch (gradWeight flushed
+    // across image boundaries in the last one: 3 rows per flush, 5 rows per image)
+    {"batch_inner_250ch", 2, 250, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+    {"batch_inner_s2_260ch", 3, 260, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+    {"batch_inner_flush_241ch", 3, 241, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
 };
 
 int64_t outSize(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pl, int64_t pr) { return (in + pl + pr - d * (k - 1) - 1) / s + 1; }
@@ -239,7 +244,7 @@ TEST(DwBlocked, PaddingIsSkippedNotMultiplied) {
 }
 
 TEST(DwBlocked, SameBytesAtAnyThreadCount) {
-    for (const Case &c : {kCases[0], kCases[1], kCases[12]})
+    for (const Case &c : {kCases[0], kCases[1], kCases[12], kCases[18], kCases[20]})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             const DwShape s = shapeOf(c);
             acltest::Rng rng(5);
