@@ -444,6 +444,10 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     // held up elsewhere delays little (about 64 tasks; fixed by the shape, so the sums keep their order).
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
     if (!whole_plane_) parts_ = std::clamp<int64_t>((64 + s.N * CB_ - 1) / (s.N * CB_), 1, std::min(gi_bands, w_bands));
+    // Small planes with many blocks: a task is one block over the whole batch, its gradWeight sums
+    // kept across the images (flushed by rows counted over the batch) and written once, no partials.
+    // Fixed by the shape, so the sums keep their order at any thread count.
+    batch_inner_ = whole_plane_ && CB_ >= kBatchInnerBlocks;
     // slot: doubles first (aligned), then FLOAT arrays of 16-lane vectors
     const uint64_t doubles = static_cast<uint64_t>(kk) * kL;
     const uint64_t floats = static_cast<uint64_t>((kk + kk) * kL) +
@@ -493,6 +497,7 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
 }
 
 uint64_t DwBlocked::partial_bytes() const {
+    if (batch_inner_) return 0;
     return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * s_.kh * s_.kw * kL) * sizeof(double));
 }
 
@@ -535,10 +540,7 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         return n;
     };
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
-    // Small planes with many blocks: a task is one block over the whole batch, its gradWeight sums
-    // kept across the images (flushed by rows counted over the batch) and written once, no partials.
-    // Fixed by the shape, so the sums keep their order at any thread count.
-    const bool batch_inner = whole_plane_ && CB_ >= kBatchInnerBlocks;
+    const bool batch_inner = batch_inner_;
     const int64_t tasks = batch_inner ? CB_ : s.N * CB_ * parts_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, batch_inner ? std::max<int64_t>(1, grain_ / s.N) : grain_), [&](const tbb::blocked_range<int64_t> &range) {
         auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk vectors

@@ -59,6 +59,7 @@ private:
     int64_t x_rows_max_ = 1;    // gradWeight: input rows a band reads, at most
     int64_t flush_rows_ = 1;    // gradWeight: output rows summed in FLOAT before moving into double
     bool whole_plane_ = false;  // one band per plane: the next task's planes are prefetched
+    bool batch_inner_ = false;  // whole planes, many blocks: a task per block over the batch
     int64_t parts_ = 1;         // row parts per (image, block) task: large planes with few blocks
     int64_t grain_ = 1;         // tasks per TBB task: tiny planes share a task
     uint64_t slot_ = 0;
