@@ -64,9 +64,9 @@ struct BackwardPlan {
     int32_t k_code[32] = {};
     // Parity path (see run_plane_parity): square k2 s2 p0 or k3 s2 p1 windows. dir_cols: entries of
     // its ring halves (a multiple of 16 with room for one block
-    // past Wo), stage_bytes: two gradInput rows of dt bytes.
+    // past Wo), stage_row / stage_bytes: one / two gradInput rows of dt bytes, each on whole lines.
     enum class Parity { None, K2S2, K3S2P1 } parity = Parity::None;
-    int64_t dir_cols = 0, stage_bytes = 0;
+    int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
     int64_t slot_bytes = 0;
 };
 
@@ -161,7 +161,7 @@ inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n
 constexpr __mmask16 kAll = 0xffff;
 constexpr int32_t kNoCode = 0x7fffffff;  // tile path: an output without a contribution
 
-MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
+MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
 }
 
@@ -434,72 +434,80 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane).
 
 #if MPOOL_X86
-MPOOL_AVX512 inline __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
+MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
+
+#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
 
 // acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
 // source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
 // element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
-MPOOL_AVX512 inline __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
+MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
     __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
     return acc;
 }
 
-// Kernel-position masks of a block of 16 outputs ow0 + l: m[k] (position k of output ow0 + l) and,
-// for k3, m1[k] for kw 0 (position k of the neighbour ow0 + l + 1).
-struct BlockMasks {
-    __mmask16 m[9], m1[9];
+// The kernel-position masks of a block of 16 outputs ow0 + l, made where they are used (AVX-512 has
+// 8 mask registers): m(k, kw) for position k = kh * KW + kw of output ow0 + l, m1(kh) for position
+// (kh, 0) of the neighbour ow0 + l + 1 (k3 only).
+//
+// Int32 masks: an index routes to position (kh, kw) iff it equals that position's flat index
+// (hs + kh) * W + 2 * ow - pW + kw, the position inside the input: d = index - (flat index of
+// (0, 0)) == kh * W + kw, one compare per position, no division. Any index that is neither -1 nor
+// one of its window's positions is bad (the neighbour's are checked in its own lane).
+struct Int32Block {
+    __m512i d, d1;
+    const __m512i *off;  // kh * W + kw per position k
+    __mmask16 live, live1, col_in[3], hit;
+    MPOOL_AI __mmask16 m(int k, int kw) {
+        const __mmask16 r = _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]);
+        hit = _kor_mask16(hit, r);  // (kept in a mask register)
+        return r;
+    }
+    MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
 };
 
-// Int32 masks: an index routes to position (kh, kw) iff it equals that position's flat index
-// (hs + kh) * W + 2 * ow - pW + kw, the position inside the input: one compare per position, no
-// division. Any index that is neither -1 nor one of its window's candidates is bad. Returns the
-// lanes with a bad index (nothing else is trusted then).
-template <bool K3>
-MPOOL_AVX512 inline __mmask16 masks_int32(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0,
-                                          const bool *row_in, BlockMasks &b) {
+// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input.
+template <bool K3, bool FULL>
+MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off) {
     constexpr int KW = K3 ? 3 : 2;
-    const __mmask16 live = lanes16(g.Wo - ow0);
-    const __m512i v = _mm512_maskz_loadu_epi32(live, idx + ow0 * 4);
+    Int32Block b;
+    b.off = off;
+    b.live = FULL ? kAll : lanes16(g.Wo - ow0);
+    b.live1 = FULL ? kAll : lanes16(g.Wo - ow0 - 1);
     const __m512i lane2 = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i col = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(2 * ow0 - g.pW)), lane2);
     const __m512i base = _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int32_t>(hs * g.W)));
+    const __m512i v = _mm512_maskz_loadu_epi32(b.live, idx + ow0 * 4);
+    b.d = _mm512_sub_epi32(v, base);
+    if (K3) b.d1 = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(b.live1, idx + (ow0 + 1) * 4), base);
+    b.hit = _mm512_mask_cmpeq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // "no maximum" is fine
+    // kernel columns inside the input (unsigned: negative ones fail too); only the edge blocks have others
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
-    __mmask16 col_in[KW];  // kernel column inside the input (unsigned: negative columns fail too)
     for (int kw = 0; kw < KW; ++kw)
-        col_in[kw] = _mm512_mask_cmplt_epu32_mask(live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
-    __mmask16 valid = _mm512_mask_cmpeq_epi32_mask(live, v, _mm512_set1_epi32(-1));
-    for (int kh = 0; kh < KW; ++kh)
-        for (int kw = 0; kw < KW; ++kw) {
-            const int k = kh * KW + kw;
-            const __m512i cand = _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(kh * g.W + kw)));
-            b.m[k] = row_in[kh] ? _mm512_mask_cmpeq_epi32_mask(col_in[kw], v, cand) : __mmask16{0};
-            valid = static_cast<__mmask16>(valid | b.m[k]);
-        }
-    if constexpr (K3) {  // the neighbour's kw 0 (it is validated in its own lane)
-        const __mmask16 live1 = lanes16(g.Wo - ow0 - 1);
-        const __m512i v1 = _mm512_maskz_loadu_epi32(live1, idx + (ow0 + 1) * 4);
-        for (int kh = 0; kh < 3; ++kh) {
-            const __m512i cand = _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(kh * g.W + 2)));
-            b.m1[kh * 3] = row_in[kh] ? _mm512_mask_cmpeq_epi32_mask(live1, v1, cand) : __mmask16{0};
-        }
-    }
-    return static_cast<__mmask16>(live & ~valid);
+        b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
+    return b;
 }
 
 // Bit masks: bit j of kernel position k's row is output j's bit (j = oh * Wo + ow0 + l < Ho * Wo,
 // so the 8-byte read stays inside the row, see bits48).
 template <bool K3>
-MPOOL_AVX512 inline void masks_bits(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left,
-                                    BlockMasks &b) {
-    constexpr int K = K3 ? 9 : 4;
-    const uint64_t live = lanes16(left), live1 = lanes16(left - 1);
-    for (int k = 0; k < K; ++k) {
-        uint64_t w;
-        std::memcpy(&w, mask_plane + k * row_bytes + (j >> 3), 8);
-        w >>= (j & 7);
-        b.m[k] = static_cast<__mmask16>(w & live);
-        if (K3 && k % 3 == 0) b.m1[k] = static_cast<__mmask16>((w >> 1) & live1);
+struct BitsBlock {
+    uint64_t w[K3 ? 9 : 4];
+    uint64_t live, live1;
+    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>(w[k] & live); }
+    MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((w[kh * 3] >> 1) & live1); }
+};
+
+template <bool K3, bool FULL>
+MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left) {
+    BitsBlock<K3> b;
+    b.live = FULL ? kAll : lanes16(left);
+    b.live1 = FULL ? kAll : lanes16(left - 1);
+    for (int k = 0; k < (K3 ? 9 : 4); ++k) {
+        std::memcpy(&b.w[k], mask_plane + k * row_bytes + (j >> 3), 8);
+        b.w[k] >>= (j & 7);
     }
+    return b;
 }
 
 // 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
@@ -507,9 +515,9 @@ MPOOL_AVX512 inline void masks_bits(const uint8_t *mask_plane, int64_t row_bytes
 // 0 + g of one gradOutput value g already in the stored format (one contribution), so its rounding
 // is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
 // quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
-template <DType DT, bool FP16, bool EXACT_E, bool EXACT_O>
-MPOOL_AVX512 inline void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
-    const int64_t left = W - col0;
+template <DType DT, bool FP16, bool EXACT_E, bool EXACT_O, bool FULL>
+MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
+    const int64_t left = FULL ? 32 : W - col0;
     const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
     if constexpr (DT == DType::BF16) {
         const __m512i he = EXACT_E ? _mm512_castps_si512(e) : acp::avx512::to_bf16_high(e);
@@ -535,55 +543,86 @@ MPOOL_AVX512 inline void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, i
     }
 }
 
+// The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
+template <DType DT, bool FP16, bool K3, bool ALL, bool FULL, class M>
+MPOOL_AI void parity_block(M &m, const float *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
+                           int64_t Wo, int64_t W, bool a, bool b, bool c) {
+    const int64_t col0 = 2 * ow0;
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 gv = _mm512_maskz_loadu_ps(FULL ? kAll : lanes16(Wo - ow0), grow + ow0);
+    if constexpr (K3) {
+        const __m512 g1 = _mm512_maskz_loadu_ps(FULL ? kAll : lanes16(Wo - ow0 - 1), grow + ow0 + 1);
+        if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
+            __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
+            e = acc_add(e, m.m(1, 1), gv);
+            o = acc_add(o, m.m(2, 2), gv);
+            o = acc_add(o, m.m1(0), g1);
+            m.m(0, 0);  // (checked only)
+            put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
+        }
+        if (ALL || b) {  // the centre row: even columns from one output only
+            const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
+            __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
+            o = acc_add(o, m.m1(1), g1);
+            m.m(3, 0);
+            put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
+        }
+        if (ALL || c) {
+            __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
+            _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_add_ps(m.m(7, 1), zero, gv));
+            _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1(2), g1));
+            m.m(6, 0);
+        }
+    } else {  // disjoint windows: one contribution at most per element
+        if (ALL || a)
+            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
+                                        rowA, col0, W);
+        if (ALL || b)
+            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
+                                        rowB, col0, W);
+    }
+}
+
+// Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL>
+MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
+                                 int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
+                                 bool b, bool c) {
+    const Geometry &g = P.g;
+    const int64_t Wo = g.Wo;
+    uint8_t *rowA = s.stage, *rowB = s.stage + P.stage_row;
+    if constexpr (BITS) {
+        BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
+        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+    } else {
+        Int32Block m = int32_block<K3, FULL>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
+        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        const auto bad = static_cast<__mmask16>(m.live & ~m.hit);
+        if (bad) return ow0 + __builtin_ctz(bad);
+    }
+    return -1;
+}
+
 // One output row's window rows: finished rows into the stage (row A: window row 0, row B: the next),
-// k3's last window row into the ring. a / b / c: which of them lie inside the input. Returns the
-// first output column with a bad int32 index, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS>
+// k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
+// them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane, int64_t row_bytes,
                                 const Slot &s, int64_t oh, bool a, bool b, bool c) {
     const Geometry &g = P.g;
-    const int64_t Wo = g.Wo, es = elem_size(DT), hs = oh * g.sH - g.pH;
-    uint8_t *rowA = s.stage, *rowB = s.stage + g.W * es;
-    const uint8_t *idx = mask_plane + oh * Wo * 4;
-    const bool row_in[3] = {a, b, c};
-    const __m512 zero = _mm512_setzero_ps();
-    for (int64_t ow0 = 0, col0 = 0; col0 < g.W; ow0 += 16, col0 += 32) {
-        BlockMasks m;
-        if constexpr (BITS) {
-            masks_bits<K3>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0, m);
-        } else {
-            const __mmask16 bad = masks_int32<K3>(g, idx, hs, ow0, row_in, m);
-            if (bad) return ow0 + __builtin_ctz(bad);
-        }
-        const __m512 gv = _mm512_maskz_loadu_ps(lanes16(Wo - ow0), grow + ow0);
-        if constexpr (K3) {
-            const __m512 g1 = _mm512_maskz_loadu_ps(lanes16(Wo - ow0 - 1), grow + ow0 + 1);
-            if (a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
-                __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
-                e = acc_add(e, m.m[1], gv);
-                o = acc_add(o, m.m[2], gv);
-                o = acc_add(o, m.m1[0], g1);
-                put32<DT, FP16, false, false>(e, o, rowA, col0, g.W);
-            }
-            if (b) {  // the centre row: even columns from one output only
-                const __m512 e = _mm512_maskz_add_ps(m.m[4], zero, gv);
-                __m512 o = _mm512_maskz_add_ps(m.m[5], zero, gv);
-                o = acc_add(o, m.m1[3], g1);
-                put32<DT, FP16, true, false>(e, o, rowB, col0, g.W);
-            }
-            if (c) {
-                __m512 o = _mm512_maskz_add_ps(m.m[8], zero, gv);
-                _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_add_ps(m.m[7], zero, gv));
-                _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1[6], g1));
-            }
-        } else {  // disjoint windows: one contribution at most per element
-            if (a)
-                put32<DT, FP16, true, true>(_mm512_maskz_add_ps(m.m[0], zero, gv), _mm512_maskz_add_ps(m.m[1], zero, gv),
-                                            rowA, col0, g.W);
-            if (b)
-                put32<DT, FP16, true, true>(_mm512_maskz_add_ps(m.m[2], zero, gv), _mm512_maskz_add_ps(m.m[3], zero, gv),
-                                            rowB, col0, g.W);
-        }
+    const int64_t Wo = g.Wo;
+    constexpr int KW = K3 ? 3 : 2;
+    __m512i off[9];
+    for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
+    // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
+    // last column < W); the others with tail masks
+    for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
+        const bool full = 2 * ow0 - g.pW >= 0 && ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W &&
+                          2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const int64_t bad =
+            full ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                 : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+        if (bad >= 0) return bad;
     }
     return -1;
 }
@@ -592,17 +631,24 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const float *grow, const 
 template <DType DT, bool FP16>
 MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), s.stage, col0, P.g.W);
+        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), s.stage, col0, P.g.W);
+}
+
+template <DType DT, bool FP16, bool K3, bool BITS>
+MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
+                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
 }
 
 template <DType DT, bool FP16>
 MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    if (k3 && bits) return parity_row<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (k3) return parity_row<DT, FP16, true, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (bits) return parity_row<DT, FP16, false, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    return parity_row<DT, FP16, false, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    if (k3 && bits) return parity_row_any<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    if (k3) return parity_row_any<DT, FP16, true, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    if (bits) return parity_row_any<DT, FP16, false, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    return parity_row_any<DT, FP16, false, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
 }
 #endif  // MPOOL_X86
 
@@ -637,15 +683,11 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
-    // rows [row, row + n) from the stage at `from`, after zeros for the rows before no window reached
-    auto put = [&](int64_t row, int64_t n, const uint8_t *from) {
+    // row `row` from the stage at `from`, after zeros for the rows before that no window reached
+    auto put = [&](int64_t row, const uint8_t *from) {
         for (; stored < row; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
-        if (giv.h == g.W) {
-            store_bytes(from, n * rb, gi + row * giv.h * es, stream);
-        } else {
-            for (int64_t i = 0; i < n; ++i) store_bytes(from + i * rb, rb, gi + (row + i) * giv.h * es, stream);
-        }
-        stored = row + n;
+        store_bytes(from, rb, gi + row * giv.h * es, stream);
+        stored = row + 1;
     };
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
         prefetch_next(P, gov, next_go, next_mask, oh);
@@ -663,8 +705,8 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
         else if (P.fp16) bad = parity_rows<DType::F32, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
         else bad = parity_rows<DType::F32, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
         if (bad >= 0) return oh * g.Wo + bad;
-        if (a) put(hs, b ? 2 : 1, s.stage);
-        else if (b) put(hs + 1, 1, s.stage + rb);
+        if (a) put(hs, s.stage);
+        if (b) put(hs + 1, s.stage + P.stage_row);
     }
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
@@ -672,7 +714,7 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
         else if (P.dt == DType::BF16) parity_ring_out<DType::BF16, false>(P, s);
         else if (P.fp16) parity_ring_out<DType::F32, true>(P, s);
         else parity_ring_out<DType::F32, false>(P, s);
-        put(last, 1, s.stage);
+        put(last, s.stage);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
@@ -804,7 +846,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         P->parity = k3s2p1 ? BackwardPlan::Parity::K3S2P1 : BackwardPlan::Parity::K2S2;
         // blocks of 16 outputs cover the W columns: at most Wo + 16 ring entries
         P->dir_cols = round_up16(g.Wo) + 32;
-        P->stage_bytes = (2 * g.W * elem_size(dt) + 63) / 64 * 64;
+        P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
+        P->stage_bytes = 2 * P->stage_row;
     }
     P->slot_bytes = static_cast<int64_t>(slot_bytes(*P));
     plan_ = std::move(P);
