@@ -543,15 +543,29 @@ MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
     }
 }
 
+// gradOutput elements at .. at + 15 of a dense row in dt (lanes outside m: +0) as FLOAT, as load_row
+// makes them (FLOAT computed as FLOAT16: rounded on the way).
+template <DType DT, bool FP16>
+MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
+    if constexpr (DT == DType::F32) {
+        const __m512 v = _mm512_maskz_loadu_ps(m, static_cast<const float *>(row) + at);
+        return FP16 ? acp::avx512::round_fp16(v) : v;
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(row) + at);
+        if constexpr (DT == DType::F16) return _mm512_maskz_cvtph_ps(kAll, h);
+        return acp::avx512::from_bf16(h);
+    }
+}
+
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
 template <DType DT, bool FP16, bool K3, bool ALL, bool FULL, class M>
-MPOOL_AI void parity_block(M &m, const float *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
+MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
                            int64_t Wo, int64_t W, bool a, bool b, bool c) {
     const int64_t col0 = 2 * ow0;
     const __m512 zero = _mm512_setzero_ps();
-    const __m512 gv = _mm512_maskz_loadu_ps(FULL ? kAll : lanes16(Wo - ow0), grow + ow0);
+    const __m512 gv = load_g<DT, FP16>(grow, ow0, FULL ? kAll : lanes16(Wo - ow0));
     if constexpr (K3) {
-        const __m512 g1 = _mm512_maskz_loadu_ps(FULL ? kAll : lanes16(Wo - ow0 - 1), grow + ow0 + 1);
+        const __m512 g1 = load_g<DT, FP16>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
         if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
             __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
             e = acc_add(e, m.m(1, 1), gv);
@@ -585,7 +599,7 @@ MPOOL_AI void parity_block(M &m, const float *grow, const Slot &s, uint8_t *rowA
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL>
-MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
+MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
     const Geometry &g = P.g;
@@ -607,7 +621,7 @@ MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const float *grow, const
 // k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
-MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane, int64_t row_bytes,
+MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
                                 const Slot &s, int64_t oh, bool a, bool b, bool c) {
     const Geometry &g = P.g;
     const int64_t Wo = g.Wo;
@@ -635,14 +649,14 @@ MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s) {
 }
 
 template <DType DT, bool FP16, bool K3, bool BITS>
-MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
+MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                     int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
     if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
     return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
 }
 
 template <DType DT, bool FP16>
-MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const float *grow, const uint8_t *mask_plane,
+MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
     if (k3 && bits) return parity_row_any<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
@@ -691,11 +705,13 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
     };
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
         prefetch_next(P, gov, next_go, next_mask, oh);
-        const float *grow = s.grow;
-        if (P.dt == DType::F32 && !P.fp16 && gov.w == 1)
-            grow = reinterpret_cast<const float *>(go + oh * gov.h * es);
-        else
-            load_row(go + oh * gov.h * es, gov.w, g.Wo, P.dt, P.fp16, s.grow, true);
+        // the gradOutput row in its dtype, converted in the blocks (a strided row gathered first)
+        const char *grow = go + oh * gov.h * es;
+        if (gov.w != 1) {
+            for (int64_t i = 0; i < g.Wo; ++i)
+                std::memcpy(reinterpret_cast<char *>(s.grow) + i * es, grow + i * gov.w * es, static_cast<size_t>(es));
+            grow = reinterpret_cast<const char *>(s.grow);
+        }
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
