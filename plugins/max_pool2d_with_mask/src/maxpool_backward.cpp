@@ -13,7 +13,10 @@
 // additions themselves are one scalar loop in ascending output order. The scalar path decodes one
 // output at a time and adds in the same order, so both give the same bits. Windows 2 columns wide
 // at column stride 2 (k2 s2) take the tile path instead (see there): vector adds of 32-column tiles
-// in the same order, the same bits again.
+// in the same order, the same bits again. Square k2 s2 p0 and k3 s2 p1 windows (the common
+// pools) take the parity path instead (see there): no ring positions, no scatter - gradInput's even
+// and odd columns as masked vector adds of the gradOutput values whose mask names them, rows
+// finished as soon as no later window reaches them and stored in dt whole; the same bits again.
 #include "maxpool_backward.hpp"
 
 #include <tbb/blocked_range.h>
