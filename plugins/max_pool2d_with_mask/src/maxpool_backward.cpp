@@ -529,9 +529,9 @@ MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
                                               45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
         _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, high, ho));
     } else if constexpr (DT == DType::F16) {
-        // (the mix reads the low halves only; the broadcast is a warning-free widening)
-        const __m512i he = _mm512_maskz_broadcast_i64x4(0xff, acp::avx512::to_half(e));
-        const __m512i ho = _mm512_maskz_broadcast_i64x4(0xff, acp::avx512::to_half(o));
+        // (the mix reads the low halves only: the cast's upper halves are never read)
+        const __m512i he = _mm512_castsi256_si512(acp::avx512::to_half(e));
+        const __m512i ho = _mm512_castsi256_si512(acp::avx512::to_half(o));
         const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
                                              6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
         _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, mix, ho));
