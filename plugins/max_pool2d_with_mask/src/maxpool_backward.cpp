@@ -65,9 +65,9 @@ struct BackwardPlan {
     bool tiles_ok = false;
     std::vector<int32_t> col_koff;
     int32_t k_code[32] = {};
-    // Parity path (see run_plane_parity): square k2 s2 p0 or k3 s2 p1 windows. dir_cols: entries of
-    // its ring halves (a multiple of 16 with room for one block
-    // past Wo), stage_row / stage_bytes: one / two gradInput rows of dt bytes, each on whole lines.
+    // Parity path (see run_plane_parity): square k2 s2 p0 or k3 s2 p1 windows. dir_cols: floats of
+    // each ring half (a multiple of 16 with room for one block past Wo); stage_row / stage_bytes:
+    // one / two gradInput rows of dt bytes, each starting on a 64-byte line.
     enum class Parity { None, K2S2, K3S2P1 } parity = Parity::None;
     int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
     int64_t slot_bytes = 0;
