@@ -20,13 +20,17 @@ ACP_AVX512_FN __m256i to_half(__m512 v) { return _mm512_maskz_cvtps_ph(kAll, v, 
 
 // float_to_bf16 in integer form (vcvtneps2bf16 would flush subnormals): add 0x7fff plus the lsb of
 // the result; a NaN gets its quiet bit instead.
-ACP_AVX512_FN __m256i to_bf16(__m512 v) {
+// to_bf16_high: the same rounding left in 32-bit lanes (the BF16 bits in each lane's high half,
+// the low half not meaningful), for callers that gather the high halves with one permute.
+ACP_AVX512_FN __m512i to_bf16_high(__m512 v) {
     const __m512i x = _mm512_castps_si512(v);
     const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), _mm512_set1_epi32(1));
     const __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb);
     const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    const __m512i q = _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
-    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, q, 16));
+    return _mm512_mask_or_epi32(r, nan, x, _mm512_set1_epi32(0x00400000));
+}
+ACP_AVX512_FN __m256i to_bf16(__m512 v) {
+    return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, to_bf16_high(v), 16));
 }
 
 // bf16_to_float: exact.

@@ -13,7 +13,10 @@
 // additions themselves are one scalar loop in ascending output order. The scalar path decodes one
 // output at a time and adds in the same order, so both give the same bits. Windows 2 columns wide
 // at column stride 2 (k2 s2) take the tile path instead (see there): vector adds of 32-column tiles
-// in the same order, the same bits again.
+// in the same order, the same bits again. Square k2 s2 p0 and k3 s2 p1 windows (the common
+// pools) take the parity path instead (see there): no ring positions, no scatter - gradInput's even
+// and odd columns as masked vector adds of the gradOutput values whose mask names them, rows
+// finished as soon as no later window reaches them and stored in dt whole; the same bits again.
 #include "maxpool_backward.hpp"
 
 #include <tbb/blocked_range.h>
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "aclnn_cpu/numeric_avx512.hpp"
 #include "maxpool_rows.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -61,6 +65,11 @@ struct BackwardPlan {
     bool tiles_ok = false;
     std::vector<int32_t> col_koff;
     int32_t k_code[32] = {};
+    // Parity path (see run_plane_parity): square k2 s2 p0 or k3 s2 p1 windows. dir_cols: floats of
+    // each ring half (a multiple of 16 with room for one block past Wo); stage_row / stage_bytes:
+    // one / two gradInput rows of dt bytes, each starting on a 64-byte line.
+    enum class Parity { None, K2S2, K3S2P1 } parity = Parity::None;
+    int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
     int64_t slot_bytes = 0;
 };
 
@@ -72,6 +81,8 @@ struct Slot {
     float *ring;
     float *grow;
     int32_t *pos;
+    float *ringE, *ringO;  // parity path: the pending odd row, even and odd columns
+    uint8_t *stage;        // parity path: finished gradInput rows in dt bytes
 };
 
 Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
@@ -81,12 +92,16 @@ Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
     r.ring = reinterpret_cast<float *>(base + 64 + (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64);
     r.grow = r.ring + P.ring_floats;
     r.pos = reinterpret_cast<int32_t *>(r.grow + P.row_floats);
+    r.ringE = reinterpret_cast<float *>(r.pos + P.row_floats);
+    r.ringO = r.ringE + P.dir_cols;
+    r.stage = reinterpret_cast<uint8_t *>(r.ringO + P.dir_cols);
     return r;
 }
 
 uint64_t slot_bytes(const BackwardPlan &P) {
-    const int64_t floats = P.ring_floats + 2 * P.row_floats;  // ring, gradOutput row, positions
-    return static_cast<uint64_t>((128 + floats * 4 + 63) / 64 * 64);  // + 64: the ring's alignment
+    // ring, gradOutput row, positions; the parity path's ring halves, its stage
+    const int64_t floats = P.ring_floats + 2 * P.row_floats + 2 * P.dir_cols;
+    return static_cast<uint64_t>((128 + floats * 4 + P.stage_bytes + 63) / 64 * 64);  // + 64: the ring's alignment
 }
 
 int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
@@ -149,7 +164,7 @@ inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n
 constexpr __mmask16 kAll = 0xffff;
 constexpr int32_t kNoCode = 0x7fffffff;  // tile path: an output without a contribution
 
-MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
+MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
 }
 
@@ -402,6 +417,258 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 }
 #endif  // MPOOL_X86
 
+// ---- parity path: square k2 s2 p0 and k3 s2 p1 windows, AVX-512, dense gradInput rows ----
+//
+// At column stride 2 the gradInput columns split by parity: with 16 outputs l = 0 .. 15 of a block
+// (ow = ow0 + l), the even column 2 * ow gets kernel column kw 0 (k2) or 1 (k3) of output ow only,
+// the odd column 2 * ow + 1 gets kw 1 (k2), or kw 2 of ow and kw 0 of ow + 1 (k3). So a block's 32
+// columns of one window row are two 16-lane vectors, each lane one or two masked adds of the
+// gradOutput value (or of its neighbour's) where that output's kernel position matches - no
+// scatter, no permute until the two halves are interleaved as they are stored. The rows split the
+// same way: k2 window rows 2 oh and 2 oh + 1 and the k3 centre row 2 oh get contributions of output
+// row oh only and are finished at once; k3's last window row 2 oh + 1 waits in a FLOAT ring row (its
+// even and odd halves) for the first window row of output row oh + 1. Finished rows are converted
+// into a stage of dt bytes and stored from there whole (streamed when large).
+//
+// The same bits as the other paths: every sum starts at +0 (a masked add on zeros: lanes without a
+// contribution stay +0, a lane with one gets 0 + g) and takes its contributions in ascending output
+// order (ring row first, then output ow before ow + 1). Several bits of one output (bit masks not
+// from our forward) route to distinct elements, so they need nothing special; bits into the padding
+// land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane).
+
+#if MPOOL_X86
+MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
+
+#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
+
+// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
+// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
+// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
+MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
+    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
+    return acc;
+}
+
+// The kernel-position masks of a block of 16 outputs ow0 + l, made where they are used (AVX-512 has
+// 8 mask registers): m(k, kw) for position k = kh * KW + kw of output ow0 + l, m1(kh) for position
+// (kh, 0) of the neighbour ow0 + l + 1 (k3 only).
+//
+// Int32 masks: an index routes to position (kh, kw) iff it equals that position's flat index
+// (hs + kh) * W + 2 * ow - pW + kw, the position inside the input: d = index - (flat index of
+// (0, 0)) == kh * W + kw, one compare per position, no division. Any index that is neither -1 nor
+// one of its window's positions is bad (the neighbour's are checked in its own lane).
+struct Int32Block {
+    __m512i d, d1;
+    const __m512i *off;  // kh * W + kw per position k
+    __mmask16 live, live1, col_in[3], hit;
+    MPOOL_AI __mmask16 m(int k, int kw) {
+        const __mmask16 r = _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]);
+        hit = _kor_mask16(hit, r);  // (kept in a mask register)
+        return r;
+    }
+    MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
+};
+
+// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input.
+template <bool K3, bool FULL>
+MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off) {
+    constexpr int KW = K3 ? 3 : 2;
+    Int32Block b;
+    b.off = off;
+    b.live = FULL ? kAll : lanes16(g.Wo - ow0);
+    b.live1 = FULL ? kAll : lanes16(g.Wo - ow0 - 1);
+    const __m512i lane2 = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i col = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int32_t>(2 * ow0 - g.pW)), lane2);
+    const __m512i base = _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int32_t>(hs * g.W)));
+    const __m512i v = _mm512_maskz_loadu_epi32(b.live, idx + ow0 * 4);
+    b.d = _mm512_sub_epi32(v, base);
+    if (K3) b.d1 = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(b.live1, idx + (ow0 + 1) * 4), base);
+    b.hit = _mm512_mask_cmpeq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // "no maximum" is fine
+    // kernel columns inside the input (unsigned: negative ones fail too); only the edge blocks have others
+    const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
+    for (int kw = 0; kw < KW; ++kw)
+        b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
+    return b;
+}
+
+// Bit masks: bit j of kernel position k's row is output j's bit (j = oh * Wo + ow0 + l < Ho * Wo,
+// so the 8-byte read stays inside the row, see bits48).
+template <bool K3>
+struct BitsBlock {
+    uint64_t w[K3 ? 9 : 4];
+    uint64_t live, live1;
+    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>(w[k] & live); }
+    MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((w[kh * 3] >> 1) & live1); }
+};
+
+template <bool K3, bool FULL>
+MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left) {
+    BitsBlock<K3> b;
+    b.live = FULL ? kAll : lanes16(left);
+    b.live1 = FULL ? kAll : lanes16(left - 1);
+    for (int k = 0; k < (K3 ? 9 : 4); ++k) {
+        std::memcpy(&b.w[k], mask_plane + k * row_bytes + (j >> 3), 8);
+        b.w[k] >>= (j & 7);
+    }
+    return b;
+}
+
+// 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
+// stage row (columns >= W are not written). EXACT_E / EXACT_O: every lane of that half is +0 or
+// 0 + g of one gradOutput value g already in the stored format (one contribution), so its rounding
+// is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
+// quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
+template <DType DT, bool FP16, bool EXACT_E, bool EXACT_O, bool FULL>
+MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
+    const int64_t left = FULL ? 32 : W - col0;
+    const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
+    if constexpr (DT == DType::BF16) {
+        const __m512i he = EXACT_E ? _mm512_castps_si512(e) : acp::avx512::to_bf16_high(e);
+        const __m512i ho = EXACT_O ? _mm512_castps_si512(o) : acp::avx512::to_bf16_high(o);
+        const __m512i high = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17, 47, 15,
+                                              45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
+        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, high, ho));
+    } else if constexpr (DT == DType::F16) {
+        // (the mix reads the low halves only: the cast's upper halves are never read)
+        const __m512i he = _mm512_castsi256_si512(acp::avx512::to_half(e));
+        const __m512i ho = _mm512_castsi256_si512(acp::avx512::to_half(o));
+        const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                             6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, mix, ho));
+    } else {
+        if (FP16 && !EXACT_E) e = acp::avx512::round_fp16(e);
+        if (FP16 && !EXACT_O) o = acp::avx512::round_fp16(o);
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+        float *p = reinterpret_cast<float *>(row) + col0;
+        _mm512_mask_storeu_ps(p, lanes16(left), _mm512_permutex2var_ps(e, lo, o));
+        _mm512_mask_storeu_ps(p + 16, lanes16(left - 16), _mm512_permutex2var_ps(e, hi, o));
+    }
+}
+
+// gradOutput elements at .. at + 15 of a dense row in dt (lanes outside m: +0) as FLOAT, as load_row
+// makes them (FLOAT computed as FLOAT16: rounded on the way).
+template <DType DT, bool FP16>
+MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
+    if constexpr (DT == DType::F32) {
+        const __m512 v = _mm512_maskz_loadu_ps(m, static_cast<const float *>(row) + at);
+        return FP16 ? acp::avx512::round_fp16(v) : v;
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(row) + at);
+        if constexpr (DT == DType::F16) return _mm512_maskz_cvtph_ps(kAll, h);
+        return acp::avx512::from_bf16(h);
+    }
+}
+
+// The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
+template <DType DT, bool FP16, bool K3, bool ALL, bool FULL, class M>
+MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
+                           int64_t Wo, int64_t W, bool a, bool b, bool c) {
+    const int64_t col0 = 2 * ow0;
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 gv = load_g<DT, FP16>(grow, ow0, FULL ? kAll : lanes16(Wo - ow0));
+    if constexpr (K3) {
+        const __m512 g1 = load_g<DT, FP16>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
+        if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
+            __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
+            e = acc_add(e, m.m(1, 1), gv);
+            o = acc_add(o, m.m(2, 2), gv);
+            o = acc_add(o, m.m1(0), g1);
+            m.m(0, 0);  // (checked only)
+            put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
+        }
+        if (ALL || b) {  // the centre row: even columns from one output only
+            const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
+            __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
+            o = acc_add(o, m.m1(1), g1);
+            m.m(3, 0);
+            put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
+        }
+        if (ALL || c) {
+            __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
+            _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_add_ps(m.m(7, 1), zero, gv));
+            _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1(2), g1));
+            m.m(6, 0);
+        }
+    } else {  // disjoint windows: one contribution at most per element
+        if (ALL || a)
+            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
+                                        rowA, col0, W);
+        if (ALL || b)
+            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
+                                        rowB, col0, W);
+    }
+}
+
+// Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL>
+MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
+                                 int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
+                                 bool b, bool c) {
+    const Geometry &g = P.g;
+    const int64_t Wo = g.Wo;
+    uint8_t *rowA = s.stage, *rowB = s.stage + P.stage_row;
+    if constexpr (BITS) {
+        BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
+        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+    } else {
+        Int32Block m = int32_block<K3, FULL>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
+        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        const auto bad = static_cast<__mmask16>(m.live & ~m.hit);
+        if (bad) return ow0 + __builtin_ctz(bad);
+    }
+    return -1;
+}
+
+// One output row's window rows: finished rows into the stage (row A: window row 0, row B: the next),
+// k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
+// them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
+MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
+                                const Slot &s, int64_t oh, bool a, bool b, bool c) {
+    const Geometry &g = P.g;
+    const int64_t Wo = g.Wo;
+    constexpr int KW = K3 ? 3 : 2;
+    __m512i off[9];
+    for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
+    // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
+    // last column < W); the others with tail masks
+    for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
+        const bool full = 2 * ow0 - g.pW >= 0 && ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W &&
+                          2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const int64_t bad =
+            full ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                 : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+        if (bad >= 0) return bad;
+    }
+    return -1;
+}
+
+// The k3 ring row, finished after the last output row, into stage row A.
+template <DType DT, bool FP16>
+MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s) {
+    for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
+        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), s.stage, col0, P.g.W);
+}
+
+template <DType DT, bool FP16, bool K3, bool BITS>
+MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
+                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+}
+
+template <DType DT, bool FP16>
+MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
+                                 int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
+    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
+    if (k3 && bits) return parity_row_any<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    if (k3) return parity_row_any<DT, FP16, true, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    if (bits) return parity_row_any<DT, FP16, false, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+    return parity_row_any<DT, FP16, false, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+}
+#endif  // MPOOL_X86
+
 // Prefetch one row of the next plane's inputs while this plane computes, so that the loads of the
 // next plane overlap this plane's arithmetic and stores (the hardware prefetcher alone runs dry at
 // plane boundaries).
@@ -409,6 +676,69 @@ inline void prefetch_span(const void *p, int64_t bytes) {
     const char *c = static_cast<const char *>(p);
     for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
 }
+
+// Output row oh's inputs of the next plane (next_go == nullptr: none).
+inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go, const uint8_t *next_mask, int64_t oh) {
+    if (!next_go) return;
+    const Geometry &g = P.g;
+    const int64_t es = elem_size(P.dt);
+    if (gov.w == 1) prefetch_span(next_go + oh * gov.h * es, g.Wo * es);
+    if (P.layout == MaskLayout::Int32) {
+        prefetch_span(next_mask + oh * g.Wo * 4, g.Wo * 4);
+    } else {  // only the bytes of this output row's bits in each kernel position's row
+        const int64_t row_bytes = mask_row_bytes(g.Ho, g.Wo), b0 = oh * g.Wo / 8, b1 = ((oh + 1) * g.Wo + 7) / 8;
+        for (int64_t k = 0; k < g.kernel_positions(); ++k) prefetch_span(next_mask + k * row_bytes + b0, b1 - b0);
+    }
+}
+
+#if MPOOL_X86
+// One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane.
+MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                      const uint8_t *next_mask) {
+    const Geometry &g = P.g;
+    const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
+    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1;
+    int64_t stored = 0;  // gradInput rows [0, stored) are out
+    // row `row` from the stage at `from`, after zeros for the rows before that no window reached
+    auto put = [&](int64_t row, const uint8_t *from) {
+        for (; stored < row; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
+        store_bytes(from, rb, gi + row * giv.h * es, stream);
+        stored = row + 1;
+    };
+    for (int64_t oh = 0; oh < g.Ho; ++oh) {
+        prefetch_next(P, gov, next_go, next_mask, oh);
+        // the gradOutput row in its dtype, converted in the blocks (a strided row gathered first)
+        const char *grow = go + oh * gov.h * es;
+        if (gov.w != 1) {
+            for (int64_t i = 0; i < g.Wo; ++i)
+                std::memcpy(reinterpret_cast<char *>(s.grow) + i * es, grow + i * gov.w * es, static_cast<size_t>(es));
+            grow = reinterpret_cast<const char *>(s.grow);
+        }
+        // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
+        const int64_t hs = oh * g.sH - g.pH;
+        const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
+        int64_t bad;
+        if (P.dt == DType::F16) bad = parity_rows<DType::F16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        else if (P.dt == DType::BF16) bad = parity_rows<DType::BF16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        else if (P.fp16) bad = parity_rows<DType::F32, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        else bad = parity_rows<DType::F32, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        if (bad >= 0) return oh * g.Wo + bad;
+        if (a) put(hs, s.stage);
+        if (b) put(hs + 1, s.stage + P.stage_row);
+    }
+    const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
+    if (k3 && last >= 0 && last < g.H) {
+        if (P.dt == DType::F16) parity_ring_out<DType::F16, false>(P, s);
+        else if (P.dt == DType::BF16) parity_ring_out<DType::BF16, false>(P, s);
+        else if (P.fp16) parity_ring_out<DType::F32, true>(P, s);
+        else parity_ring_out<DType::F32, false>(P, s);
+        put(last, s.stage);
+    }
+    for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
+    return -1;
+}
+#endif
 
 // One plane: returns the first bad output column j (flat in the plane), or -1. next_go / next_mask:
 // the next plane's inputs (nullptr: none).
@@ -451,15 +781,7 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
         }
         if (oh == g.Ho) return -1;
         live_hi = std::max(live_hi, g.row_hi(oh));
-        if (next_go) {
-            if (gov.w == 1) prefetch_span(next_go + oh * gov.h * es, g.Wo * es);
-            if (P.layout == MaskLayout::Int32) {
-                prefetch_span(next_mask + oh * g.Wo * 4, g.Wo * 4);
-            } else {  // only the bytes of this output row's bits in each kernel position's row
-                const int64_t b0 = oh * g.Wo / 8, b1 = ((oh + 1) * g.Wo + 7) / 8;
-                for (int64_t k = 0; k < g.kernel_positions(); ++k) prefetch_span(next_mask + k * row_bytes + b0, b1 - b0);
-            }
-        }
+        prefetch_next(P, gov, next_go, next_mask, oh);
         // A FLOAT row with w stride 1 is used in place; others are converted into the slot's row.
         const float *grow = s.grow;
         if (P.dt == DType::F32 && !P.fp16 && gov.w == 1)
@@ -537,6 +859,15 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         P->col_koff.assign(static_cast<size_t>(g.Wo + 16), 0);
         for (int64_t ow = 0; ow < g.Wo; ++ow) P->col_koff[ow] = P->col_lo[ow] - P->col_start[ow];
     }
+    const bool k2s2 = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0;
+    const bool k3s2p1 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2 && g.pH == 1 && g.pW == 1;
+    if (P->vec_ok && (k2s2 || k3s2p1)) {
+        P->parity = k3s2p1 ? BackwardPlan::Parity::K3S2P1 : BackwardPlan::Parity::K2S2;
+        // blocks of 16 outputs cover the W columns: at most Wo + 16 ring entries
+        P->dir_cols = round_up16(g.Wo) + 32;
+        P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
+        P->stage_bytes = 2 * P->stage_row;
+    }
     P->slot_bytes = static_cast<int64_t>(slot_bytes(*P));
     plan_ = std::move(P);
 }
@@ -554,6 +885,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                         (store_ == StoreMode::Streaming ||
                          (store_ == StoreMode::Auto && g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
+    const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
 
     // Slot s takes planes [s * planes / slots, (s + 1) * planes / slots): a plane's bits never
     // depend on which slot (thread) computes it.
@@ -571,9 +903,16 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                 const bool more = p + 1 < p1;
                 const int64_t nn = (p + 1) / g.C, nc = (p + 1) % g.C;
                 const char *next_go = more ? static_cast<const char *>(gradOutput) + (nn * go.n + nc * go.c) * es : nullptr;
-                const int64_t j = run_plane(P, goP, go, mask + p * mask_plane, giP, gi, s, avx, tiles_,
-                                            stream ? &ls : nullptr, next_go,
-                                            more ? mask + (p + 1) * mask_plane : nullptr);
+                const uint8_t *next_mask = more ? mask + (p + 1) * mask_plane : nullptr;
+                LineStream *lsp = stream ? &ls : nullptr;
+#if MPOOL_X86
+                const int64_t j = parity
+                                      ? run_plane_parity(P, goP, go, mask + p * mask_plane, giP, gi, s, lsp, next_go, next_mask)
+                                      : run_plane(P, goP, go, mask + p * mask_plane, giP, gi, s, avx, tiles_, lsp, next_go, next_mask);
+#else
+                (void)parity;
+                const int64_t j = run_plane(P, goP, go, mask + p * mask_plane, giP, gi, s, avx, tiles_, lsp, next_go, next_mask);
+#endif
                 if (j >= 0) {  // this slot's first bad index; later planes do not matter
                     int32_t v = 0;
                     std::memcpy(&v, mask + p * mask_plane + j * 4, 4);

@@ -47,12 +47,15 @@ public:
     void set_store_mode(StoreMode m) { store_ = m; }
     // The AVX-512 stride-2 tile path (on by default where it applies); off: the per-output path.
     void set_stride2_tiles(bool on) { tiles_ = on; }
+    // The AVX-512 parity path for k2 s2 p0 and k3 s2 p1 (on by default where it applies).
+    void set_parity(bool on) { parity_ = on; }
 
 private:
     std::shared_ptr<const BackwardPlan> plan_;
     Isa isa_ = Isa::Auto;
     StoreMode store_ = StoreMode::Auto;
     bool tiles_ = true;
+    bool parity_ = true;
 };
 
 }  // namespace mpool

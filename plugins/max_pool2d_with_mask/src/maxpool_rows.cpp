@@ -106,7 +106,7 @@ MPOOL_AVX512 void line_out(char *line, const uint8_t *p) {
     _mm512_stream_si512(reinterpret_cast<__m512i *>(line), _mm512_loadu_si512(p));
 }
 
-void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
+MPOOL_AVX512 void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
     if (ls.line && dst != ls.next) {  // not a continuation: the pending line ends here
         std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
         ls.line = nullptr;
@@ -239,6 +239,16 @@ void store_row(const float *src, int64_t n, DType dt, bool fp16_compute, char *d
 void store_row_clear(float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,
                      LineStream *ls) {
     store_any(src, n, dt, fp16_compute, dst, stride, avx, ls, true);
+}
+
+void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls) {
+#if MPOOL_X86
+    if (ls) {
+        stream_put(*ls, src, n, dst);
+        return;
+    }
+#endif
+    std::memcpy(dst, src, static_cast<size_t>(n));
 }
 
 void stream_finish(LineStream &ls) {

@@ -35,6 +35,10 @@ struct LineStream {
 };
 void stream_finish(LineStream &ls);  // stores the pending bytes and orders the streaming stores
 
+// Bytes already in dt form (n bytes at src) to dst: through the line stream when ls != nullptr
+// (AVX-512 only), else copied.
+void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls);
+
 // Row element i = round_value(src[i]) (src == nullptr: +0), stored with the element stride.
 // ls != nullptr (AVX-512, stride 1 only): through the line stream; the bits never depend on it.
 void store_row(const float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,

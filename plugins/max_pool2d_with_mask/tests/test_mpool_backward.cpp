@@ -31,6 +31,7 @@ std::vector<Shape> shapes() {
         {"k2s3_gaps", mk({1, 2, 11, 10, 2, 2, 3, 3, 0, 0, false})},
         {"k1s2", mk({1, 2, 8, 8, 1, 1, 2, 2, 0, 0, false})},
         {"wide_k3s2p1", mk({1, 1, 3, 101, 3, 3, 2, 2, 1, 1, false})},
+        {"wide_k2s2_ceil", mk({1, 2, 7, 67, 2, 2, 2, 2, 0, 0, true})},  // several 32-column blocks, odd W
         {"k17x3s1x2p0x1", mk({1, 2, 20, 9, 17, 3, 1, 2, 0, 1, false})},
     };
 }

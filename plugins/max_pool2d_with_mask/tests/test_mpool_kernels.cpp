@@ -53,6 +53,14 @@ const Geometry kGeoms[] = {
     {1, 1, 3, 130, 2, 65, 2, 2, 2, 2, 1, 1},
     // k3 s2 p1 with 16-bit rows of 96 bytes: streamed pieces held back a row to end on whole lines
     {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},
+    // the parity path (k3 s2 p1, k2 s2 p0): several 32-column blocks, a partial last block, ceil
+    // mode's last window reaching past the input (rows and columns), rows of 64-byte multiples
+    {2, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},
+    {1, 2, 13, 70, 7, 36, 3, 3, 2, 2, 1, 1},
+    {1, 1, 14, 33, 8, 17, 3, 3, 2, 2, 1, 1},
+    {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},
+    {1, 1, 9, 65, 5, 33, 2, 2, 2, 2, 0, 0},
+    {1, 2, 6, 70, 3, 35, 2, 2, 2, 2, 0, 0},
 };
 
 void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
@@ -107,24 +115,34 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
                 }
             }
         }
-    if (corrupt && layout == MaskLayout::Int32) {  // two bad indices: the first in output order is reported
+    int64_t first_bad = outs / 2;
+    if (corrupt && layout == MaskLayout::Int32) {  // bad indices: the first in output order is reported
         const int32_t bad = static_cast<int32_t>(g.H * g.W);
         std::memcpy(mask.data() + (outs - 1) * 4, &bad, 4);
         std::memcpy(mask.data() + (outs / 2) * 4, &bad, 4);
+        // Output (1, 0) naming the last column of one of its window rows: a valid flat index, and
+        // with padding exactly where column -1 of that row would be - outside the window all the same.
+        if (g.Ho >= 2 && g.col_hi(0) < g.W && g.Wo < outs / 2) {
+            const int32_t alias = static_cast<int32_t>(g.row_lo(1) * g.W + g.W - 1);
+            std::memcpy(mask.data() + g.Wo * 4, &alias, 4);
+            first_bad = g.Wo;
+        }
     }
     const View4 gov{g.C * g.Ho * g.Wo * go_ws, g.Ho * g.Wo * go_ws, g.Wo * go_ws, go_ws};
     const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, gi_ws};
     std::vector<std::vector<uint8_t>> results;
     std::vector<BadIndex> bads;
-    // scalar, AVX-512 (with the tile path where it applies), AVX-512 per output; 1, 2, 3 partitions
-    for (int variant = 0; variant < 9; ++variant) {
-        const int path = variant % 3;
+    // scalar; AVX-512 with the parity and tile paths where they apply; AVX-512 per output; AVX-512
+    // with the tile path but not the parity path. 1, 2, 3 partitions, plain and streamed stores.
+    for (int variant = 0; variant < 12; ++variant) {
+        const int path = variant % 4;
         if (path != 0 && !cpu_has_avx512()) continue;
-        const int64_t slots = 1 + variant / 3;
+        const int64_t slots = 1 + variant / 4;
         BackwardKernel k(g, dt, fp16, layout, slots);
         k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
-        k.set_stride2_tiles(path == 1);
-        k.set_store_mode(variant % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
+        k.set_stride2_tiles(path == 1 || path == 3);
+        k.set_parity(path == 1);
+        k.set_store_mode((path + slots) % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
         Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
         std::memset(gi.p, 0x5a, static_cast<size_t>(ins * es));
         BadIndex bad;
@@ -140,7 +158,7 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
         EXPECT_EQ(b.j, bads[0].j);
     }
     if (corrupt && layout == MaskLayout::Int32) {
-        EXPECT_EQ(bads[0].plane * g.Ho * g.Wo + bads[0].j, outs / 2);
+        EXPECT_EQ(bads[0].plane * g.Ho * g.Wo + bads[0].j, first_bad);
     }
 }
 
