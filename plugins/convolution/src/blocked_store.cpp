@@ -1,0 +1,203 @@
+// See blocked_store.hpp. The vector spelling transposes 16x16 tiles in registers (hardware gathers
+// are slow on this Zen 4: 3x oneDNN's time) and stores each destination row's 16 values with one
+// (masked) write; tails (channels or positions off 16) are masked lanes, never written.
+#include "blocked_store.hpp"
+
+#include <algorithm>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
+
+namespace conv {
+
+namespace {
+
+void put_scalar(void *dst, int64_t i, float v, OutDt t) {
+    switch (t) {
+        case OutDt::F32: static_cast<float *>(dst)[i] = v; break;
+        case OutDt::F16: static_cast<uint16_t *>(dst)[i] = acp::float_to_half(v); break;
+        case OutDt::BF16: static_cast<uint16_t *>(dst)[i] = acp::float_to_bf16(v); break;
+    }
+}
+
+void acts_scalar(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                 OutDt t) {
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) {
+            const float *blk = src + n * src_image + c / 16 * 16 * plane + c % 16;
+            for (int64_t s = 0; s < plane; ++s) put_scalar(dst, n * dst_image + c * plane + s, blk[s * 16], t);
+        }
+}
+
+void weights_scalar(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                    int64_t ob1) {
+    const int64_t IB = (I + 15) / 16;
+    for (int64_t o = ob0 * 16; o < std::min(O, ob1 * 16); ++o)
+        for (int64_t i = 0; i < I; ++i)
+            for (int64_t k = 0; k < K; ++k) {
+                const int64_t inner = o_inner ? (i % 16) * 16 + o % 16 : (o % 16) * 16 + i % 16;
+                put_scalar(dst, (o * I + i) * K + k, src[((o / 16 * IB + i / 16) * K + k) * 256 + inner], t);
+            }
+}
+
+#if defined(__x86_64__)
+#define BS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+// GCC 12: the maskz_ forms with all lanes set (acp::avx512::kAll), see numeric_avx512.hpp.
+constexpr __mmask16 kAll = acp::avx512::kAll;
+
+template <OutDt T>
+BS_AVX512 __attribute__((always_inline)) inline void put16(void *dst, int64_t i, __m512 v, __mmask16 m) {
+    if constexpr (T == OutDt::F32) _mm512_mask_storeu_ps(static_cast<float *>(dst) + i, m, v);
+    else if constexpr (T == OutDt::F16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + i, m, acp::avx512::to_half(v));
+    else _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + i, m, acp::avx512::to_bf16(v));
+}
+
+BS_AVX512 inline __mmask16 first(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1); }
+
+// 16x16 transpose in registers: r[row] lanes = columns in, r[column] lanes = rows out.
+BS_AVX512 __attribute__((always_inline)) inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {  // per 128-bit lane: pairs of rows interleaved
+        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll, r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // r[4i + e], lane L: column 4L + e of rows 4i..4i+3
+        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, a, b));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, a, b));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, c, d));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, c, d));
+    }
+    for (int e = 0; e < 4; ++e) {  // lane L of r[e], r[4+e], r[8+e], r[12+e] into column 4L + e
+        const __m512 a = _mm512_maskz_shuffle_f32x4(kAll, r[e], r[4 + e], 0x88);
+        const __m512 b = _mm512_maskz_shuffle_f32x4(kAll, r[e], r[4 + e], 0xdd);
+        const __m512 c = _mm512_maskz_shuffle_f32x4(kAll, r[8 + e], r[12 + e], 0x88);
+        const __m512 d = _mm512_maskz_shuffle_f32x4(kAll, r[8 + e], r[12 + e], 0xdd);
+        t[e] = _mm512_maskz_shuffle_f32x4(kAll, a, c, 0x88);
+        t[8 + e] = _mm512_maskz_shuffle_f32x4(kAll, a, c, 0xdd);
+        t[4 + e] = _mm512_maskz_shuffle_f32x4(kAll, b, d, 0x88);
+        t[12 + e] = _mm512_maskz_shuffle_f32x4(kAll, b, d, 0xdd);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+// Positions in chunks of 16: one 1 KiB slab of the block (16 positions x 16 channels), transposed
+// to 16 channel rows of 16 positions. Tail positions load as zeros and are not stored.
+template <OutDt T>
+BS_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t cb = 0; cb * 16 < C; ++cb) {
+            const float *blk = src + n * src_image + cb * 16 * plane;
+            const int64_t cn = std::min<int64_t>(16, C - cb * 16);
+            const int64_t row0 = n * dst_image + cb * 16 * plane;
+            for (int64_t s = 0; s < plane; s += 16) {
+                const int64_t sn = std::min<int64_t>(16, plane - s);
+                __m512 r[16];
+                if (sn == 16) {
+                    for (int64_t p = 0; p < 16; ++p) r[p] = _mm512_loadu_ps(blk + (s + p) * 16);
+                } else {
+                    for (int64_t p = 0; p < 16; ++p) r[p] = p < sn ? _mm512_loadu_ps(blk + (s + p) * 16) : _mm512_setzero_ps();
+                }
+                transpose16(r);
+                const __mmask16 m = first(sn);
+                for (int64_t c = 0; c < cn; ++c) put16<T>(dst, row0 + c * plane + s, r[c], m);
+            }
+        }
+}
+
+// One (output block, input block) at a time, a = one of its 16 rows of tiles (input channel when
+// o_inner, else output channel): the K tile rows of a (16 values of the other channel, b, each)
+// transposed by chunks of 16 kernel positions give, for each b, the K consecutive values
+// dst[(o * I + i) * K + k]: one masked store each.
+template <OutDt T>
+BS_AVX512 void weights_avx(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, int64_t ob0, int64_t ob1, void *dst) {
+    const int64_t IB = (I + 15) / 16;
+    for (int64_t ob = ob0; ob < ob1; ++ob)
+        for (int64_t ib = 0; ib < IB; ++ib) {
+            const float *blk = src + (ob * IB + ib) * K * 256;
+            const int64_t on = std::min<int64_t>(16, O - ob * 16), in = std::min<int64_t>(16, I - ib * 16);
+            const int64_t an = o_inner ? in : on, bn = o_inner ? on : in;
+            const int64_t a_step = o_inner ? K : I * K, b_step = o_inner ? I * K : K;  // in dst
+            const int64_t base = (ob * 16 * I + ib * 16) * K;
+            if (K == 1) {  // one tile: rows i transposed to rows o (o_inner), or rows o already
+                __m512 r[16];
+                for (int64_t j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(blk + j * 16);
+                if (o_inner) transpose16(r);
+                for (int64_t o = 0; o < on; ++o) put16<T>(dst, base + o * I, r[o], first(in));
+                continue;
+            }
+            for (int64_t a = 0; a < an; ++a)
+                for (int64_t k0 = 0; k0 < K; k0 += 16) {
+                    const int64_t kn = std::min<int64_t>(16, K - k0);
+                    __m512 r[16];
+                    for (int64_t k = 0; k < 16; ++k) r[k] = k < kn ? _mm512_loadu_ps(blk + (k0 + k) * 256 + a * 16) : _mm512_setzero_ps();
+                    transpose16(r);
+                    const __mmask16 m = first(kn);
+                    for (int64_t b = 0; b < bn; ++b) put16<T>(dst, base + a * a_step + b * b_step + k0, r[b], m);
+                }
+        }
+}
+
+BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                        OutDt t) {
+    switch (t) {
+        case OutDt::F32: return acts_avx<OutDt::F32>(src, N, C, plane, src_image, dst, dst_image);
+        case OutDt::F16: return acts_avx<OutDt::F16>(src, N, C, plane, src_image, dst, dst_image);
+        case OutDt::BF16: return acts_avx<OutDt::BF16>(src, N, C, plane, src_image, dst, dst_image);
+    }
+}
+
+BS_AVX512 void weights_vec(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                           int64_t ob1) {
+    switch (t) {
+        case OutDt::F32: return weights_avx<OutDt::F32>(src, O, I, K, o_inner, ob0, ob1, dst);
+        case OutDt::F16: return weights_avx<OutDt::F16>(src, O, I, K, o_inner, ob0, ob1, dst);
+        case OutDt::BF16: return weights_avx<OutDt::BF16>(src, O, I, K, o_inner, ob0, ob1, dst);
+    }
+}
+#endif
+
+}  // namespace
+
+namespace detail {
+
+bool has_avx512_bw() {
+#if defined(__x86_64__)
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return has;
+#else
+    return false;
+#endif
+}
+
+void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                  OutDt t, bool vec) {
+#if defined(__x86_64__)
+    if (vec) return acts_vec(src, N, C, plane, src_image, dst, dst_image, t);
+#endif
+    acts_scalar(src, N, C, plane, src_image, dst, dst_image, t);
+}
+
+void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                     int64_t ob1, bool vec) {
+#if defined(__x86_64__)
+    if (vec) return weights_vec(src, O, I, K, o_inner, dst, t, ob0, ob1);
+#endif
+    weights_scalar(src, O, I, K, o_inner, dst, t, ob0, ob1);
+}
+
+}  // namespace detail
+
+void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                  OutDt t) {
+    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, detail::has_avx512_bw());
+}
+
+void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                     int64_t ob1) {
+    detail::unblock_weights(src, O, I, K, o_inner, dst, t, ob0, ob1, detail::has_avx512_bw());
+}
+
+}  // namespace conv

@@ -1,0 +1,43 @@
+// Our own stores of oneDNN's 16-channel-blocked FLOAT results into the caller's dense layout,
+// rounding once to FLOAT16 / BF16 in the same pass (numeric.hpp's rounding; numeric_avx512.hpp's
+// spelling of it). Why: oneDNN 2.6's reorder of the weights' 16x16 tiles to oihw runs at ~5 GB/s
+// (4 ms of ResNet-50's 7x7 3x3 layer), and a low-precision gradInput otherwise costs a FLOAT
+// reorder plus a separate rounding pass. Pure data movement plus one rounding per element: the same
+// bytes whatever thread runs which part.
+#ifndef CONVOLUTION_SRC_BLOCKED_STORE_HPP_
+#define CONVOLUTION_SRC_BLOCKED_STORE_HPP_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace conv {
+
+// Element type of the dense destination: FLOAT, or FLOAT rounded to FLOAT16 / BF16.
+enum class OutDt { F32, F16, BF16 };
+inline size_t out_size(OutDt t) { return t == OutDt::F32 ? 4 : 2; }
+
+// Activations in oneDNN's nC[spatial]16c (nChw16c): element (n, c, s) of N images at
+//   src[n * src_image + (c / 16) * 16 * plane + s * 16 + c % 16]
+// into the dense dst[n * dst_image + c * plane + s] (elements of t), for c < C, s < plane.
+void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                  OutDt t);
+
+// Weights (O, I, K spatial positions) in oneDNN's 16x16 tiles (ABcd16b16a when o_inner, else
+// ABcd16a16b): element (o, i, k) at
+//   src[((o / 16 * IB + i / 16) * K + k) * 256 + (o_inner ? (i % 16) * 16 + o % 16 : (o % 16) * 16 + i % 16)]
+// with IB = ceil(I / 16), into the dense dst[(o * I + i) * K + k] for the output channels of
+// 16-blocks [ob0, ob1).
+void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                     int64_t ob1);
+
+namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 F+BW+VL (has_avx512_bw)
+bool has_avx512_bw();
+void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                  OutDt t, bool vec);
+void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
+                     int64_t ob1, bool vec);
+}  // namespace detail
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_BLOCKED_STORE_HPP_

@@ -1,0 +1,156 @@
+// White-box test of blocked_store (compiled into this test from the plugin's sources): the stores
+// of oneDNN's blocked FLOAT layouts into dense FLOAT / FLOAT16 / BF16 arrays. The expected bytes come
+// from oneDNN's own reorder of the same buffer to the plain layout (so our reading of the layout is
+// checked against oneDNN's), then numeric.hpp's scalar rounding element by element. Random float bit
+// patterns (NaN, infinities, subnormals, rounding ties) so that every rounding branch is exercised;
+// channel tails off 16 (ic17/oc17, 35, 5), 1-D, 2-D and 3-D, both tile orders, a channel slice
+// written into wider images, the weights by ranges of output blocks; nothing outside is written.
+// The AVX-512 and the scalar spellings both; without AVX-512 only the scalar one.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <vector>
+
+#include "acltest.hpp"
+#include "aclnn_cpu/numeric.hpp"
+#include "blocked_store.hpp"
+
+namespace {
+
+using conv::OutDt;
+using Md = dnnl::memory::desc;
+using Tag = dnnl::memory::format_tag;
+constexpr uint8_t kCanary = 0xA5;
+
+dnnl::engine &cpu() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+}
+
+// A buffer of the blocked layout filled with random float bits (pads included), and oneDNN's plain
+// FLOAT copy of it.
+struct Blocked {
+    std::vector<float> blk, plain;
+};
+Blocked makeBlocked(const dnnl::memory::dims &d, Tag blocked, Tag plain, uint64_t seed) {
+    const Md bmd(d, dnnl::memory::data_type::f32, blocked), pmd(d, dnnl::memory::data_type::f32, plain);
+    Blocked b;
+    b.blk.resize(bmd.get_size() / 4);
+    b.plain.resize(pmd.get_size() / 4);
+    acltest::Rng rng(seed);
+    for (float &f : b.blk) {
+        const auto bits = static_cast<uint32_t>(rng.next());
+        std::memcpy(&f, &bits, 4);
+    }
+    dnnl::memory bm(bmd, cpu(), b.blk.data()), pm(pmd, cpu(), b.plain.data());
+    dnnl::stream st(cpu());
+    dnnl::reorder(bm, pm).execute(st, bm, pm);
+    st.wait();
+    return b;
+}
+
+std::vector<uint8_t> encode(float f, OutDt t) {
+    std::vector<uint8_t> out(conv::out_size(t));
+    if (t == OutDt::F32) {
+        std::memcpy(out.data(), &f, 4);
+    } else {
+        const uint16_t h = t == OutDt::F16 ? acp::float_to_half(f) : acp::float_to_bf16(f);
+        std::memcpy(out.data(), &h, 2);
+    }
+    return out;
+}
+
+const char *name(OutDt t) { return t == OutDt::F32 ? "FLOAT" : t == OutDt::F16 ? "FLOAT16" : "BF16"; }
+
+std::vector<bool> spellings() {
+    std::vector<bool> v{false};
+    if (conv::detail::has_avx512_bw()) v.push_back(true);
+    return v;
+}
+
+struct ActCase {
+    const char *name;
+    dnnl::memory::dims d;  // N, C, spatial...
+};
+
+// Channels [0, C) of each image written at channel c0 of images holding C_all = C + c0 + 3 channels.
+TEST(BlockedStore, ActivationsMatchOneDnnReorderThenRounding) {
+    const ActCase cases[] = {
+        {"ic17_9x11", {2, 17, 9, 11}}, {"c35_7x7", {3, 35, 7, 7}},   {"c16_1x1", {2, 16, 1, 1}},
+        {"c64_28x28", {1, 64, 28, 28}}, {"1d_c5_w37", {2, 5, 37}},   {"3d_c20_3x4x5", {1, 20, 3, 4, 5}},
+    };
+    uint64_t seed = 1;
+    for (const ActCase &c : cases) {
+        const size_t sd = c.d.size() - 2;
+        const Tag btag = sd == 1 ? Tag::nCw16c : sd == 2 ? Tag::nChw16c : Tag::nCdhw16c;
+        const Tag ptag = sd == 1 ? Tag::ncw : sd == 2 ? Tag::nchw : Tag::ncdhw;
+        const Blocked b = makeBlocked(c.d, btag, ptag, seed++);
+        const int64_t N = c.d[0], C = c.d[1];
+        int64_t plane = 1;
+        for (size_t i = 2; i < c.d.size(); ++i) plane *= c.d[i];
+        const int64_t src_image = static_cast<int64_t>(b.blk.size()) / N;
+        for (const int64_t c0 : {int64_t{0}, int64_t{5}}) {
+            const int64_t c_all = C + c0 + 3;
+            for (const OutDt t : {OutDt::F32, OutDt::F16, OutDt::BF16}) {
+                const size_t es = conv::out_size(t);
+                std::vector<uint8_t> want(static_cast<size_t>(N * c_all * plane) * es, kCanary);
+                for (int64_t n = 0; n < N; ++n)
+                    for (int64_t ch = 0; ch < C; ++ch)
+                        for (int64_t s = 0; s < plane; ++s) {
+                            const auto e = encode(b.plain[static_cast<size_t>((n * C + ch) * plane + s)], t);
+                            std::memcpy(want.data() + static_cast<size_t>((n * c_all + c0 + ch) * plane + s) * es, e.data(), es);
+                        }
+                for (const bool vec : spellings()) {
+                    std::vector<uint8_t> got(want.size(), kCanary);
+                    conv::detail::unblock_acts(b.blk.data(), N, C, plane, src_image, got.data() + static_cast<size_t>(c0 * plane) * es,
+                                               c_all * plane, t, vec);
+                    EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << " " << name(t) << (vec ? " AVX-512" : " scalar");
+                }
+            }
+        }
+    }
+}
+
+struct WeightCase {
+    const char *name;
+    dnnl::memory::dims d;  // O, I, spatial...
+};
+
+TEST(BlockedStore, WeightsMatchOneDnnReorderThenRounding) {
+    const WeightCase cases[] = {
+        {"oc17_ic17_3x3", {17, 17, 3, 3}}, {"oc64_ic20_3x3", {64, 20, 3, 3}}, {"oc32_ic64_1x1", {32, 64, 1, 1}},
+        {"oc5_ic3_7x7", {5, 3, 7, 7}},     {"1d_oc6_ic18_k4", {6, 18, 4}},    {"3d_oc16_ic16_3x3x3", {16, 16, 3, 3, 3}},
+        {"oc48_ic33_3x1", {48, 33, 3, 1}},
+    };
+    uint64_t seed = 100;
+    for (const WeightCase &c : cases) {
+        const size_t sd = c.d.size() - 2;
+        const Tag ptag = sd == 1 ? Tag::oiw : sd == 2 ? Tag::oihw : Tag::oidhw;
+        const int64_t O = c.d[0], I = c.d[1], OB = (O + 15) / 16;
+        int64_t K = 1;
+        for (size_t i = 2; i < c.d.size(); ++i) K *= c.d[i];
+        for (const bool o_inner : {true, false}) {
+            const Tag btag = o_inner ? (sd == 1 ? Tag::ABc16b16a : sd == 2 ? Tag::ABcd16b16a : Tag::ABcde16b16a)
+                                     : (sd == 1 ? Tag::ABc16a16b : sd == 2 ? Tag::ABcd16a16b : Tag::ABcde16a16b);
+            const Blocked b = makeBlocked(c.d, btag, ptag, seed++);
+            for (const OutDt t : {OutDt::F32, OutDt::F16, OutDt::BF16}) {
+                const size_t es = conv::out_size(t);
+                const size_t guard = 8 * es;  // canaries before and after
+                std::vector<uint8_t> want(static_cast<size_t>(O * I * K) * es + 2 * guard, kCanary);
+                for (size_t e = 0; e < b.plain.size(); ++e) std::memcpy(want.data() + guard + e * es, encode(b.plain[e], t).data(), es);
+                for (const bool vec : spellings()) {
+                    std::vector<uint8_t> got(want.size(), kCanary);
+                    // by ranges of output blocks, as the tasks of the weight pass write them
+                    const int64_t mid = OB / 2;
+                    conv::detail::unblock_weights(b.blk.data(), O, I, K, o_inner, got.data() + guard, t, mid, OB, vec);
+                    conv::detail::unblock_weights(b.blk.data(), O, I, K, o_inner, got.data() + guard, t, 0, mid, vec);
+                    EXPECT_TRUE(got == want) << c.name << (o_inner ? " 16b16a " : " 16a16b ") << name(t) << (vec ? " AVX-512" : " scalar");
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
