@@ -4,6 +4,8 @@
 #include "blocked_store.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
@@ -37,6 +39,19 @@ void weights_scalar(const float *src, int64_t O, int64_t I, int64_t K, bool o_in
             for (int64_t k = 0; k < K; ++k) {
                 const int64_t inner = o_inner ? (i % 16) * 16 + o % 16 : (o % 16) * 16 + i % 16;
                 put_scalar(dst, (o * I + i) * K + k, src[((o / 16 * IB + i / 16) * K + k) * 256 + inner], t);
+            }
+}
+
+void block_scalar(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
+    const auto *in = static_cast<const uint8_t *>(src);
+    auto *out = static_cast<uint8_t *>(dst);
+    const int64_t cpad = (C + 15) / 16 * 16;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < cpad; ++c)
+            for (int64_t s = 0; s < plane; ++s) {
+                uint8_t *o = out + static_cast<size_t>(n * dst_image + c / 16 * 16 * plane + s * 16 + c % 16) * es;
+                if (c < C) std::memcpy(o, in + static_cast<size_t>(n * src_image + c * plane + s) * es, es);
+                else std::memset(o, 0, es);
             }
 }
 
@@ -140,6 +155,36 @@ BS_AVX512 void weights_avx(const float *src, int64_t O, int64_t I, int64_t K, bo
         }
 }
 
+// 16 channels x 16 positions at a time, BF16 widened to 32-bit lanes for the transpose (bits kept);
+// channels past C load as zeros (the padding of the last block), tail positions are not stored.
+template <size_t ES>
+BS_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+    using E = std::conditional_t<ES == 4, float, uint16_t>;
+    const auto *in = static_cast<const E *>(src);
+    auto *out = static_cast<E *>(dst);
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t cb = 0; cb * 16 < C; ++cb) {
+            const int64_t cn = std::min<int64_t>(16, C - cb * 16);
+            const E *rows = in + n * src_image + cb * 16 * plane;
+            E *blk = out + n * dst_image + cb * 16 * plane;
+            for (int64_t s = 0; s < plane; s += 16) {
+                const int64_t sn = std::min<int64_t>(16, plane - s);
+                const __mmask16 m = first(sn);
+                __m512 r[16];
+                for (int64_t c = 0; c < 16; ++c) {
+                    if (c >= cn) r[c] = _mm512_setzero_ps();
+                    else if constexpr (ES == 4) r[c] = _mm512_maskz_loadu_ps(m, rows + c * plane + s);
+                    else r[c] = _mm512_castsi512_ps(_mm512_maskz_cvtepu16_epi32(kAll, _mm256_maskz_loadu_epi16(m, rows + c * plane + s)));
+                }
+                transpose16(r);
+                for (int64_t p = 0; p < sn; ++p) {
+                    if constexpr (ES == 4) _mm512_storeu_ps(blk + (s + p) * 16, r[p]);
+                    else _mm256_storeu_si256(reinterpret_cast<__m256i *>(blk + (s + p) * 16), _mm512_maskz_cvtepi32_epi16(kAll, _mm512_castps_si512(r[p])));
+                }
+            }
+        }
+}
+
 BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                         OutDt t) {
     switch (t) {
@@ -180,6 +225,14 @@ void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t
     acts_scalar(src, N, C, plane, src_image, dst, dst_image, t);
 }
 
+void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
+                bool vec) {
+#if defined(__x86_64__)
+    if (vec) return es == 4 ? block_avx<4>(src, N, C, plane, src_image, dst, dst_image) : block_avx<2>(src, N, C, plane, src_image, dst, dst_image);
+#endif
+    block_scalar(src, N, C, plane, src_image, dst, dst_image, es);
+}
+
 void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
                      int64_t ob1, bool vec) {
 #if defined(__x86_64__)
@@ -193,6 +246,10 @@ void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_i
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t) {
     detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, detail::has_avx512_bw());
+}
+
+void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
+    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, detail::has_avx512_bw());
 }
 
 void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,

@@ -142,9 +142,37 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu());
 }
 
-// A reorder between two layouts of the same tensor; none when they are the same.
+// Dense BF16 images (N, C, spatial...; a channel slice of wider images too) into nC[spatial]16c:
+// our own block_acts (blocked_store.hpp) instead of oneDNN's reorder, ~2x faster on BF16. (FLOAT:
+// oneDNN's is as fast.) Its shape, when `from` -> `to` is that.
+struct OwnBlock {
+    int64_t N = 0, C = 0, plane = 0, src_image = 0, dst_image = 0;
+};
+std::optional<OwnBlock> own_block(const Md &from, const Md &to) {
+    const Dims d = from.dims();
+    if (from.data_type() != DnnlDt::bf16 || to.data_type() != DnnlDt::bf16 || d.size() < 3 || d.size() > 5 || to.dims() != d)
+        return std::nullopt;
+    const auto tag = d.size() == 3 ? memory::format_tag::nCw16c : d.size() == 4 ? memory::format_tag::nChw16c : memory::format_tag::nCdhw16c;
+    const dnnl_memory_desc_t &m = from.data;
+    if (to != Md(d, DnnlDt::bf16, tag) || m.format_kind != dnnl_blocked || m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0)
+        return std::nullopt;
+    const dnnl_dims_t &st = m.format_desc.blocking.strides;
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 1;) {  // channels and spatial dims dense, channel by channel
+        if (m.padded_dims[i] != d[i] || (d[i] > 1 && st[i] != step)) return std::nullopt;
+        if (i > 1) step *= d[i];
+    }
+    OwnBlock b;
+    b.N = d[0], b.C = d[1], b.plane = step, b.src_image = st[0];
+    b.dst_image = static_cast<int64_t>(to.get_size() / 2) / std::max<int64_t>(1, d[0]);
+    return b;
+}
+
+// A reorder between two layouts of the same tensor; none when they are the same. (prim is set
+// whenever the layouts differ, also when our own block_acts does the work.)
 struct Reorder {
     std::optional<dnnl::reorder> prim;
+    std::optional<OwnBlock> own;
     size_t scratch = 0;
     Reorder() = default;
     Reorder(const Md &from, const Md &to) {
@@ -152,9 +180,15 @@ struct Reorder {
         const dnnl::reorder::primitive_desc pd(cpu(), from, cpu(), to, user_scratch());
         scratch = pd.scratchpad_desc().get_size();
         prim.emplace(pd);
+        own = own_block(from, to);
     }
     void run(dnnl::stream &st, const memory &from, const memory &to, void *scratch_ptr, const Md &scratch_md) const {
         if (!prim) return;
+        if (own) {
+            st.wait();
+            block_acts(from.get_data_handle(), own->N, own->C, own->plane, own->src_image, to.get_data_handle(), own->dst_image, 2);
+            return;
+        }
         std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
         if (scratch) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, cpu(), scratch_ptr));
         prim->execute(st, args);

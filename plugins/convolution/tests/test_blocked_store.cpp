@@ -5,6 +5,7 @@
 // patterns (NaN, infinities, subnormals, rounding ties) so that every rounding branch is exercised;
 // channel tails off 16 (ic17/oc17, 35, 5), 1-D, 2-D and 3-D, both tile orders, a channel slice
 // written into wider images, the weights by ranges of output blocks; nothing outside is written.
+// And the way in: dense FLOAT / BF16 operands (or a channel slice of them) into the blocked layout.
 // The AVX-512 and the scalar spellings both; without AVX-512 only the scalar one.
 #include <gtest/gtest.h>
 
@@ -107,6 +108,53 @@ TEST(BlockedStore, ActivationsMatchOneDnnReorderThenRounding) {
                     conv::detail::unblock_acts(b.blk.data(), N, C, plane, src_image, got.data() + static_cast<size_t>(c0 * plane) * es,
                                                c_all * plane, t, vec);
                     EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << " " << name(t) << (vec ? " AVX-512" : " scalar");
+                }
+            }
+        }
+    }
+}
+
+// Dense operands (a channel slice of wider images too) into the blocked layout, FLOAT and BF16:
+// every byte of the blocked buffer as oneDNN's reorder writes it, the zero padding channels included.
+TEST(BlockedStore, OperandsMatchOneDnnReorder) {
+    const ActCase cases[] = {
+        {"ic17_9x11", {2, 17, 9, 11}}, {"c35_7x7", {3, 35, 7, 7}},   {"c16_1x1", {2, 16, 1, 1}},
+        {"c64_28x28", {1, 64, 28, 28}}, {"1d_c5_w37", {2, 5, 37}},   {"3d_c20_3x4x5", {1, 20, 3, 4, 5}},
+    };
+    uint64_t seed = 50;
+    for (const ActCase &c : cases) {
+        const size_t sd = c.d.size() - 2;
+        const Tag btag = sd == 1 ? Tag::nCw16c : sd == 2 ? Tag::nChw16c : Tag::nCdhw16c;
+        const int64_t N = c.d[0], C = c.d[1];
+        int64_t plane = 1;
+        for (size_t i = 2; i < c.d.size(); ++i) plane *= c.d[i];
+        for (const auto dt : {dnnl::memory::data_type::f32, dnnl::memory::data_type::bf16}) {
+            const size_t es = dt == dnnl::memory::data_type::f32 ? 4 : 2;
+            for (const int64_t c0 : {int64_t{0}, int64_t{5}}) {
+                const int64_t c_all = C + c0 + 3;
+                dnnl::memory::dims strides{c_all * plane, plane};
+                int64_t step = 1;
+                std::vector<int64_t> sp;
+                for (size_t i = c.d.size(); i-- > 2;) {
+                    sp.insert(sp.begin(), step);
+                    step *= c.d[i];
+                }
+                strides.insert(strides.end(), sp.begin(), sp.end());
+                std::vector<uint8_t> src(static_cast<size_t>(N * c_all * plane) * es);
+                acltest::Rng rng(seed++);
+                for (uint8_t &b : src) b = static_cast<uint8_t>(rng.next());
+                const Md smd(c.d, dt, strides), bmd(c.d, dt, btag);
+                std::vector<uint8_t> want(bmd.get_size(), kCanary);
+                uint8_t *first_channel = src.data() + static_cast<size_t>(c0 * plane) * es;
+                dnnl::memory sm(smd, cpu(), first_channel), bm(bmd, cpu(), want.data());
+                dnnl::stream st(cpu());
+                dnnl::reorder(sm, bm).execute(st, sm, bm);
+                st.wait();
+                const auto dst_image = static_cast<int64_t>(bmd.get_size() / es) / N;
+                for (const bool vec : spellings()) {
+                    std::vector<uint8_t> got(want.size(), kCanary);
+                    conv::detail::block_acts(first_channel, N, C, plane, c_all * plane, got.data(), dst_image, es, vec);
+                    EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << (es == 4 ? " FLOAT" : " BF16") << (vec ? " AVX-512" : " scalar");
                 }
             }
         }
