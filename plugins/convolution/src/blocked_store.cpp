@@ -55,6 +55,27 @@ void block_scalar(const void *src, int64_t N, int64_t C, int64_t plane, int64_t 
             }
 }
 
+int64_t tile_at(int64_t o, int64_t i, int64_t k, int64_t OB, int64_t IB, int64_t K, WeightTiles tiles, bool a_outer) {
+    const int64_t ob = o / 16, ib = i / 16, oi = o % 16, ii = i % 16;
+    const int64_t tile = ((a_outer ? ob * IB + ib : ib * OB + ob) * K + k) * 256;
+    return tile + (tiles == WeightTiles::F32_16a16b ? oi * 16 + ii : oi / 2 * 32 + ii * 2 + oi % 2);
+}
+
+void block_weights_scalar(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer,
+                          void *dst) {
+    const int64_t OB = (O + 15) / 16, IB = (I + 15) / 16;
+    const size_t es = tiles == WeightTiles::F32_16a16b ? 4 : 2;
+    const auto *in = static_cast<const uint8_t *>(src);
+    auto *out = static_cast<uint8_t *>(dst);
+    for (int64_t o = 0; o < OB * 16; ++o)
+        for (int64_t i = 0; i < IB * 16; ++i)
+            for (int64_t k = 0; k < K; ++k) {
+                uint8_t *d = out + static_cast<size_t>(tile_at(o, i, k, OB, IB, K, tiles, a_outer)) * es;
+                if (o < O && i < I) std::memcpy(d, in + static_cast<size_t>(o * o_stride + i * K + k) * es, es);
+                else std::memset(d, 0, es);
+            }
+}
+
 #if defined(__x86_64__)
 #define BS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
@@ -185,6 +206,46 @@ BS_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, i
         }
 }
 
+// Per output channel o and chunk of 16 kernel positions: its 16 input rows (K consecutive values
+// each) transposed give, for each k, the tile row of o (16 inputs). BF16 rows are widened to 32-bit
+// lanes; a pair of output channels (even, odd) is then one row of 16 (even | odd << 16) words.
+template <WeightTiles T>
+BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, bool a_outer, void *dst) {
+    const int64_t OB = (O + 15) / 16, IB = (I + 15) / 16;
+    for (int64_t ob = 0; ob < OB; ++ob)
+        for (int64_t ib = 0; ib < IB; ++ib) {
+            const int64_t on = std::min<int64_t>(16, O - ob * 16), in = std::min<int64_t>(16, I - ib * 16);
+            const int64_t tile0 = (a_outer ? ob * IB + ib : ib * OB + ob) * K * 256;
+            for (int64_t k0 = 0; k0 < K; k0 += 16) {
+                const int64_t kn = std::min<int64_t>(16, K - k0);
+                const __mmask16 m = first(kn);
+                __m512 even[16];
+                for (int64_t o = 0; o < 16; ++o) {
+                    __m512 r[16];
+                    const int64_t row = (ob * 16 + o) * o_stride + ib * 16 * K + k0;
+                    for (int64_t i = 0; i < 16; ++i) {
+                        if (o >= on || i >= in) r[i] = _mm512_setzero_ps();
+                        else if constexpr (T == WeightTiles::F32_16a16b) r[i] = _mm512_maskz_loadu_ps(m, static_cast<const float *>(src) + row + i * K);
+                        else
+                            r[i] = _mm512_castsi512_ps(_mm512_maskz_cvtepu16_epi32(
+                                kAll, _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(src) + row + i * K)));
+                    }
+                    transpose16(r);
+                    if constexpr (T == WeightTiles::F32_16a16b) {
+                        for (int64_t k = 0; k < kn; ++k) _mm512_storeu_ps(static_cast<float *>(dst) + tile0 + (k0 + k) * 256 + o * 16, r[k]);
+                    } else if (o % 2 == 0) {
+                        for (int64_t k = 0; k < kn; ++k) even[k] = r[k];
+                    } else {
+                        for (int64_t k = 0; k < kn; ++k) {
+                            const __m512i w = _mm512_or_si512(_mm512_castps_si512(even[k]), _mm512_maskz_slli_epi32(kAll, _mm512_castps_si512(r[k]), 16));
+                            _mm512_storeu_si512(static_cast<uint16_t *>(dst) + tile0 + (k0 + k) * 256 + o / 2 * 32, w);
+                        }
+                    }
+                }
+            }
+        }
+}
+
 BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                         OutDt t) {
     switch (t) {
@@ -233,6 +294,17 @@ void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t sr
     block_scalar(src, N, C, plane, src_image, dst, dst_image, es);
 }
 
+void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
+                   bool vec) {
+#if defined(__x86_64__)
+    if (vec) {
+        if (tiles == WeightTiles::F32_16a16b) return block_weights_avx<WeightTiles::F32_16a16b>(src, O, I, K, o_stride, a_outer, dst);
+        return block_weights_avx<WeightTiles::BF16_8a16b2a>(src, O, I, K, o_stride, a_outer, dst);
+    }
+#endif
+    block_weights_scalar(src, O, I, K, o_stride, tiles, a_outer, dst);
+}
+
 void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
                      int64_t ob1, bool vec) {
 #if defined(__x86_64__)
@@ -250,6 +322,10 @@ void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t
 
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
     detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, detail::has_avx512_bw());
+}
+
+void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst) {
+    detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, detail::has_avx512_bw());
 }
 
 void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,

@@ -38,6 +38,14 @@ void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_i
 // Why: oneDNN 2.6's reorder of BF16 activations to the blocked layout runs at ~5 GB/s.
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es);
 
+// The weights into the blocked layouts oneDNN's data passes read, a bit copy with zero padding:
+// element (o, i, k) of src[o * o_stride + i * K + k] (o < O, i < I: a slice of wider weights when
+// o_stride > I * K) at tile ((A outer ? ob * IB + ib : ib * OB + ob) * K + k) * 256 of dst, within the
+// tile at (o % 16) * 16 + i % 16 (FLOAT, ABcd16a16b) or ((o % 16) / 2) * 32 + (i % 16) * 2 + o % 2
+// (BF16, ABcd8a16b2a / BAcd8a16b2a). Why: oneDNN 2.6's reorders to these run at ~5 GB/s.
+enum class WeightTiles { F32_16a16b, BF16_8a16b2a };
+void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst);
+
 namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 F+BW+VL (has_avx512_bw)
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
                 bool vec);
@@ -46,6 +54,8 @@ void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t
                   OutDt t, bool vec);
 void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
                      int64_t ob1, bool vec);
+void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
+                   bool vec);
 }  // namespace detail
 
 }  // namespace conv

@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <stdexcept>
@@ -168,11 +169,51 @@ std::optional<OwnBlock> own_block(const Md &from, const Md &to) {
     return b;
 }
 
+// Dense weights (O, I, K...; a slice of input channels of wider ones too) into the tiles of the
+// data passes (FLOAT ABcd16a16b, BF16 ABcd8a16b2a / BAcd8a16b2a): our own block_weights, 2-5x
+// faster than oneDNN's reorder. Its shape, when `from` -> `to` is that.
+struct OwnWeights {
+    int64_t O = 0, I = 0, K = 1, o_stride = 0;
+    WeightTiles tiles = WeightTiles::F32_16a16b;
+    bool a_outer = true;
+};
+std::optional<OwnWeights> own_weights_in(const Md &from, const Md &to) {
+    using T = memory::format_tag;
+    const Dims d = from.dims();
+    const dnnl_memory_desc_t &m = from.data;
+    if (d.size() < 3 || d.size() > 5 || to.dims() != d || from.data_type() != to.data_type() || m.format_kind != dnnl_blocked ||
+        m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0)
+        return std::nullopt;
+    const size_t r = d.size() - 3;  // rank 3, 4, 5
+    OwnWeights w;
+    if (from.data_type() == DnnlDt::f32 && to == Md(d, DnnlDt::f32, std::array{T::ABc16a16b, T::ABcd16a16b, T::ABcde16a16b}[r])) {
+        w.tiles = WeightTiles::F32_16a16b;
+    } else if (from.data_type() == DnnlDt::bf16 && to == Md(d, DnnlDt::bf16, std::array{T::ABc8a16b2a, T::ABcd8a16b2a, T::ABcde8a16b2a}[r])) {
+        w.tiles = WeightTiles::BF16_8a16b2a;
+    } else if (from.data_type() == DnnlDt::bf16 && to == Md(d, DnnlDt::bf16, std::array{T::BAc8a16b2a, T::BAcd8a16b2a, T::BAcde8a16b2a}[r])) {
+        w.tiles = WeightTiles::BF16_8a16b2a;
+        w.a_outer = false;
+    } else {
+        return std::nullopt;
+    }
+    const dnnl_dims_t &st = m.format_desc.blocking.strides;
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 1;) {  // inputs and kernel positions dense
+        if (m.padded_dims[i] != d[i] || (d[i] > 1 && st[i] != step)) return std::nullopt;
+        step *= d[i];
+        if (i == 2) w.K = step;
+    }
+    if (m.padded_dims[0] != d[0]) return std::nullopt;
+    w.O = d[0], w.I = d[1], w.o_stride = st[0];
+    return w;
+}
+
 // A reorder between two layouts of the same tensor; none when they are the same. (prim is set
-// whenever the layouts differ, also when our own block_acts does the work.)
+// whenever the layouts differ, also when our own block_acts / block_weights does the work.)
 struct Reorder {
     std::optional<dnnl::reorder> prim;
     std::optional<OwnBlock> own;
+    std::optional<OwnWeights> own_w;
     size_t scratch = 0;
     Reorder() = default;
     Reorder(const Md &from, const Md &to) {
@@ -181,12 +222,19 @@ struct Reorder {
         scratch = pd.scratchpad_desc().get_size();
         prim.emplace(pd);
         own = own_block(from, to);
+        own_w = own_weights_in(from, to);
     }
     void run(dnnl::stream &st, const memory &from, const memory &to, void *scratch_ptr, const Md &scratch_md) const {
         if (!prim) return;
         if (own) {
             st.wait();
             block_acts(from.get_data_handle(), own->N, own->C, own->plane, own->src_image, to.get_data_handle(), own->dst_image, 2);
+            return;
+        }
+        if (own_w) {
+            st.wait();
+            block_weights(from.get_data_handle(), own_w->O, own_w->I, own_w->K, own_w->o_stride, own_w->tiles, own_w->a_outer,
+                          to.get_data_handle());
             return;
         }
         std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};

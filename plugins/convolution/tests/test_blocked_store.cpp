@@ -201,4 +201,63 @@ TEST(BlockedStore, WeightsMatchOneDnnReorderThenRounding) {
     }
 }
 
+// Dense weights (and a slice of input channels of wider ones, as the data pass's channel blocks
+// read them) into the tiles oneDNN's data passes read: every byte as oneDNN's reorder writes it.
+TEST(BlockedStore, WeightsIntoTilesMatchOneDnnReorder) {
+    const WeightCase cases[] = {
+        {"oc17_ic17_3x3", {17, 17, 3, 3}}, {"oc64_ic20_3x3", {64, 20, 3, 3}}, {"oc32_ic64_1x1", {32, 64, 1, 1}},
+        {"oc5_ic3_7x7", {5, 3, 7, 7}},     {"1d_oc6_ic18_k4", {6, 18, 4}},    {"3d_oc16_ic16_3x3x3", {16, 16, 3, 3, 3}},
+        {"oc48_ic33_5x5", {48, 33, 5, 5}},
+    };
+    using DT = dnnl::memory::data_type;
+    struct Layout {
+        conv::WeightTiles tiles;
+        bool a_outer;
+        Tag tag[3];  // by spatial rank 1, 2, 3
+    };
+    const Layout layouts[] = {
+        {conv::WeightTiles::F32_16a16b, true, {Tag::ABc16a16b, Tag::ABcd16a16b, Tag::ABcde16a16b}},
+        {conv::WeightTiles::BF16_8a16b2a, true, {Tag::ABc8a16b2a, Tag::ABcd8a16b2a, Tag::ABcde8a16b2a}},
+        {conv::WeightTiles::BF16_8a16b2a, false, {Tag::BAc8a16b2a, Tag::BAcd8a16b2a, Tag::BAcde8a16b2a}},
+    };
+    uint64_t seed = 200;
+    for (const WeightCase &c : cases) {
+        const size_t sd = c.d.size() - 2;
+        const int64_t O = c.d[0], I = c.d[1];
+        int64_t K = 1;
+        for (size_t i = 2; i < c.d.size(); ++i) K *= c.d[i];
+        for (const Layout &l : layouts) {
+            const DT dt = l.tiles == conv::WeightTiles::F32_16a16b ? DT::f32 : DT::bf16;
+            const size_t es = dt == DT::f32 ? 4 : 2;
+            for (const int64_t c0 : {int64_t{0}, int64_t{3}}) {
+                const int64_t i_all = I + c0 + 2;  // input channels of the whole weights
+                dnnl::memory::dims strides{i_all * K, K};
+                int64_t step = 1;
+                std::vector<int64_t> sp;
+                for (size_t i = c.d.size(); i-- > 2;) {
+                    sp.insert(sp.begin(), step);
+                    step *= c.d[i];
+                }
+                strides.insert(strides.end(), sp.begin(), sp.end());
+                std::vector<uint8_t> src(static_cast<size_t>(O * i_all * K) * es);
+                acltest::Rng rng(seed++);
+                for (uint8_t &b : src) b = static_cast<uint8_t>(rng.next());
+                const Md smd(c.d, dt, strides), bmd(c.d, dt, l.tag[sd - 1]);
+                std::vector<uint8_t> want(bmd.get_size(), kCanary);
+                uint8_t *first_input = src.data() + static_cast<size_t>(c0 * K) * es;
+                dnnl::memory sm(smd, cpu(), first_input), bm(bmd, cpu(), want.data());
+                dnnl::stream st(cpu());
+                dnnl::reorder(sm, bm).execute(st, sm, bm);
+                st.wait();
+                for (const bool vec : spellings()) {
+                    std::vector<uint8_t> got(want.size(), kCanary);
+                    conv::detail::block_weights(first_input, O, I, K, i_all * K, l.tiles, l.a_outer, got.data(), vec);
+                    EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << (es == 4 ? " FLOAT 16a16b" : " BF16 8a16b2a")
+                                             << (l.a_outer ? " AB" : " BA") << (vec ? " AVX-512" : " scalar");
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
