@@ -31,14 +31,17 @@ void acts_scalar(const float *src, int64_t N, int64_t C, int64_t plane, int64_t 
         }
 }
 
-void weights_scalar(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                    int64_t ob1) {
+void weights_scalar(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
+                    int64_t ob0, int64_t ob1) {
     const int64_t IB = (I + 15) / 16;
     for (int64_t o = ob0 * 16; o < std::min(O, ob1 * 16); ++o)
         for (int64_t i = 0; i < I; ++i)
             for (int64_t k = 0; k < K; ++k) {
                 const int64_t inner = o_inner ? (i % 16) * 16 + o % 16 : (o % 16) * 16 + i % 16;
-                put_scalar(dst, (o * I + i) * K + k, src[((o / 16 * IB + i / 16) * K + k) * 256 + inner], t);
+                const int64_t at = ((o / 16 * IB + i / 16) * K + k) * 256 + inner;
+                float v = parts[0][at];
+                for (int64_t p = 1; p < n_parts; ++p) v += parts[p][at];
+                put_scalar(dst, (o * I + i) * K + k, v, t);
             }
 }
 
@@ -147,19 +150,27 @@ BS_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, i
 // o_inner, else output channel): the K tile rows of a (16 values of the other channel, b, each)
 // transposed by chunks of 16 kernel positions give, for each b, the K consecutive values
 // dst[(o * I + i) * K + k]: one masked store each.
+// 16 values at `at` of the sum of the parts, in part order.
+BS_AVX512 __attribute__((always_inline)) inline __m512 load_sum(const float *const *parts, int64_t n_parts, int64_t at) {
+    __m512 v = _mm512_loadu_ps(parts[0] + at);
+    for (int64_t p = 1; p < n_parts; ++p) v = _mm512_add_ps(v, _mm512_loadu_ps(parts[p] + at));
+    return v;
+}
+
 template <OutDt T>
-BS_AVX512 void weights_avx(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, int64_t ob0, int64_t ob1, void *dst) {
+BS_AVX512 void weights_avx(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, int64_t ob0,
+                           int64_t ob1, void *dst) {
     const int64_t IB = (I + 15) / 16;
     for (int64_t ob = ob0; ob < ob1; ++ob)
         for (int64_t ib = 0; ib < IB; ++ib) {
-            const float *blk = src + (ob * IB + ib) * K * 256;
+            const int64_t blk = (ob * IB + ib) * K * 256;  // offset of the block in each part
             const int64_t on = std::min<int64_t>(16, O - ob * 16), in = std::min<int64_t>(16, I - ib * 16);
             const int64_t an = o_inner ? in : on, bn = o_inner ? on : in;
             const int64_t a_step = o_inner ? K : I * K, b_step = o_inner ? I * K : K;  // in dst
             const int64_t base = (ob * 16 * I + ib * 16) * K;
             if (K == 1) {  // one tile: rows i transposed to rows o (o_inner), or rows o already
                 __m512 r[16];
-                for (int64_t j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(blk + j * 16);
+                for (int64_t j = 0; j < 16; ++j) r[j] = load_sum(parts, n_parts, blk + j * 16);
                 if (o_inner) transpose16(r);
                 for (int64_t o = 0; o < on; ++o) put16<T>(dst, base + o * I, r[o], first(in));
                 continue;
@@ -168,7 +179,7 @@ BS_AVX512 void weights_avx(const float *src, int64_t O, int64_t I, int64_t K, bo
                 for (int64_t k0 = 0; k0 < K; k0 += 16) {
                     const int64_t kn = std::min<int64_t>(16, K - k0);
                     __m512 r[16];
-                    for (int64_t k = 0; k < 16; ++k) r[k] = k < kn ? _mm512_loadu_ps(blk + (k0 + k) * 256 + a * 16) : _mm512_setzero_ps();
+                    for (int64_t k = 0; k < 16; ++k) r[k] = k < kn ? load_sum(parts, n_parts, blk + (k0 + k) * 256 + a * 16) : _mm512_setzero_ps();
                     transpose16(r);
                     const __mmask16 m = first(kn);
                     for (int64_t b = 0; b < bn; ++b) put16<T>(dst, base + a * a_step + b * b_step + k0, r[b], m);
@@ -255,12 +266,12 @@ BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, i
     }
 }
 
-BS_AVX512 void weights_vec(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                           int64_t ob1) {
+BS_AVX512 void weights_vec(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst,
+                           OutDt t, int64_t ob0, int64_t ob1) {
     switch (t) {
-        case OutDt::F32: return weights_avx<OutDt::F32>(src, O, I, K, o_inner, ob0, ob1, dst);
-        case OutDt::F16: return weights_avx<OutDt::F16>(src, O, I, K, o_inner, ob0, ob1, dst);
-        case OutDt::BF16: return weights_avx<OutDt::BF16>(src, O, I, K, o_inner, ob0, ob1, dst);
+        case OutDt::F32: return weights_avx<OutDt::F32>(parts, n_parts, O, I, K, o_inner, ob0, ob1, dst);
+        case OutDt::F16: return weights_avx<OutDt::F16>(parts, n_parts, O, I, K, o_inner, ob0, ob1, dst);
+        case OutDt::BF16: return weights_avx<OutDt::BF16>(parts, n_parts, O, I, K, o_inner, ob0, ob1, dst);
     }
 }
 #endif
@@ -305,12 +316,12 @@ void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_s
     block_weights_scalar(src, O, I, K, o_stride, tiles, a_outer, dst);
 }
 
-void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                     int64_t ob1, bool vec) {
+void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
+                     int64_t ob0, int64_t ob1, bool vec) {
 #if defined(__x86_64__)
-    if (vec) return weights_vec(src, O, I, K, o_inner, dst, t, ob0, ob1);
+    if (vec) return weights_vec(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
 #endif
-    weights_scalar(src, O, I, K, o_inner, dst, t, ob0, ob1);
+    weights_scalar(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
 }
 
 }  // namespace detail
@@ -328,9 +339,9 @@ void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_s
     detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, detail::has_avx512_bw());
 }
 
-void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                     int64_t ob1) {
-    detail::unblock_weights(src, O, I, K, o_inner, dst, t, ob0, ob1, detail::has_avx512_bw());
+void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
+                     int64_t ob0, int64_t ob1) {
+    detail::unblock_weights(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1, detail::has_avx512_bw());
 }
 
 }  // namespace conv

@@ -27,9 +27,10 @@ void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t
 // ABcd16a16b): element (o, i, k) at
 //   src[((o / 16 * IB + i / 16) * K + k) * 256 + (o_inner ? (i % 16) * 16 + o % 16 : (o % 16) * 16 + i % 16)]
 // with IB = ceil(I / 16), into the dense dst[(o * I + i) * K + k] for the output channels of
-// 16-blocks [ob0, ob1).
-void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                     int64_t ob1);
+// 16-blocks [ob0, ob1). src is the sum of n_parts partial results of that layout, added element by
+// element in part order ((p0 + p1) + p2 ...: the weight pass's partial gradients), summed on the way.
+void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
+                     int64_t ob0, int64_t ob1);
 
 // The other way, for the operands: N dense images of C channels (element (n, c, s) at
 // src[n * src_image + c * plane + s], FLOAT or BF16: es = 4 or 2 bytes) into oneDNN's nC[spatial]16c
@@ -52,8 +53,8 @@ void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t sr
 bool has_avx512_bw();
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t, bool vec);
-void unblock_weights(const float *src, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t, int64_t ob0,
-                     int64_t ob1, bool vec);
+void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
+                     int64_t ob0, int64_t ob1, bool vec);
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
                    bool vec);
 }  // namespace detail

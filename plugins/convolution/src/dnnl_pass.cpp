@@ -892,6 +892,15 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         }
         st.wait();
     });
+    if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
+        std::vector<const float *> parts;
+        for (int64_t k = 0; k < chunks; ++k) parts.push_back(static_cast<const float *>(bufs[4 * k + 2]));
+        const int64_t ob = (s.g.OC + 15) / 16;
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, ob, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            unblock_weights(parts.data(), chunks, s.g.OC, s.g.IC, s.g.k_size(), s.dw_own == 1, out, out_dt, r.begin(), r.end());
+        });
+        return;
+    }
     // Partials summed in chunk order, element by element: the same bits whatever ran where.
     auto *sum = static_cast<float *>(bufs[2]);
     if (chunks > 1) {
@@ -901,13 +910,6 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
                 for (size_t e = r.begin(); e < r.end(); ++e) sum[e] += p[e];
             }
         });
-    }
-    if (s.dw_own >= 0) {  // by output-channel blocks of 16, in parallel: a pure store
-        const int64_t ob = (s.g.OC + 15) / 16;
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, ob, 1), [&](const tbb::blocked_range<int64_t> &r) {
-            unblock_weights(sum, s.g.OC, s.g.IC, s.g.k_size(), s.dw_own == 1, out, out_dt, r.begin(), r.end());
-        });
-        return;
     }
     OneThread one;
     dnnl::stream st(cpu());
@@ -966,7 +968,8 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
             v.prim->execute(st, args);
             if (s.dw_own >= 0) {
                 st.wait();
-                unblock_weights(static_cast<const float *>(b[1]), s.block_oc, s.g.IC, s.g.k_size(), s.dw_own == 1, rows, out_dt, 0,
+                const auto *part = static_cast<const float *>(b[1]);
+                unblock_weights(&part, 1, s.block_oc, s.g.IC, s.g.k_size(), s.dw_own == 1, rows, out_dt, 0,
                                 (s.block_oc + 15) / 16);
             } else {
                 s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);

@@ -9,6 +9,7 @@
 // The AVX-512 and the scalar spellings both; without AVX-512 only the scalar one.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -192,8 +193,51 @@ TEST(BlockedStore, WeightsMatchOneDnnReorderThenRounding) {
                     std::vector<uint8_t> got(want.size(), kCanary);
                     // by ranges of output blocks, as the tasks of the weight pass write them
                     const int64_t mid = OB / 2;
-                    conv::detail::unblock_weights(b.blk.data(), O, I, K, o_inner, got.data() + guard, t, mid, OB, vec);
-                    conv::detail::unblock_weights(b.blk.data(), O, I, K, o_inner, got.data() + guard, t, 0, mid, vec);
+                    const float *part = b.blk.data();
+                    conv::detail::unblock_weights(&part, 1, O, I, K, o_inner, got.data() + guard, t, mid, OB, vec);
+                    conv::detail::unblock_weights(&part, 1, O, I, K, o_inner, got.data() + guard, t, 0, mid, vec);
+                    EXPECT_TRUE(got == want) << c.name << (o_inner ? " 16b16a " : " 16a16b ") << name(t) << (vec ? " AVX-512" : " scalar");
+                }
+            }
+        }
+    }
+}
+
+// Partial weight gradients summed on the way, in part order: the same bytes as oneDNN's reorder of
+// ((p0 + p1) + p2) then the rounding. Finite values of mixed magnitudes, so the order matters.
+TEST(BlockedStore, WeightPartsSummedInOrder) {
+    const WeightCase cases[] = {{"oc17_ic17_3x3", {17, 17, 3, 3}}, {"oc32_ic64_1x1", {32, 64, 1, 1}}, {"oc48_ic33_3x1", {48, 33, 3, 1}}};
+    uint64_t seed = 300;
+    for (const WeightCase &c : cases) {
+        const int64_t O = c.d[0], I = c.d[1], OB = (O + 15) / 16;
+        const int64_t K = c.d[2] * c.d[3];
+        for (const bool o_inner : {true, false}) {
+            const Md bmd(c.d, dnnl::memory::data_type::f32, o_inner ? Tag::ABcd16b16a : Tag::ABcd16a16b);
+            const Md pmd(c.d, dnnl::memory::data_type::f32, Tag::oihw);
+            const size_t n = bmd.get_size() / 4;
+            acltest::Rng rng(seed++);
+            std::vector<std::vector<float>> parts(3, std::vector<float>(n));
+            for (auto &p : parts)
+                for (float &f : p) f = static_cast<float>(rng.uniform(-1.0, 1.0) * std::ldexp(1.0, static_cast<int>(rng.integer(-30, 30))));
+            std::vector<float> sum(n), plain(pmd.get_size() / 4);
+            for (size_t e = 0; e < n; ++e) {
+                float v = parts[0][e];
+                v += parts[1][e];
+                v += parts[2][e];
+                sum[e] = v;
+            }
+            dnnl::memory bm(bmd, cpu(), sum.data()), pm(pmd, cpu(), plain.data());
+            dnnl::stream st(cpu());
+            dnnl::reorder(bm, pm).execute(st, bm, pm);
+            st.wait();
+            const float *ptrs[3] = {parts[0].data(), parts[1].data(), parts[2].data()};
+            for (const OutDt t : {OutDt::F32, OutDt::BF16}) {
+                const size_t es = conv::out_size(t);
+                std::vector<uint8_t> want(plain.size() * es);
+                for (size_t e = 0; e < plain.size(); ++e) std::memcpy(want.data() + e * es, encode(plain[e], t).data(), es);
+                for (const bool vec : spellings()) {
+                    std::vector<uint8_t> got(want.size(), kCanary);
+                    conv::detail::unblock_weights(ptrs, 3, O, I, K, o_inner, got.data(), t, 0, OB, vec);
                     EXPECT_TRUE(got == want) << c.name << (o_inner ? " 16b16a " : " 16a16b ") << name(t) << (vec ? " AVX-512" : " scalar");
                 }
             }
