@@ -227,6 +227,27 @@ BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t 
         for (int64_t ib = 0; ib < IB; ++ib) {
             const int64_t on = std::min<int64_t>(16, O - ob * 16), in = std::min<int64_t>(16, I - ib * 16);
             const int64_t tile0 = (a_outer ? ob * IB + ib : ib * OB + ob) * K * 256;
+            if (K == 1) {  // the 16 inputs of output o are contiguous: the tile row as it is
+                const __mmask16 m = first(in);
+                __m512 even = _mm512_setzero_ps();
+                for (int64_t o = 0; o < 16; ++o) {
+                    const int64_t row = (ob * 16 + o) * o_stride + ib * 16;
+                    __m512 r = _mm512_setzero_ps();
+                    if (o < on) {
+                        if constexpr (T == WeightTiles::F32_16a16b) r = _mm512_maskz_loadu_ps(m, static_cast<const float *>(src) + row);
+                        else r = _mm512_castsi512_ps(_mm512_maskz_cvtepu16_epi32(kAll, _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t *>(src) + row)));
+                    }
+                    if constexpr (T == WeightTiles::F32_16a16b) {
+                        _mm512_storeu_ps(static_cast<float *>(dst) + tile0 + o * 16, r);
+                    } else if (o % 2 == 0) {
+                        even = r;
+                    } else {
+                        const __m512i w = _mm512_or_si512(_mm512_castps_si512(even), _mm512_maskz_slli_epi32(kAll, _mm512_castps_si512(r), 16));
+                        _mm512_storeu_si512(static_cast<uint16_t *>(dst) + tile0 + o / 2 * 32, w);
+                    }
+                }
+                continue;
+            }
             for (int64_t k0 = 0; k0 < K; k0 += 16) {
                 const int64_t kn = std::min<int64_t>(16, K - k0);
                 const __mmask16 m = first(kn);

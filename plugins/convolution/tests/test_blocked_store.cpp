@@ -251,7 +251,7 @@ TEST(BlockedStore, WeightsIntoTilesMatchOneDnnReorder) {
     const WeightCase cases[] = {
         {"oc17_ic17_3x3", {17, 17, 3, 3}}, {"oc64_ic20_3x3", {64, 20, 3, 3}}, {"oc32_ic64_1x1", {32, 64, 1, 1}},
         {"oc5_ic3_7x7", {5, 3, 7, 7}},     {"1d_oc6_ic18_k4", {6, 18, 4}},    {"3d_oc16_ic16_3x3x3", {16, 16, 3, 3, 3}},
-        {"oc48_ic33_5x5", {48, 33, 5, 5}},
+        {"oc48_ic33_5x5", {48, 33, 5, 5}}, {"oc21_ic35_1x1", {21, 35, 1, 1}},
     };
     using DT = dnnl::memory::data_type;
     struct Layout {
