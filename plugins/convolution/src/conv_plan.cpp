@@ -76,11 +76,13 @@ struct Sources {
 
 // Where a node writes its FLOAT result: the caller's dense FLOAT tensor; a buffer the node itself
 // rounds into the caller's dense FLOAT16/BF16 tensor (round_to); or a buffer the core's store node
-// writes into any other view.
+// writes into any other view. Or, for a pass that rounds its result itself (own_dt), the caller's
+// dense FLOAT16/BF16 tensor directly.
 struct Sink {
     int32_t arg = -1, buffer = -1;
     int32_t round_to = -1;  // dtype of a dense low-precision output the node rounds into
     int64_t count = 0;
+    OutDt own_dt = OutDt::F32;  // FLOAT16 / BF16: the pass writes the caller's tensor in it
     float *address(const acp_host_api *h, const acp_run_ctx *run) const {
         return static_cast<float *>(buffer >= 0 ? h->buffer_data(run, buffer) : h->arg_data(run, arg));
     }
@@ -90,10 +92,15 @@ struct Sink {
     }
 };
 
-Sink plan_sink(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, bool force_buffer = false) {
+// self_round: the node's pass can write a dense FLOAT16 / BF16 result itself (rounds_output()).
+Sink plan_sink(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, bool force_buffer = false, bool self_round = false) {
     Sink s;
     s.arg = arg;
     s.count = acp::numel(t);
+    if (self_round && !force_buffer && acp::is_contiguous(t) && (t.dtype == kFloat16 || t.dtype == kBf16)) {
+        s.own_dt = t.dtype == kBf16 ? OutDt::BF16 : OutDt::F16;
+        return s;
+    }
     if (force_buffer || t.dtype != kFloat || !acp::is_contiguous(t))
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * sizeof(float));
     if (s.buffer >= 0 && (t.dtype == kFloat16 || t.dtype == kBf16) && acp::is_contiguous(t)) s.round_to = t.dtype;
@@ -196,15 +203,20 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         resolve(s->host, run, s->bufs, s->ptrs);
         float *out = s->out.address(s->host, run);
         if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
+        if (s->out.own_dt != OutDt::F32) {  // the pass rounds into the caller's tensor itself
+            s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), s->host->arg_data(run, s->out.arg),
+                         s->out.own_dt, s->ptrs.data(), {}, s->prepared);
+            return acp_status{0};
+        }
         if (s->out.round_to >= 0 && s->bias.arg < 0) {  // round each image as soon as it is done
             auto *dst = static_cast<uint16_t *>(s->host->arg_data(run, s->out.arg));
             const int64_t img = s->pass->image_elems();
-            s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data(),
+            s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, OutDt::F32, s->ptrs.data(),
                          [&](int64_t n, const float *r) { round_store_serial(r, dst + n * img, s->out.round_to, img); },
                          s->prepared);
             return acp_status{0};
         }
-        s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, s->ptrs.data(), {}, s->prepared);
+        s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, OutDt::F32, s->ptrs.data(), {}, s->prepared);
         if (s->bias.arg >= 0)
             add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
         s->out.finish(s->host, run);
@@ -226,7 +238,9 @@ acp_status run_weight(void *p, const acp_run_ctx *run) {
     return acp::guard_run(run, s->host, [&] {
         resolve(s->host, run, s->bufs, s->ptrs);
         const void *shared = s->shared >= 0 ? s->host->buffer_data(run, s->shared) : nullptr;
-        s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run), s->out.address(s->host, run),
+        const bool own = s->out.own_dt != OutDt::F32;  // the pass rounds into the caller's tensor itself
+        s->pass->run(s->src.address(s->host, run), s->ddst.address(s->host, run),
+                     own ? s->host->arg_data(run, s->out.arg) : static_cast<void *>(s->out.address(s->host, run)), s->out.own_dt,
                      s->ptrs.data(), s->shared_is_ddst ? nullptr : shared, s->shared_is_ddst ? shared : nullptr);
         s->out.finish(s->host, run);
         return acp_status{0};
@@ -351,7 +365,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
                 dn->a = src(0, go);
                 dn->w = src(2, w);
-                dn->out = plan_sink(ctx, 12, *a.tensor(12));
+                dn->out = plan_sink(ctx, 12, *a.tensor(12), false, dn->pass->rounds_output());
                 dn->bufs = reserve_all(ctx, dn->pass->buffers());
             }
             if (p.mask[1]) {
@@ -369,7 +383,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 const Source x = src(1, in), y = src(0, go);
                 wn->src = p.transposed ? y : x;
                 wn->ddst = p.transposed ? x : y;
-                wn->out = plan_sink(ctx, 13, *a.tensor(13));
+                wn->out = plan_sink(ctx, 13, *a.tensor(13), false, wn->pass->rounds_output());
                 wn->bufs = reserve_all(ctx, wn->pass->buffers());
             }
             int32_t prep = -1;

@@ -10,7 +10,9 @@
 //               writing its own partial diff_W, summed in chunk order.
 // Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
 // its own scratchpad and blocked-layout buffers in slices of the executor's workspace.
-// Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays.
+// Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays or,
+// where our own store reads oneDNN's blocked result (rounds_output()), dense FLOAT16 / BF16 arrays
+// rounded once from the FLOAT result in the same pass (blocked_store.hpp).
 #ifndef CONVOLUTION_SRC_DNNL_PASS_HPP_
 #define CONVOLUTION_SRC_DNNL_PASS_HPP_
 
@@ -19,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "blocked_store.hpp"
 #include "conv_types.hpp"
 
 namespace conv {
@@ -37,12 +40,14 @@ public:
 
     // Workspace slices the pass needs (bytes each), reserved by the plan in this order.
     const std::vector<uint64_t> &buffers() const { return buffers_; }
-    // a: the chunked operand (src or diff_dst), w: weights (OC, IC/G, K...), out: FLOAT result.
-    // done(n, image), when given, runs on each image's result right after it is written (still hot
-    // in cache): the rounding store of a low-precision output. prepared: prepare() already put the
-    // operand in its blocked buffer.
-    void run(const void *a, const void *w, float *out, void *const *bufs,
+    // a: the chunked operand (src or diff_dst), w: weights (OC, IC/G, K...), out: the result in
+    // out_dt (FLOAT16 / BF16 only when rounds_output()). done(n, image), when given for a FLOAT
+    // result, runs on each image's result right after it is written (still hot in cache).
+    // prepared: prepare() already put the operand in its blocked buffer.
+    void run(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
              const std::function<void(int64_t, const float *)> &done = {}, bool prepared = false) const;
+    // Whether run() can write the result rounded to FLOAT16 / BF16 itself.
+    bool rounds_output() const;
     int64_t image_elems() const;  // FLOAT elements of one image's result
 
     // The operand in oneDNN's blocked layout, all images one after another in buffer 1 (so that the
@@ -56,7 +61,7 @@ public:
 private:
     friend class WeightPass;
     void block_images(const void *a, void *const *bufs) const;
-    void run_by_channel(const void *a, const void *w, float *out, void *const *bufs,
+    void run_by_channel(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
                         const std::function<void(int64_t, const float *)> &done, bool prepared) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
@@ -70,10 +75,13 @@ public:
     WeightPass &operator=(const WeightPass &) = delete;
 
     const std::vector<uint64_t> &buffers() const { return buffers_; }
-    // src, diff_dst dense; out: FLOAT diff weights (OC, IC/G, K...). pre_src / pre_diff_dst: the
-    // operand already in the blocked layout this pass reads (a DataPass's prepared copy), or null.
-    void run(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src = nullptr,
+    // src, diff_dst dense; out: diff weights (OC, IC/G, K...) in out_dt (FLOAT16 / BF16 only when
+    // rounds_output()). pre_src / pre_diff_dst: the operand already in the blocked layout this pass
+    // reads (a DataPass's prepared copy), or null.
+    void run(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src = nullptr,
              const void *pre_diff_dst = nullptr) const;
+    // Whether run() can write the result rounded to FLOAT16 / BF16 itself.
+    bool rounds_output() const;
     // True when the data pass's prepared operand has the blocked layout this pass reads for its
     // src (diff_dst = false) or diff_dst (true), image for image.
     bool can_share(const DataPass &d, bool diff_dst) const;
@@ -83,7 +91,7 @@ public:
     int64_t channel_blocks() const;  // output-channel blocks, 0 when split by the minibatch
 
 private:
-    void run_by_channel(const void *src, const void *diff_dst, float *out, void *const *bufs, const void *pre_src) const;
+    void run_by_channel(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };
