@@ -22,6 +22,7 @@
 #include "conv_kernels.hpp"
 #include "depthwise.hpp"
 #include "dnnl_pass.hpp"
+#include "small_cin.hpp"
 
 namespace conv {
 
@@ -168,6 +169,17 @@ struct DwNode {
     int32_t scratch = -1;
 };
 
+// One small-Cin gradient of our own (small_cin.hpp); like the depthwise nodes, independent, each
+// with its own scratch.
+struct SmallNode {
+    const acp_host_api *host = nullptr;
+    std::shared_ptr<const SmallCinPass> pass;
+    bool weight = false;  // gradWeight, else gradInput
+    Source dy, other;     // other: input (gradWeight) or weight (gradInput)
+    Sink out;
+    int32_t scratch = -1;
+};
+
 struct BiasNode {
     const acp_host_api *host = nullptr;
     int32_t go_arg = -1;
@@ -186,6 +198,7 @@ struct Plan {
     std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
     std::vector<std::unique_ptr<DwNode>> dw;
+    std::vector<std::unique_ptr<SmallNode>> small;
     std::vector<std::unique_ptr<BiasNode>> bias;
     std::vector<std::unique_ptr<ZeroNode>> zero;
 };
@@ -245,6 +258,19 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
             case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, nullptr, scratch); break;
             case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, nullptr, scratch); break;
         }
+        s->out.finish(h, run);
+        return acp_status{0};
+    });
+}
+
+acp_status run_small(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<SmallNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        const acp_host_api *h = s->host;
+        const void *dy = s->dy.address(h, run), *other = s->other.address(h, run);
+        void *scratch = h->buffer_data(run, s->scratch);
+        if (s->weight) s->pass->grad_weight(dy, other, s->out.address(h, run), scratch);
+        else s->pass->grad_input(dy, other, s->out.address(h, run), scratch);
         s->out.finish(h, run);
         return acp_status{0};
     });
@@ -337,6 +363,20 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
+        } else if (SmallCinPass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
+            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, a node per gradient
+            auto pass = std::make_shared<const SmallCinPass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, a node per gradient");
+            const Source dy = src(0, go);
+            auto add_small = [&](bool weight, const char *name, Source other, Sink out) {
+                auto n = std::make_unique<SmallNode>(SmallNode{ctx->host, pass, weight, dy, other, out, -1});
+                n->scratch = reserve(ctx, pass->scratch_bytes(weight));
+                const int32_t id = add_node(ctx, name, run_small, n.get(), {dy.node, other.node});
+                plan_store(ctx, n->out, id);
+                plan->small.push_back(std::move(n));
+            };
+            if (p.mask[0]) add_small(false, "conv_small_cin_grad_input", src(2, w), plan_sink(ctx, 12, *a.tensor(12)));
+            if (p.mask[1]) add_small(true, "conv_small_cin_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)));
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
