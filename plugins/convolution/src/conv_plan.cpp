@@ -169,14 +169,13 @@ struct DwNode {
     int32_t scratch = -1;
 };
 
-// One small-Cin gradient of our own (small_cin.hpp); like the depthwise nodes, independent, each
-// with its own scratch.
+// The small-Cin gradients of our own (small_cin.hpp): one node for gradInput and gradWeight, which
+// stream gradOutput once together.
 struct SmallNode {
     const acp_host_api *host = nullptr;
-    std::shared_ptr<const SmallCinPass> pass;
-    bool weight = false;  // gradWeight, else gradInput
-    Source dy, other;     // other: input (gradWeight) or weight (gradInput)
-    Sink out;
+    std::unique_ptr<SmallCinPass> pass;
+    Source dy, x, w;  // x only for gradWeight, w only for gradInput
+    Sink dx, dw;      // each only when selected (arg < 0 otherwise)
     int32_t scratch = -1;
 };
 
@@ -267,11 +266,11 @@ acp_status run_small(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<SmallNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         const acp_host_api *h = s->host;
-        const void *dy = s->dy.address(h, run), *other = s->other.address(h, run);
-        void *scratch = h->buffer_data(run, s->scratch);
-        if (s->weight) s->pass->grad_weight(dy, other, s->out.address(h, run), scratch);
-        else s->pass->grad_input(dy, other, s->out.address(h, run), scratch);
-        s->out.finish(h, run);
+        const bool dx = s->dx.arg >= 0, dw = s->dw.arg >= 0;
+        s->pass->run(s->dy.address(h, run), dw ? s->x.address(h, run) : nullptr, dx ? s->w.address(h, run) : nullptr,
+                     dx ? s->dx.address(h, run) : nullptr, dw ? s->dw.address(h, run) : nullptr, h->buffer_data(run, s->scratch));
+        if (dx) s->dx.finish(h, run);
+        if (dw) s->dw.finish(h, run);
         return acp_status{0};
     });
 }
@@ -364,19 +363,19 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
         } else if (SmallCinPass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
-            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, a node per gradient
-            auto pass = std::make_shared<const SmallCinPass>(p.g, dt, ctx->threads);
-            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, a node per gradient");
-            const Source dy = src(0, go);
-            auto add_small = [&](bool weight, const char *name, Source other, Sink out) {
-                auto n = std::make_unique<SmallNode>(SmallNode{ctx->host, pass, weight, dy, other, out, -1});
-                n->scratch = reserve(ctx, pass->scratch_bytes(weight));
-                const int32_t id = add_node(ctx, name, run_small, n.get(), {dy.node, other.node});
-                plan_store(ctx, n->out, id);
-                plan->small.push_back(std::move(n));
-            };
-            if (p.mask[0]) add_small(false, "conv_small_cin_grad_input", src(2, w), plan_sink(ctx, 12, *a.tensor(12)));
-            if (p.mask[1]) add_small(true, "conv_small_cin_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)));
+            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, one node for both
+            auto n = std::make_unique<SmallNode>();
+            n->host = ctx->host;
+            n->pass = std::make_unique<SmallCinPass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, gradInput and gradWeight in one node");
+            n->dy = src(0, go);
+            if (p.mask[0]) n->w = src(2, w), n->dx = plan_sink(ctx, 12, *a.tensor(12));
+            if (p.mask[1]) n->x = src(1, in), n->dw = plan_sink(ctx, 13, *a.tensor(13));
+            n->scratch = reserve(ctx, n->pass->scratch_bytes());
+            const int32_t id = add_node(ctx, "conv_small_cin_grads", run_small, n.get(), {n->dy.node, n->w.node, n->x.node});
+            if (p.mask[0]) plan_store(ctx, n->dx, id);
+            if (p.mask[1]) plan_store(ctx, n->dw, id);
+            plan->small.push_back(std::move(n));
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
-#include <type_traits>
 #include <utility>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
@@ -22,7 +21,8 @@ namespace {
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
-constexpr int64_t kBand = 16;   // gradWeight: rows summed in FLOAT before the move into double
+constexpr int64_t kBand = 8;            // output rows per band: staged, then both gradients
+constexpr int64_t kRing = kBand + 2;     // staged rows a band reads (one more above and below)
 constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): balance over 2-3 threads
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
 constexpr __mmask16 kAll = 0xffff;
@@ -81,18 +81,13 @@ SC_AVX void stage_row(const void *src, int64_t W, float *dst) {
     _mm512_storeu_ps(dst + kL + c, zero);
 }
 
-template <class T>
-const T *at(const void *p, int64_t elems) {
-    return static_cast<const T *>(p) + elems;
-}
-
 // ---------------------------------------------------------------- gradWeight
 // acc[i][kh*3 + kw] += dY(co0 + i, row)[c0 + lane] * X(ci, row + kh - 1)[c0 + lane + kw - 1] for the
-// taps rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
+// tap rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
 // outside the plane (a shifted column before 0 or at or past W, or lanes past the row's end),
-// which are masked off; the others use every lane.
-template <bool Bf16, int A, int KH0, int KH1, bool Edge>
-SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t c0, int64_t W) {
+// which are masked off; the others use every lane. Rows are staged (16 columns of padding before).
+template <int A, int KH0, int KH1, bool Edge>
+SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t c0, int64_t W) {
     __mmask16 m[3] = {kAll, kAll, kAll}, out = kAll;
     if constexpr (Edge) {
         out = lanes_below(W - c0);
@@ -101,7 +96,7 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const f
         m[2] = static_cast<__mmask16>(out & lanes_below(W - c0 - 1));  // column c0 + lane + 1 < W
     }
     __m512 d[A];
-    SC_UNROLL for (int i = 0; i < A; ++i) d[i] = Edge ? load_masked<Bf16>(dyr[i], c0, out) : load_full<Bf16>(dyr[i], c0);
+    SC_UNROLL for (int i = 0; i < A; ++i) d[i] = _mm512_loadu_ps(dyr[i] + c0);
     SC_UNROLL for (int kh = KH0; kh < KH1; ++kh) {
         SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
             const __m512 xv = _mm512_loadu_ps(xr[kh] + c0 + kw - 1);
@@ -113,64 +108,64 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const f
     }
 }
 
-template <bool Bf16, int A, int KH0, int KH1>
-SC_INLINE void gw_row(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t W, int64_t nv) {
+template <int A, int KH0, int KH1>
+SC_INLINE void gw_row(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t W, int64_t nv) {
     // vector v is clean when columns 16v - 1 .. 16v + 16 are all inside the plane
     const auto edge = [W](int64_t v) { return v == 0 || v * kL + kL + 1 > W; };
     int64_t end = nv;
     while (end > 1 && edge(end - 1)) --end;
-    gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, 0, W);
-    for (int64_t v = 1; v < end; ++v) gw_step<Bf16, A, KH0, KH1, false>(acc, dyr, xr, v * kL, W);
-    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, v * kL, W);
+    gw_step<A, KH0, KH1, true>(acc, dyr, xr, 0, W);
+    for (int64_t v = 1; v < end; ++v) gw_step<A, KH0, KH1, false>(acc, dyr, xr, v * kL, W);
+    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<A, KH0, KH1, true>(acc, dyr, xr, v * kL, W);
 }
 
-struct GwTile {
-    const void *dy;      // dY of the image, channel 0
-    const float *xs;     // staged X rows of one input channel: slot s holds row oh0 - 1 + s
-    double *part;        // the task's partial at [co0][ci][0]
-    int64_t co0, oh0, oh1, H, W, Wp, nv, cin;
+// The staged rows of one task (a slot of the scratch): dY of every output channel in a ring of
+// kRing rows (row r of channel co at ring + (co * kRing + (r + 1) % kRing) * Wp), X of every input
+// channel for the current band (row b0 - 1 + s at xs + (ci * kRing + s) * Wp).
+struct Staged {
+    const float *ring, *xs;
+    int64_t H, W, Wp, nv, cin;
+    const float *dy_row(int64_t co, int64_t r) const { return ring + (co * kRing + (r + 1) % kRing) * Wp + kL; }
 };
 
-// Output channels co0 .. co0 + A - 1 against the 9 taps of one input channel over rows [oh0, oh1),
-// then into the task's double partial (each lane's FLOAT sum widened, the 16 added in one order).
-template <bool Bf16, int A>
-SC_AVX void gw_tile(const GwTile &t) {
-    using T = std::conditional_t<Bf16, uint16_t, float>;
+// Output channels co0 .. co0 + A - 1 against the 9 taps of input channel ci over rows [oh0, oh1),
+// added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16].
+template <int A>
+SC_AVX void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
-    for (int64_t oh = t.oh0; oh < t.oh1; ++oh) {
-        const void *dyr[A];
-        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = at<T>(t.dy, ((t.co0 + i) * t.H + oh) * t.W);
-        const float *const xr[3] = {t.xs + (oh - t.oh0) * t.Wp + kL, t.xs + (oh + 1 - t.oh0) * t.Wp + kL,
-                                    t.xs + (oh + 2 - t.oh0) * t.Wp + kL};
-        const bool top = oh == 0, bottom = oh == t.H - 1;
-        if (!top && !bottom) gw_row<Bf16, A, 0, 3>(acc, dyr, xr, t.W, t.nv);
-        else if (top && bottom) gw_row<Bf16, A, 1, 2>(acc, dyr, xr, t.W, t.nv);
-        else if (top) gw_row<Bf16, A, 1, 3>(acc, dyr, xr, t.W, t.nv);
-        else gw_row<Bf16, A, 0, 2>(acc, dyr, xr, t.W, t.nv);
+    const float *xs = s.xs + ci * kRing * s.Wp + kL;
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+        const float *dyr[A];
+        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = s.dy_row(co0 + i, oh);
+        const float *const xr[3] = {xs + (oh - oh0) * s.Wp, xs + (oh + 1 - oh0) * s.Wp, xs + (oh + 2 - oh0) * s.Wp};
+        const bool top = oh == 0, bottom = oh == s.H - 1;
+        if (!top && !bottom) gw_row<A, 0, 3>(acc, dyr, xr, s.W, s.nv);
+        else if (top && bottom) gw_row<A, 1, 2>(acc, dyr, xr, s.W, s.nv);
+        else if (top) gw_row<A, 1, 3>(acc, dyr, xr, s.W, s.nv);
+        else gw_row<A, 0, 2>(acc, dyr, xr, s.W, s.nv);
     }
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) {
-        // maskz forms with all lanes: GCC 12's false -Wmaybe-uninitialized on the plain ones
-        const __m512d v = _mm512_castps_pd(acc[i][k]);
-        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, v, 0)));
-        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, v, 1)));
-        alignas(64) double l[8];
-        _mm512_store_pd(l, _mm512_add_pd(lo, hi));
-        t.part[i * t.cin * 9 + k] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+        float *p = acc16 + (((co0 + i) * s.cin + ci) * 9 + k) * kL;
+        _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), acc[i][k]));
     }
 }
 
-using GwFn = void (*)(const GwTile &);
-template <bool Bf16>
-constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<Bf16, 1>, &gw_tile<Bf16, 2>, &gw_tile<Bf16, 3>};
+using GwFn = void (*)(const Staged &, int64_t, int64_t, int64_t, int64_t, float *);
+constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<1>, &gw_tile<2>, &gw_tile<3>};
 
 // ---------------------------------------------------------------- gradInput
 struct GiRow {
-    const float *ring;  // staged dY rows: channel co's row r at ring + (co * 3 + (r + 1) % 3) * Wp
-    const float *wt;    // weights as wt[co][kh * 3 + kw][ci]
-    float *dx;          // gradInput of the image, channel 0
-    int64_t K, H, W, Wp, nv, h;
-    int kh0, kh1;       // tap rows whose dY row h + 1 - kh is inside the plane
+    const Staged *s;
+    const float *wt;  // weights as wt[co][kh * 3 + kw][ci]
+    float *dx;        // gradInput of the image, channel 0
+    int64_t K, h;
+    int kh0, kh1;  // tap rows whose dY row h + 1 - kh is inside the plane
+    // The next band's dY rows, fetched into the cache while this band computes (the staging then
+    // copies from the cache): channel co's run at pf + co * pf_plane, bytes [pf_lo, pf_hi) of it
+    // in this call.
+    const uint8_t *pf = nullptr;
+    int64_t pf_plane = 0, pf_lo = 0, pf_hi = 0;
 };
 
 // Row h, vectors v0 .. v0 + V - 1, all C input channels: acc[c][v] += W[co][c][kh][kw] *
@@ -178,13 +173,15 @@ struct GiRow {
 // 0 (first vector, kw = 2), ml those at or past W (last vector, kw = 0); all lanes elsewhere.
 template <int C, int V>
 SC_AVX void gi_chunk(const GiRow &g, int64_t v0, __mmask16 mf, __mmask16 ml) {
+    const Staged &s = *g.s;
     __m512 acc[C][V];
     SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v) acc[c][v] = _mm512_setzero_ps();
     int64_t slot[3];
-    for (int kh = 0; kh < 3; ++kh) slot[kh] = ((g.h + 2 - kh) % 3) * g.Wp;
+    for (int kh = 0; kh < 3; ++kh) slot[kh] = ((g.h + 2 - kh) % kRing) * s.Wp;
     for (int64_t co = 0; co < g.K; ++co) {
+        for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(g.pf + co * g.pf_plane + b), _MM_HINT_T1);
         const float *wc = g.wt + co * 9 * C;
-        const float *rc = g.ring + co * 3 * g.Wp + kL + v0 * kL;
+        const float *rc = s.ring + co * kRing * s.Wp + kL + v0 * kL;
         for (int kh = g.kh0; kh < g.kh1; ++kh) {
             const float *row = rc + slot[kh];
             SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
@@ -203,8 +200,8 @@ SC_AVX void gi_chunk(const GiRow &g, int64_t v0, __mmask16 mf, __mmask16 ml) {
     }
     SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v) {
         const int64_t col = (v0 + v) * kL;
-        float *o = g.dx + (c * g.H + g.h) * g.W + col;
-        const __mmask16 m = lanes_below(g.W - col);
+        float *o = g.dx + (c * s.H + g.h) * s.W + col;
+        const __mmask16 m = lanes_below(s.W - col);
         if (m == kAll) _mm512_storeu_ps(o, acc[c][v]);
         else _mm512_mask_storeu_ps(o, m, acc[c][v]);
     }
@@ -228,6 +225,19 @@ GiFn gi_fn(int64_t C, int64_t V) {
     }
 }
 
+// The 16 lanes of each FLOAT sum widened to double and added in one fixed order.
+SC_AVX void widen_sums(const float *acc16, int64_t n, double *out) {
+    for (int64_t j = 0; j < n; ++j) {
+        // maskz forms with all lanes: GCC 12's false -Wmaybe-uninitialized on the plain ones
+        const __m512d v = _mm512_castps_pd(_mm512_loadu_ps(acc16 + j * kL));
+        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, v, 0)));
+        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, v, 1)));
+        alignas(64) double l[8];
+        _mm512_store_pd(l, _mm512_add_pd(lo, hi));
+        out[j] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+}
+
 }  // namespace
 
 bool SmallCinPass::applies(const Geometry &g, bool transposed) {
@@ -248,104 +258,100 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     parts_ = ceil_div(H_, rows_);
 }
 
-uint64_t SmallCinPass::scratch_bytes(bool weight) const {
-    if (weight)
-        return round64(static_cast<uint64_t>(C_ * (kBand + 2) * Wp_) * sizeof(float)) * static_cast<uint64_t>(slots_) +
-               static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double);
-    return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)) +
-           round64(static_cast<uint64_t>(K_ * 3 * Wp_) * sizeof(float)) * static_cast<uint64_t>(slots_);
+// Scratch: the widened weights, then per thread slot the staged rows (dY ring, X band) and the
+// gradWeight FLOAT sums, then the tasks' double partials.
+uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
+uint64_t SmallCinPass::slot_bytes() const {
+    return round64(static_cast<uint64_t>((K_ + C_) * kRing * Wp_ + K_ * C_ * 9 * kL) * sizeof(float));
+}
+uint64_t SmallCinPass::scratch_bytes() const {
+    return wt_bytes() + slot_bytes() * static_cast<uint64_t>(slots_) + static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double);
 }
 
-void SmallCinPass::grad_weight(const void *dy, const void *x, float *dw, void *scratch) const {
+void SmallCinPass::run(const void *dy, const void *x, const void *w, float *dx, float *dw, void *scratch) const {
     const bool bf16 = dt_ == Dt::BF16;
     const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
-    const uint64_t slot = round64(static_cast<uint64_t>(C_ * (kBand + 2) * Wp_) * sizeof(float));
     auto *base = static_cast<uint8_t *>(scratch);
-    auto *partials = reinterpret_cast<double *>(base + slot * static_cast<uint64_t>(slots_));
-    const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
-    const GwFn *fns = bf16 ? gw_fns<true>.data() : gw_fns<false>.data();
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *xs = reinterpret_cast<float *>(slot_of(base, slot, slots_));
-        for (int64_t task = range.begin(); task < range.end(); ++task) {
-            const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
-            double *part = partials + task * wn;
-            std::fill(part, part + wn, 0.0);
-            const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
-            for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
-                const int64_t b1 = std::min(r1, b0 + kBand);
-                for (int64_t ci = 0; ci < C_; ++ci)  // rows b0 - 1 .. b1 of every input channel
-                    for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= std::min(b1, H_ - 1); ++r)
-                        stage(xn + (ci * H_ + r) * W_ * es, W_, xs + (ci * (kBand + 2) + r - b0 + 1) * Wp_);
-                for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock) {
-                    const int64_t a = std::min<int64_t>(kCoBlock, K_ - co0);
-                    for (int64_t ci = 0; ci < C_; ++ci) {
-                        const GwTile t{dyn, xs + ci * (kBand + 2) * Wp_, part + co0 * wn / K_ + ci * 9, co0, b0, b1, H_, W_,
-                                       Wp_, nv_, C_};
-                        fns[a - 1](t);
-                    }
-                }
-            }
-        }
-    });
-    // the tasks' partials in task order: the same sums whatever thread ran which task
-    for (int64_t j = 0; j < wn; ++j) {
-        double s = 0.0;
-        for (int64_t task = 0; task < tasks; ++task) s += partials[task * wn + j];
-        dw[j] = static_cast<float>(s);
-    }
-}
-
-void SmallCinPass::grad_input(const void *dy, const void *w, float *dx, void *scratch) const {
-    const bool bf16 = dt_ == Dt::BF16;
-    const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_;
-    auto *base = static_cast<uint8_t *>(scratch);
-    // weights as wt[co][kh * 3 + kw][ci]: the C broadcasts of one tap are adjacent
     auto *wt = reinterpret_cast<float *>(base);
-    for (int64_t co = 0; co < K_; ++co)
-        for (int64_t ci = 0; ci < C_; ++ci)
-            for (int64_t k = 0; k < 9; ++k) {
-                const int64_t src = (co * C_ + ci) * 9 + k;
-                float v;
-                if (bf16) {
-                    const uint32_t b = static_cast<uint32_t>(static_cast<const uint16_t *>(w)[src]) << 16;
-                    __builtin_memcpy(&v, &b, 4);
-                } else {
-                    v = static_cast<const float *>(w)[src];
+    auto *slots = base + wt_bytes();
+    auto *partials = reinterpret_cast<double *>(slots + slot_bytes() * static_cast<uint64_t>(slots_));
+    if (dx) {  // weights as wt[co][kh * 3 + kw][ci]: the C broadcasts of one tap are adjacent
+        for (int64_t co = 0; co < K_; ++co)
+            for (int64_t ci = 0; ci < C_; ++ci)
+                for (int64_t k = 0; k < 9; ++k) {
+                    const int64_t src = (co * C_ + ci) * 9 + k;
+                    float v;
+                    if (bf16) {
+                        const uint32_t b = static_cast<uint32_t>(static_cast<const uint16_t *>(w)[src]) << 16;
+                        __builtin_memcpy(&v, &b, 4);
+                    } else {
+                        v = static_cast<const float *>(w)[src];
+                    }
+                    wt[(co * 9 + k) * C_ + ci] = v;
                 }
-                wt[(co * 9 + k) * C_ + ci] = v;
-            }
-    base += round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float));
-    const uint64_t slot = round64(static_cast<uint64_t>(K_ * 3 * Wp_) * sizeof(float));
+    }
     const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
-    // vectors of a row in near-equal chunks of at most vmax(C)
+    // gradInput: the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
     const __mmask16 last = static_cast<__mmask16>(((1u << (W_ - (nv_ - 1) * kL - 1)) - 1u) & 0xffffu);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *ring = reinterpret_cast<float *>(slot_of(base, slot, slots_));
+        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(), slots_));
+        float *xs = ring + K_ * kRing * Wp_, *acc16 = xs + C_ * kRing * Wp_;
+        const Staged st{ring, xs, H_, W_, Wp_, nv_, C_};
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            const auto stage_all = [&](int64_t r) {
-                for (int64_t co = 0; co < K_; ++co) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * 3 + (r + 1) % 3) * Wp_);
-            };
-            if (r0 > 0) stage_all(r0 - 1);
-            stage_all(r0);
-            GiRow g{ring, wt, dx + n * C_ * H_ * W_, K_, H_, W_, Wp_, nv_, 0, 0, 3};
-            for (int64_t h = r0; h < r1; ++h) {
-                if (h + 1 < H_) stage_all(h + 1);
-                g.h = h;
-                g.kh0 = h + 1 >= H_ ? 1 : 0;
-                g.kh1 = h == 0 ? 2 : 3;
-                int64_t v0 = 0;
-                for (int64_t i = 0; i < chunks; ++i) {
-                    const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                    gi_fn(C_, V)(g, v0, v0 == 0 ? __mmask16{0xfffe} : kAll, v0 + V == nv_ ? last : kAll);
-                    v0 += V;
+            if (dw) std::fill(acc16, acc16 + wn * kL, 0.0f);
+            int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row not staged yet
+            for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
+                const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
+                // dY rows next .. hi (at most b0 - 1 .. b1): a run of consecutive rows per channel
+                for (int64_t co = 0; co < K_; ++co)
+                    for (int64_t r = next; r <= hi; ++r) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * kRing + (r + 1) % kRing) * Wp_);
+                next = hi + 1;
+                if (dx) {
+                    GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
+                    // the rows the next band of this task stages: a share of them per chunk call
+                    const int64_t pf_rows = std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0);
+                    const int64_t pf_bytes = b1 < r1 ? std::min(pf_rows, H_ - next) * W_ * es : 0;
+                    const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
+                    g.pf = dyn + next * W_ * es;
+                    g.pf_plane = H_ * W_ * es;
+                    for (int64_t h = b0; h < b1; ++h) {
+                        g.h = h;
+                        g.kh0 = h + 1 >= H_ ? 1 : 0;
+                        g.kh1 = h == 0 ? 2 : 3;
+                        int64_t v0 = 0;
+                        for (int64_t i = 0; i < chunks; ++i) {
+                            const int64_t call = (h - b0) * chunks + i;
+                            g.pf_lo = std::min(call * share, pf_bytes);
+                            g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
+                            const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
+                            gi_fn(C_, V)(g, v0, v0 == 0 ? __mmask16{0xfffe} : kAll, v0 + V == nv_ ? last : kAll);
+                            v0 += V;
+                        }
+                    }
+                }
+                if (dw) {
+                    const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
+                    for (int64_t ci = 0; ci < C_; ++ci)  // X rows b0 - 1 .. b1 inside the plane
+                        for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
+                            stage(xn + (ci * H_ + r) * W_ * es, W_, xs + (ci * kRing + r - b0 + 1) * Wp_);
+                    for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
+                        for (int64_t ci = 0; ci < C_; ++ci)
+                            gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
                 }
             }
+            if (dw) widen_sums(acc16, wn, partials + task * wn);
         }
     });
+    if (!dw) return;
+    // the tasks' partials in task order: the same sums whatever thread ran which task
+    for (int64_t j = 0; j < wn; ++j) {
+        double sum = 0.0;
+        for (int64_t task = 0; task < tasks; ++task) sum += partials[task * wn + j];
+        dw[j] = static_cast<float>(sum);
+    }
 }
 
 }  // namespace conv
