@@ -36,8 +36,8 @@ bool has_avx512() {
 uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Vectors a gradInput chunk holds in registers: C x V accumulators + C weights + 1 operand <= 32.
-constexpr int vmax(int64_t c) { return c <= 3 ? 8 : 6; }
+// Vectors a gradInput chunk holds in registers: 3 x C x V accumulators + V operands + C weights <= 31.
+constexpr int vmax(int64_t c) { return c == 1 ? 7 : c == 2 ? 4 : 2; }
 
 // The calling thread's scratch slot (every thread of the arena has its own index).
 uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
@@ -81,13 +81,27 @@ SC_AVX void stage_row(const void *src, int64_t W, float *dst) {
     _mm512_storeu_ps(dst + kL + c, zero);
 }
 
+// The three column shifts of a staged row: copy kw at dst + kw * Wp holds column j + kw - 1 at
+// index 16 + j (zeros outside the plane), so every tap column's load is aligned.
+template <bool Bf16>
+SC_AVX void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t i = 0; i < 3 * Wp; i += kL) _mm512_storeu_ps(dst + i, zero);
+    for (int64_t c = 0; c < W; c += kL) {
+        const __mmask16 m = lanes_below(W - c);
+        const __m512 v = load_masked<Bf16>(src, c, m);
+        for (int64_t kw = 0; kw < 3; ++kw) _mm512_mask_storeu_ps(dst + kw * Wp + kL + c + 1 - kw, m, v);
+    }
+}
+
 // ---------------------------------------------------------------- gradWeight
 // acc[i][kh*3 + kw] += dY(co0 + i, row)[c0 + lane] * X(ci, row + kh - 1)[c0 + lane + kw - 1] for the
 // tap rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
 // outside the plane (a shifted column before 0 or at or past W, or lanes past the row's end),
 // which are masked off; the others use every lane. Rows are staged (16 columns of padding before).
 template <int A, int KH0, int KH1, bool Edge>
-SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t c0, int64_t W) {
+SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t c0,
+                       int64_t W) {
     __mmask16 m[3] = {kAll, kAll, kAll}, out = kAll;
     if constexpr (Edge) {
         out = lanes_below(W - c0);
@@ -99,7 +113,7 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const 
     SC_UNROLL for (int i = 0; i < A; ++i) d[i] = _mm512_loadu_ps(dyr[i] + c0);
     SC_UNROLL for (int kh = KH0; kh < KH1; ++kh) {
         SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
-            const __m512 xv = _mm512_loadu_ps(xr[kh] + c0 + kw - 1);
+            const __m512 xv = _mm512_loadu_ps(xr[kh] + kw * Wp + c0);  // column c0 + lane + kw - 1
             SC_UNROLL for (int i = 0; i < A; ++i) {
                 __m512 &a = acc[i][kh * 3 + kw];
                 a = Edge ? _mm512_mask3_fmadd_ps(d[i], xv, a, m[kw]) : _mm512_fmadd_ps(d[i], xv, a);
@@ -109,21 +123,24 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const 
 }
 
 template <int A, int KH0, int KH1>
-SC_INLINE void gw_row(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t W, int64_t nv) {
+SC_INLINE void gw_row(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t W,
+                      int64_t nv) {
     // vector v is clean when columns 16v - 1 .. 16v + 16 are all inside the plane
     const auto edge = [W](int64_t v) { return v == 0 || v * kL + kL + 1 > W; };
     int64_t end = nv;
     while (end > 1 && edge(end - 1)) --end;
-    gw_step<A, KH0, KH1, true>(acc, dyr, xr, 0, W);
-    for (int64_t v = 1; v < end; ++v) gw_step<A, KH0, KH1, false>(acc, dyr, xr, v * kL, W);
-    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<A, KH0, KH1, true>(acc, dyr, xr, v * kL, W);
+    gw_step<A, KH0, KH1, true>(acc, dyr, xr, Wp, 0, W);
+    for (int64_t v = 1; v < end; ++v) gw_step<A, KH0, KH1, false>(acc, dyr, xr, Wp, v * kL, W);
+    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<A, KH0, KH1, true>(acc, dyr, xr, Wp, v * kL, W);
 }
 
 // The staged rows of one task (a slot of the scratch): dY of every output channel in a ring of
 // kRing rows (row r of channel co at ring + (co * kRing + (r + 1) % kRing) * Wp), X of every input
-// channel for the current band (row b0 - 1 + s at xs + (ci * kRing + s) * Wp).
+// channel for the current band in its three column shifts (row b0 - 1 + s, shift kw at
+// xs + ((ci * kRing + s) * 3 + kw) * Wp), and gradInput's per-tap-column sums of one row.
 struct Staged {
     const float *ring, *xs;
+    float *pbuf;  // gradInput row sums: tap column kw, input channel c at pbuf + (kw * C + c) * Wp
     int64_t H, W, Wp, nv, cin;
     const float *dy_row(int64_t co, int64_t r) const { return ring + (co * kRing + (r + 1) % kRing) * Wp + kL; }
 };
@@ -134,16 +151,16 @@ template <int A>
 SC_AVX void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
-    const float *xs = s.xs + ci * kRing * s.Wp + kL;
+    const float *xs = s.xs + ci * kRing * 3 * s.Wp + kL;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *dyr[A];
         SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = s.dy_row(co0 + i, oh);
-        const float *const xr[3] = {xs + (oh - oh0) * s.Wp, xs + (oh + 1 - oh0) * s.Wp, xs + (oh + 2 - oh0) * s.Wp};
+        const float *const xr[3] = {xs + (oh - oh0) * 3 * s.Wp, xs + (oh + 1 - oh0) * 3 * s.Wp, xs + (oh + 2 - oh0) * 3 * s.Wp};
         const bool top = oh == 0, bottom = oh == s.H - 1;
-        if (!top && !bottom) gw_row<A, 0, 3>(acc, dyr, xr, s.W, s.nv);
-        else if (top && bottom) gw_row<A, 1, 2>(acc, dyr, xr, s.W, s.nv);
-        else if (top) gw_row<A, 1, 3>(acc, dyr, xr, s.W, s.nv);
-        else gw_row<A, 0, 2>(acc, dyr, xr, s.W, s.nv);
+        if (!top && !bottom) gw_row<A, 0, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else if (top && bottom) gw_row<A, 1, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else if (top) gw_row<A, 1, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else gw_row<A, 0, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
     }
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) {
         float *p = acc16 + (((co0 + i) * s.cin + ci) * 9 + k) * kL;
@@ -168,14 +185,15 @@ struct GiRow {
     int64_t pf_plane = 0, pf_lo = 0, pf_hi = 0;
 };
 
-// Row h, vectors v0 .. v0 + V - 1, all C input channels: acc[c][v] += W[co][c][kh][kw] *
-// dY[co][h + 1 - kh][column + 1 - kw] over co, kh, kw in that order. mf masks the columns before
-// 0 (first vector, kw = 2), ml those at or past W (last vector, kw = 0); all lanes elsewhere.
+// Row h, vectors v0 .. v0 + V - 1, all C input channels, per tap column kw in aligned columns:
+// P[kw][c][column] = sum over co, kh (in that order) of W[co][c][kh][kw] * dY[co][h + 1 - kh][column],
+// into pbuf. gi_combine then shifts them into place (shifted loads once per row, not per channel).
 template <int C, int V>
-SC_AVX void gi_chunk(const GiRow &g, int64_t v0, __mmask16 mf, __mmask16 ml) {
+SC_AVX void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
-    __m512 acc[C][V];
-    SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v) acc[c][v] = _mm512_setzero_ps();
+    __m512 acc[3][C][V];
+    SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
+        acc[kw][c][v] = _mm512_setzero_ps();
     int64_t slot[3];
     for (int kh = 0; kh < 3; ++kh) slot[kh] = ((g.h + 2 - kh) % kRing) * s.Wp;
     for (int64_t co = 0; co < g.K; ++co) {
@@ -183,31 +201,39 @@ SC_AVX void gi_chunk(const GiRow &g, int64_t v0, __mmask16 mf, __mmask16 ml) {
         const float *wc = g.wt + co * 9 * C;
         const float *rc = s.ring + co * kRing * s.Wp + kL + v0 * kL;
         for (int kh = g.kh0; kh < g.kh1; ++kh) {
-            const float *row = rc + slot[kh];
+            __m512 d[V];
+            SC_UNROLL for (int v = 0; v < V; ++v) d[v] = _mm512_loadu_ps(rc + slot[kh] + v * kL);
             SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
                 __m512 wb[C];
                 SC_UNROLL for (int c = 0; c < C; ++c) wb[c] = _mm512_set1_ps(wc[(kh * 3 + kw) * C + c]);
-                SC_UNROLL for (int v = 0; v < V; ++v) {
-                    const __m512 d = _mm512_loadu_ps(row + v * kL + 1 - kw);
-                    SC_UNROLL for (int c = 0; c < C; ++c) {
-                        if (v == 0 && kw == 2) acc[c][v] = _mm512_mask3_fmadd_ps(wb[c], d, acc[c][v], mf);
-                        else if (v == V - 1 && kw == 0) acc[c][v] = _mm512_mask3_fmadd_ps(wb[c], d, acc[c][v], ml);
-                        else acc[c][v] = _mm512_fmadd_ps(wb[c], d, acc[c][v]);
-                    }
-                }
+                SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
+                    acc[kw][c][v] = _mm512_fmadd_ps(wb[c], d[v], acc[kw][c][v]);
             }
         }
     }
-    SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v) {
-        const int64_t col = (v0 + v) * kL;
-        float *o = g.dx + (c * s.H + g.h) * s.W + col;
-        const __mmask16 m = lanes_below(s.W - col);
-        if (m == kAll) _mm512_storeu_ps(o, acc[c][v]);
-        else _mm512_mask_storeu_ps(o, m, acc[c][v]);
+    SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
+        _mm512_storeu_ps(s.pbuf + (kw * C + c) * s.Wp + kL + (v0 + v) * kL, acc[kw][c][v]);
+}
+
+// gradInput row h: dX[c][w] = (P[1][c][w] + P[0][c][w + 1]) + P[2][c][w - 1]; the columns past
+// either end of the row (w + 1 = W, w - 1 = -1) are skipped, not read.
+SC_AVX void gi_combine(const GiRow &g, int64_t C) {
+    const Staged &s = *g.s;
+    for (int64_t c = 0; c < C; ++c) {
+        const float *p0 = s.pbuf + c * s.Wp + kL, *p1 = s.pbuf + (C + c) * s.Wp + kL, *p2 = s.pbuf + (2 * C + c) * s.Wp + kL;
+        float *o = g.dx + (c * s.H + g.h) * s.W;
+        for (int64_t col = 0; col < s.W; col += kL) {
+            const __mmask16 m = lanes_below(s.W - col);
+            const __mmask16 right = lanes_below(s.W - col - 1), left = col == 0 ? __mmask16{0xfffe} : kAll;
+            __m512 r = _mm512_loadu_ps(p1 + col);
+            r = _mm512_mask_add_ps(r, right, r, _mm512_maskz_loadu_ps(right, p0 + col + 1));
+            r = _mm512_mask_add_ps(r, left, r, _mm512_maskz_loadu_ps(left, p2 + col - 1));
+            _mm512_mask_storeu_ps(o + col, m, r);
+        }
     }
 }
 
-using GiFn = void (*)(const GiRow &, int64_t, __mmask16, __mmask16);
+using GiFn = void (*)(const GiRow &, int64_t);
 template <int C, int... V>
 constexpr std::array<GiFn, sizeof...(V)> gi_fns_of(std::integer_sequence<int, V...>) {
     return {&gi_chunk<C, V + 1>...};
@@ -252,7 +278,7 @@ bool SmallCinPass::applies(const Geometry &g, bool transposed) {
 SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     : N_(g.N), C_(g.IC), K_(g.OC), H_(g.src[0]), W_(g.src[1]), dt_(dt), slots_(std::max(threads, 1) + 1) {
     nv_ = ceil_div(W_, kL);
-    Wp_ = kL + nv_ * kL + kL;
+    Wp_ = kL + nv_ * kL + 2 * kL;  // room for the shifted copies' last vector
     parts_ = std::clamp<int64_t>(ceil_div(kTasks, N_), 1, H_);
     rows_ = ceil_div(H_, parts_);
     parts_ = ceil_div(H_, rows_);
@@ -262,7 +288,7 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
 // gradWeight FLOAT sums, then the tasks' double partials.
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes() const {
-    return round64(static_cast<uint64_t>((K_ + C_) * kRing * Wp_ + K_ * C_ * 9 * kL) * sizeof(float));
+    return round64(static_cast<uint64_t>((K_ + 3 * C_) * kRing * Wp_ + 3 * C_ * Wp_ + K_ * C_ * 9 * kL) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes() const {
     return wt_bytes() + slot_bytes() * static_cast<uint64_t>(slots_) + static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double);
@@ -291,13 +317,13 @@ void SmallCinPass::run(const void *dy, const void *x, const void *w, float *dx, 
                 }
     }
     const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
+    const auto stage_x = bf16 ? &stage_shifted<true> : &stage_shifted<false>;
     // gradInput: the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
-    const __mmask16 last = static_cast<__mmask16>(((1u << (W_ - (nv_ - 1) * kL - 1)) - 1u) & 0xffffu);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
         auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(), slots_));
-        float *xs = ring + K_ * kRing * Wp_, *acc16 = xs + C_ * kRing * Wp_;
-        const Staged st{ring, xs, H_, W_, Wp_, nv_, C_};
+        float *xs = ring + K_ * kRing * Wp_, *pbuf = xs + 3 * C_ * kRing * Wp_, *acc16 = pbuf + 3 * C_ * Wp_;
+        const Staged st{ring, xs, pbuf, H_, W_, Wp_, nv_, C_};
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
@@ -327,16 +353,17 @@ void SmallCinPass::run(const void *dy, const void *x, const void *w, float *dx, 
                             g.pf_lo = std::min(call * share, pf_bytes);
                             g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
                             const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                            gi_fn(C_, V)(g, v0, v0 == 0 ? __mmask16{0xfffe} : kAll, v0 + V == nv_ ? last : kAll);
+                            gi_fn(C_, V)(g, v0);
                             v0 += V;
                         }
+                        gi_combine(g, C_);
                     }
                 }
                 if (dw) {
                     const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
                     for (int64_t ci = 0; ci < C_; ++ci)  // X rows b0 - 1 .. b1 inside the plane
                         for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
-                            stage(xn + (ci * H_ + r) * W_ * es, W_, xs + (ci * kRing + r - b0 + 1) * Wp_);
+                            stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
                     for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
                         for (int64_t ci = 0; ci < C_; ++ci)
                             gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
