@@ -362,7 +362,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
-        } else if (SmallCinPass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
+        } else if (SmallCinPass::applies(p.g, p.transposed, dt) && (p.mask[0] || p.mask[1])) {
             // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, one node for both
             auto n = std::make_unique<SmallNode>();
             n->host = ctx->host;

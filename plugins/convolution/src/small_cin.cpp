@@ -266,8 +266,9 @@ SC_AVX void widen_sums(const float *acc16, int64_t n, double *out) {
 
 }  // namespace
 
-bool SmallCinPass::applies(const Geometry &g, bool transposed) {
-    if (transposed || g.sd != 2 || g.G != 1 || g.IC > kSmallCinMax || !has_avx512()) return false;
+bool SmallCinPass::applies(const Geometry &g, bool transposed, Dt dt) {
+    if (transposed || g.sd != 2 || g.G != 1 || g.IC > (dt == Dt::BF16 ? kSmallCinMaxBf16 : kSmallCinMax) || !has_avx512())
+        return false;
     for (int d = 0; d < 2; ++d)
         if (g.k[d] != 3 || g.stride[d] != 1 || g.dil[d] != 1 || g.pad_l[d] != 1 || g.pad_r[d] != 1 || g.src[d] != g.dst[d] ||
             g.src_used[d] != g.src[d])

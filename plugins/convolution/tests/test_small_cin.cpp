@@ -1,5 +1,6 @@
-// ConvolutionBackward on the small-input-channel 3x3 kernels (src/small_cin.hpp: Cin <= 4, stride 1,
-// padding 1, no dilation, no groups), through the public API against conv_reference.hpp:
+// ConvolutionBackward on the small-input-channel 3x3 kernels (src/small_cin.hpp: Cin <= 4, BF16
+// Cin <= 3; stride 1, padding 1, no dilation, no groups), through the public API against
+// conv_reference.hpp:
 // bit-exact integer fill for every dtype on odd shapes (widths 1, 15, 16, 17, 33, 48, 100, 130;
 // H = 1; Cout not a multiple of 3 or 16; Cin 1-4; several row bands per task), random-data
 // tolerances, every outputMask, the same bytes at 1/2/3 threads, cubeMathType rounding, and
@@ -24,7 +25,7 @@ std::string str(const cref::Conv &c) {
 std::vector<cref::Conv> shapes() {
     return {shape(2, 3, 7, 5, 17), shape(1, 1, 3, 1, 1),   shape(3, 2, 16, 1, 33),  shape(2, 4, 19, 6, 16),
             shape(1, 3, 64, 9, 48), shape(2, 4, 5, 4, 100), shape(1, 3, 2, 3, 130), shape(2, 1, 1, 7, 15),
-            shape(8, 3, 8, 70, 20)};
+            shape(8, 3, 8, 70, 20), shape(2, 5, 6, 5, 17) /* 5 input channels: oneDNN, the boundary */};
 }
 
 TEST(SmallCin, ExactIntegerFill) {
