@@ -8,7 +8,8 @@
 // (cubeMathType), or a strided view made dense; otherwise oneDNN reads the caller's tensor. Results
 // are FLOAT; "store" rounds them once to FLOAT16/BF16 or writes a strided view; a dense FLOAT output
 // is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
-// gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient.
+// gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient. Few
+// input channels, 3x3 stride 1 padding 1: our own kernels (small_cin.hpp), one node for both.
 #include "conv_plan.hpp"
 
 #include <algorithm>

@@ -6,15 +6,18 @@
 // channel are staged once (copied, or widened from BF16, a run of consecutive rows per channel)
 // into a zero-padded ring that both gradients read from the cache, so dY leaves memory once:
 //   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
-//     Cin x up to 8 vectors of one row accumulate in registers over co, kh, kw in that order; the
-//     task writes its own rows.
+//     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
+//     in aligned columns (3 x Cin x a few vectors in registers), then dX = (P[1][w] + P[0][w+1]) +
+//     P[2][w-1] once per row: no load shifted by a column (it would cross a cache line) in the hot
+//     loop. The task writes its own rows.
 //   gradWeight[co][ci][kh][kw] = sum over n, oh, ow of dY[n][co][oh][ow] * X[n][ci][oh+kh-1][ow+kw-1]
 //     A GEMM with M = Cout, N = Cin*9, K = N*H*W: 3 output channels x the 9 taps of one input
-//     channel in 27 vector accumulators over a band, added lane-wise into the task's FLOAT sums;
+//     channel in 27 vector accumulators over a band (X staged in its three column shifts, so its
+//     loads are aligned too), added lane-wise into the task's FLOAT sums;
 //     per task those are widened into a double partial, and the partials are added in task order.
-// Tasks depend on the shape only: same bytes at any thread count. Taps outside the plane are
-// skipped (rows) or masked off (columns), never multiplied by a padding zero: an infinite operand
-// must not make a NaN there. BF16 operands are widened exactly; results are FLOAT (the caller
+// Tasks depend on the shape only: same bytes at any thread count. Taps outside the plane never
+// enter a sum (rows skipped, columns masked off): a padding zero times an infinite operand must
+// not make a NaN. BF16 operands are widened exactly; results are FLOAT (the caller
 // rounds them once). AVX-512 only: without it the plan keeps oneDNN.
 #ifndef CONVOLUTION_SRC_SMALL_CIN_HPP_
 #define CONVOLUTION_SRC_SMALL_CIN_HPP_
@@ -26,7 +29,7 @@
 namespace conv {
 
 // Input channels up to which these kernels beat oneDNN (CPU time per call, one thread, N = 8,
-// 224x224 x 64 output channels): FLOAT (and FLOAT16, computed in FLOAT) 3.4-4.4x at Cin 1-4;
+// 224x224 x 64 output channels): FLOAT (and FLOAT16, computed in FLOAT) 3.0-4.4x at Cin 1-4;
 // BF16, where oneDNN multiplies pairs with vdpbf16ps, 2.5x at Cin 1, 1.7x at 2, 1.25x at 3, 1.0x at 4.
 inline constexpr int64_t kSmallCinMax = 4, kSmallCinMaxBf16 = 3;
 
