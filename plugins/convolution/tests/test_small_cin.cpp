@@ -3,7 +3,7 @@
 // conv_reference.hpp:
 // bit-exact integer fill for every dtype on odd shapes (widths 1, 15, 16, 17, 33, 48, 100, 130;
 // H = 1; Cout not a multiple of 3 or 16; Cin 1-4; several row bands per task), random-data
-// tolerances, every outputMask, the same bytes at 1/2/3 threads, cubeMathType rounding, and
+// tolerances, every outputMask, strided views, the same bytes at 1/2/3 threads, cubeMathType rounding, and
 // infinities next to the padding (taps outside the plane are skipped, not multiplied by zero).
 #include <limits>
 
@@ -104,6 +104,33 @@ TEST(SmallCin, EveryMask) {
                 EXPECT_TRUE(r.unselectedUntouched) << "mask " << m;
                 EXPECT_TRUE(r.canary) << m;
             }
+}
+
+// Strided views on every tensor (the core's convert and store nodes around the kernels).
+TEST(SmallCin, NonContiguousViews) {
+    Runtime::use("atlas-a2");
+    const cref::Conv c = shape(2, 3, 6, 7, 18);
+    const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, 61), in = ints(cref::Conv::count(c.inputDims()), 4, 62);
+    const auto w = ints(cref::Conv::count(c.weightDims()), 4, 63);
+    const cref::Grads ref = cref::backward(c, go, in, w);
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+        Call k;
+        k.c = c;
+        k.dt = dt;
+        k.go = {{0, 2, 3, 1}, {}, 0};
+        k.in = {{}, {0, 1, 2, 3}, 5};
+        k.w = {{1, 0, 2, 3}, {}, 3};
+        k.gi = {{0, 3, 1, 2}, {1, 0, 0, 2}, 7};
+        k.gw = {{}, {0, 0, 1, 1}, 0};
+        k.gb = {{}, {0}, 9};
+        const Result r = runBackward(k, go, in, w);
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        EXPECT_TRUE(sameBits(dt, r.gi, ref.gradInput, "gradInput")) << dtName(dt);
+        EXPECT_TRUE(sameBits(dt, r.gw, ref.gradWeight, "gradWeight")) << dtName(dt);
+        EXPECT_TRUE(sameBits(dt, r.gb, ref.gradBias, "gradBias")) << dtName(dt);
+        EXPECT_TRUE(r.canary);
+        EXPECT_TRUE(r.inputsUnchanged);
+    }
 }
 
 // Random data (inexact sums): the same bytes at 1, 2 and 3 threads and run to run.
