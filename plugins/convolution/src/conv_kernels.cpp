@@ -68,6 +68,34 @@ double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
     return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+// Channel c's rows (count rows of n contiguous FLOAT / BF16 elements, `gap` elements apart) summed
+// exactly as row_sum sums each, then added in row order: the same bits, without a call and a
+// dispatch per row (small planes have many short rows: 7x7 depthwise layers spent ~15 % here).
+template <bool BF16>
+CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
+    const int64_t es = BF16 ? 2 : 4, body = n / 16 * 16;
+    double acc = 0;
+    for (int64_t r = 0; r < count; ++r) {
+        const uint8_t *row = p + r * gap * es;
+        __m512d v = _mm512_setzero_pd();
+        for (int64_t i = 0; i < body; i += 8) {
+            __m256 f;
+            if constexpr (BF16) {
+                f = _mm256_castsi256_ps(_mm256_slli_epi32(
+                    _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + i * 2))), 16));
+            } else {
+                f = _mm256_loadu_ps(reinterpret_cast<const float *>(row + i * 4));
+            }
+            v = _mm512_add_pd(v, _mm512_maskz_cvtps_pd(0xff, f));
+        }
+        double lane[8];
+        _mm512_storeu_pd(lane, v);
+        for (int64_t i = body; i < n; ++i) lane[i % 8] += load(row + i * es, BF16 ? kBf16 : kFloat);
+        acc += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    }
+    return acc;
+}
+
 }  // namespace
 
 void bias_grad(const void *g, const View &v, float *out) {
@@ -86,8 +114,16 @@ void bias_grad(const void *g, const View &v, float *out) {
     }
     const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
     const auto *base = static_cast<const uint8_t *>(g);
+    // one row per image (contiguous planes): the whole channel in one vector loop
+    const bool rows_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, d[1], 1), [&](const tbb::blocked_range<int64_t> &rc) {
         for (int64_t c = rc.begin(); c < rc.end(); ++c) {
+            if (rows_avx) {
+                const uint8_t *p = base + c * s[1] * es;
+                const double acc = v.dtype == kBf16 ? rows_sum_avx<true>(p, d[0], s[0], d[4]) : rows_sum_avx<false>(p, d[0], s[0], d[4]);
+                out[c] = static_cast<float>(acc);
+                continue;
+            }
             double acc = 0;
             for (int64_t n = 0; n < d[0]; ++n)
                 for (int64_t z = 0; z < d[2]; ++z)

@@ -255,8 +255,8 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
         float *out = s->out.address(h, run);
         void *scratch = h->buffer_data(run, s->scratch);
         switch (s->grad) {
-            case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, nullptr, scratch); break;
-            case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, nullptr, scratch); break;
+            case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, scratch); break;
+            case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, scratch); break;
         }
         s->out.finish(h, run);
         return acp_status{0};

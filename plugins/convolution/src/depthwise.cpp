@@ -32,10 +32,9 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : slots_(std
     blk_ = DwBlocked(s, dt);
 }
 
-void DepthwisePass::run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, float *db,
-                        void *scratch) const {
+void DepthwisePass::run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const {
     DwBlocked::Io io;
-    io.dy = dy, io.x = x, io.w = w, io.dx = dx, io.dx_bf16 = dx_bf16, io.dw = dw, io.db = db;
+    io.dy = dy, io.x = x, io.w = w, io.dx = dx, io.dx_bf16 = dx_bf16, io.dw = dw;
     blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
 }
 

@@ -22,7 +22,7 @@ public:
     static bool applies(const Geometry &g, bool transposed);
     DepthwisePass(const Geometry &g, Dt dt, int threads);
 
-    // A run's scratch: one slot per thread, then (gradWeight or gradBias) the per-block partials.
+    // A run's scratch: one slot per thread, then (blocked gradWeight) the per-block partials.
     // Runs of concurrent nodes each need their own.
     uint64_t scratch_bytes(bool partials) const {
         return blk_.slot_bytes() * static_cast<uint64_t>(slots_) + (partials ? blk_.partial_bytes() : 0);
@@ -30,8 +30,8 @@ public:
 
     // dy (N, C, Ho, Wo), x (N, C, H, W), w (C, 1, kh, kw) dense in the pass dtype (x only read for dw,
     // w only for dx). Results, each computed only when its pointer is set: dx (N, C, H, W) dense FLOAT,
-    // or BF16 when dx_bf16 (rounded once, numeric.hpp's rounding); dw FLOAT (C, 1, kh, kw); db FLOAT (C).
-    void run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, float *db, void *scratch) const;
+    // or BF16 when dx_bf16 (rounded once, numeric.hpp's rounding); dw FLOAT (C, 1, kh, kw).
+    void run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const;
 
 private:
     DwBlocked blk_;

@@ -6,6 +6,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -19,6 +20,7 @@ namespace {
 #define DWB_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 
 constexpr int64_t kL = 16;  // channels per block: one vector lane each
+constexpr int64_t kBatchInnerBlocks = 16;  // whole-plane shapes with this many blocks: a task per block
 
 uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -113,11 +115,33 @@ void prefetch_rows(const void *src, int64_t es, int64_t first, int64_t plane, in
 }
 
 // Channels at or past nc load with an empty mask: no access, zeros.
+// A tail of at most kGatherMax pixels is gathered (one 16-channel gather per pixel) rather than
+// transposed as a whole 16x16 block (7x7 planes end on one pixel, 14x14 on four). BF16 gathers the
+// 32-bit word ending at the element (its upper half is the FLOAT's bits), so the element before
+// must exist. Channel offsets as 32-bit indices: planes up to 2^26 elements.
+constexpr int64_t kGatherMax = 4;
 template <bool BF16>
 DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        if (m <= kGatherMax && plane <= (int64_t{1} << 26) && (!BF16 || first + p >= 1)) {
+            const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32(static_cast<int>(plane)));
+            const auto cm = static_cast<__mmask16>(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
+            for (int64_t j = 0; j < m; ++j) {
+                __m512 o;
+                if constexpr (BF16) {
+                    const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), cm, idx,
+                                                                  static_cast<const uint16_t *>(src) + first + p + j - 1, 2);
+                    o = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+                } else {
+                    o = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), cm, idx, static_cast<const float *>(src) + first + p + j, 4);
+                }
+                _mm512_storeu_ps(dst + (p + j) * kL, o);
+            }
+            continue;
+        }
         __m512 o[16];
         if constexpr (BF16) {
             __m256i r[16], h[16];
@@ -163,11 +187,26 @@ void to_blocked_scalar(const void *src, Dt dt, int64_t plane, int64_t first, int
         }
 }
 
+// A tail of at most kScatterMax pixels is stored channel by channel rather than transposed.
+constexpr int64_t kScatterMax = 2;
 template <bool BF16>
 DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int64_t plane, int64_t first, int nc) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
+        if (m <= kScatterMax) {
+            for (int64_t j = 0; j < m; ++j) {
+                const int64_t at = first + p + j;
+                if constexpr (BF16) {
+                    alignas(32) uint16_t h[16];
+                    _mm256_store_si256(reinterpret_cast<__m256i *>(h), acp::avx512::to_bf16(_mm512_loadu_ps(src + (p + j) * kL)));
+                    for (int ch = 0; ch < nc; ++ch) static_cast<uint16_t *>(dst)[at + ch * plane] = h[ch];
+                } else {
+                    for (int ch = 0; ch < nc; ++ch) static_cast<float *>(dst)[at + ch * plane] = src[(p + j) * kL + ch];
+                }
+            }
+            continue;
+        }
         if constexpr (BF16) {  // rounded per pixel, then moved as 16-bit words
             __m256i r[16], o[16];
             DWB_UNROLL for (int j = 0; j < 16; ++j) r[j] = acp::avx512::to_bf16(_mm512_maskz_loadu_ps(j < m ? kAll16 : 0, src + (p + j) * kL));
@@ -233,61 +272,53 @@ void gi_row_scalar(const GiRow &r) {
             for (int i = 0; i < p.n; ++i) {
                 const int64_t q = p.t[i].q0 + j;
                 if (q < 0 || q >= r.Wo) continue;
-                for (int l = 0; l < 16; ++l) acc[l] = acc[l] + p.t[i].w[l] * p.t[i].g[q * kL + l];
+                for (int l = 0; l < 16; ++l) acc[l] = std::fma(p.t[i].w[l], p.t[i].g[q * kL + l], acc[l]);
             }
             for (int l = 0; l < 16; ++l) r.out[(ph + j * r.sw) * kL + l] = acc[l];
         }
     }
 }
 
-// Up to four columns j0.. (count) with a tap outside the gradient row: each column's taps inside, in
-// order, four columns in flight. An outside tap is masked off (never loaded, never added).
-DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j0, int count, int64_t Wo, float *out, int64_t step) {
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+// One column j with a tap outside the gradient row: its taps inside, in order (the others skipped).
+DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
+    __m512 a = _mm512_setzero_ps();
     for (int i = 0; i < p.n; ++i) {
-        const __m512 w = _mm512_loadu_ps(p.t[i].w);
-        const int64_t q = p.t[i].q0 + j0;
-        const float *g = p.t[i].g + q * kL;
-        // lanes k < count whose column q + k is inside: all-ones masks, else empty (no access)
-        const auto in = [&](int k) { return static_cast<__mmask16>(k < count && static_cast<uint64_t>(q + k) < static_cast<uint64_t>(Wo) ? 0xffff : 0); };
-        const __mmask16 m0 = in(0), m1 = in(1), m2 = in(2), m3 = in(3);
-        a0 = _mm512_mask_add_ps(a0, m0, a0, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m0, g)));
-        a1 = _mm512_mask_add_ps(a1, m1, a1, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m1, g + kL)));
-        a2 = _mm512_mask_add_ps(a2, m2, a2, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m2, g + 2 * kL)));
-        a3 = _mm512_mask_add_ps(a3, m3, a3, _mm512_mul_ps(w, _mm512_maskz_loadu_ps(m3, g + 3 * kL)));
+        const int64_t q = p.t[i].q0 + j;
+        if (static_cast<uint64_t>(q) < static_cast<uint64_t>(Wo)) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL), a);
     }
-    _mm512_storeu_ps(out + j0 * step, a0);
-    if (count > 1) _mm512_storeu_ps(out + (j0 + 1) * step, a1);
-    if (count > 2) _mm512_storeu_ps(out + (j0 + 2) * step, a2);
-    if (count > 3) _mm512_storeu_ps(out + (j0 + 3) * step, a3);
+    _mm512_storeu_ps(out, a);
 }
 
+// Columns [lo, hi) read inside the gradient row for every tap: four at once (independent chains,
+// each column summed in tap order), then one at a time; the few edge columns one by one.
 DWB_AVX void gi_row_avx(const GiRow &r) {
     for (int64_t ph = 0; ph < r.sw; ++ph) {
         const GiPhase &p = r.ph[ph];
         float *out = r.out + ph * kL;
         const int64_t step = r.sw * kL;
-        // four columns at once: independent chains, each column summed in tap order
-        for (int64_t j = 0; j < p.cols; j += 4) {
-            const int count = static_cast<int>(std::min<int64_t>(4, p.cols - j));
-            if (j < p.lo || j + 4 > p.hi) {
-                gi_edge_avx(p, j, count, r.Wo, out, step);
-                continue;
-            }
+        for (int64_t j = 0; j < p.lo; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
+        int64_t j = p.lo;
+        for (; j + 4 <= p.hi; j += 4) {
             __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0; i < p.n; ++i) {
                 const __m512 w = _mm512_loadu_ps(p.t[i].w);
                 const float *g = p.t[i].g + (p.t[i].q0 + j) * kL;
-                a0 = _mm512_add_ps(a0, _mm512_mul_ps(w, _mm512_loadu_ps(g)));
-                a1 = _mm512_add_ps(a1, _mm512_mul_ps(w, _mm512_loadu_ps(g + kL)));
-                a2 = _mm512_add_ps(a2, _mm512_mul_ps(w, _mm512_loadu_ps(g + 2 * kL)));
-                a3 = _mm512_add_ps(a3, _mm512_mul_ps(w, _mm512_loadu_ps(g + 3 * kL)));
+                a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g), a0);
+                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + kL), a1);
+                a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 2 * kL), a2);
+                a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 3 * kL), a3);
             }
             _mm512_storeu_ps(out + j * step, a0);
             _mm512_storeu_ps(out + (j + 1) * step, a1);
             _mm512_storeu_ps(out + (j + 2) * step, a2);
             _mm512_storeu_ps(out + (j + 3) * step, a3);
         }
+        for (; j < p.hi; ++j) {
+            __m512 a = _mm512_setzero_ps();
+            for (int i = 0; i < p.n; ++i) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL), a);
+            _mm512_storeu_ps(out + j * step, a);
+        }
+        for (j = std::max(j, p.hi); j < p.cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
     }
 }
 
@@ -311,7 +342,7 @@ void gw_row_scalar(const GwRow &r) {
         for (int64_t ow = 0; ow < r.Wo; ++ow) {
             const int64_t col = r.t[i].c0 + ow * r.sw;
             if (col < 0 || col >= r.W) continue;
-            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = r.t[i].acc[l] + r.g[ow * kL + l] * r.t[i].x[col * kL + l];
+            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = std::fma(r.g[ow * kL + l], r.t[i].x[col * kL + l], r.t[i].acc[l]);
         }
 }
 
@@ -320,10 +351,11 @@ template <int G>
 DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     __m512 a[G];
     const float *x[G];
-    int64_t lo = 0, hi = r.Wo;
-    for (int k = 0; k < G; ++k) {
+    int64_t lo = 0, hi = r.Wo, lo_k[G], hi_k[G];
+    DWB_UNROLL for (int k = 0; k < G; ++k) {
         a[k] = _mm512_loadu_ps(t[k].acc);
         x[k] = t[k].x + t[k].c0 * kL;
+        lo_k[k] = t[k].lo, hi_k[k] = t[k].hi;
         lo = std::max(lo, t[k].lo);
         hi = std::min(hi, t[k].hi);
     }
@@ -331,19 +363,19 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     const int64_t step = r.sw * kL;
     for (int64_t ow = 0; ow < lo; ++ow) {  // columns with a tap outside the input row
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        DWB_UNROLL for (int k = 0; k < G; ++k)
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = lo; ow < hi; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = hi; ow < r.Wo; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        for (int k = 0; k < G; ++k)
-            if (ow >= t[k].lo && ow < t[k].hi) a[k] = _mm512_add_ps(a[k], _mm512_mul_ps(g, _mm512_loadu_ps(x[k] + ow * step)));
+        DWB_UNROLL for (int k = 0; k < G; ++k)
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
-    for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
+    DWB_UNROLL for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
 // Groups of up to nine taps (a 3x3 row triple in one pass over the gradient row).
 DWB_AVX void gw_row_avx(const GwRow &r) {
@@ -393,17 +425,6 @@ void load_taps(const void *w, Dt dt, int64_t c0, int nc, int64_t kk, float *wv) 
 }
 
 
-// gradBias: acc (16 lanes) += each of the row's Wo pixel vectors, in order.
-DWB_AVX void bias_row_avx(const float *g, int64_t Wo, float *acc) {
-    __m512 a = _mm512_loadu_ps(acc);
-    for (int64_t ow = 0; ow < Wo; ++ow) a = _mm512_add_ps(a, _mm512_loadu_ps(g + ow * kL));
-    _mm512_storeu_ps(acc, a);
-}
-void bias_row_scalar(const float *g, int64_t Wo, float *acc) {
-    for (int64_t ow = 0; ow < Wo; ++ow)
-        for (int l = 0; l < 16; ++l) acc[l] = acc[l] + g[ow * kL + l];
-}
-
 }  // namespace
 
 
@@ -423,9 +444,13 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     // held up elsewhere delays little (about 64 tasks; fixed by the shape, so the sums keep their order).
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
     if (!whole_plane_) parts_ = std::clamp<int64_t>((64 + s.N * CB_ - 1) / (s.N * CB_), 1, std::min(gi_bands, w_bands));
+    // Small planes with many blocks: a task is one block over the whole batch, its gradWeight sums
+    // kept across the images (flushed by rows counted over the batch) and written once, no partials.
+    // Fixed by the shape, so the sums keep their order at any thread count.
+    batch_inner_ = whole_plane_ && CB_ >= kBatchInnerBlocks;
     // slot: doubles first (aligned), then FLOAT arrays of 16-lane vectors
-    const uint64_t doubles = static_cast<uint64_t>(kk + 1) * kL;
-    const uint64_t floats = static_cast<uint64_t>((kk + kk + 1) * kL) +
+    const uint64_t doubles = static_cast<uint64_t>(kk) * kL;
+    const uint64_t floats = static_cast<uint64_t>((kk + kk) * kL) +
                             static_cast<uint64_t>(gi_rows_max_ * s.Wo + in_band_ * s.W + w_band_ * s.Wo + x_rows_max_ * s.W) * kL;
     slot_ = round64(doubles * sizeof(double) + floats * sizeof(float));
     // gradInput tap tables. Input row ih meets tap row a when oh = (ih + ph - a*dh) / sh is whole and
@@ -472,18 +497,18 @@ DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
 }
 
 uint64_t DwBlocked::partial_bytes() const {
-    return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * (s_.kh * s_.kw + 1) * kL) * sizeof(double));
+    if (batch_inner_) return 0;
+    return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * s_.kh * s_.kw * kL) * sizeof(double));
 }
 
 void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     const DwShape s = s_;
     const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
     const int64_t es = dt_ == Dt::F32 ? 4 : 2;
-    const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr, want_db = io.db != nullptr;
-    const bool want_w = want_dw || want_db;
-    // per (image, block): kk tap sums then the bias sum, 16 lanes each
+    const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr;
+    // per (image, block): kk tap sums, 16 lanes each
     auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * slot_);
-    const int64_t part = (kk + 1) * kL;
+    const int64_t part = kk * kL;
     // gradInput taps of input row ih, phase by phase (in each: tap rows, then tap columns, in order);
     // gbase: gradient row 0 (possibly outside the scratch: only the rows of the band are read).
     auto gi_build = [&](int64_t ih, const float *gbase, const float *wv, GiTap *tp, GiPhase *php) {
@@ -515,10 +540,12 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
         return n;
     };
     const int64_t gi_bands = (s.H + in_band_ - 1) / in_band_, w_bands = (s.Ho + w_band_ - 1) / w_band_;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * CB_ * parts_, grain_), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk + 1 (bias) vectors
-        auto *acc = reinterpret_cast<float *>(sum + (kk + 1) * kL);             // kk + 1 vectors
-        float *wv = acc + (kk + 1) * kL;                                          // kk tap vectors
+    const bool batch_inner = batch_inner_;
+    const int64_t tasks = batch_inner ? CB_ : s.N * CB_ * parts_;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, batch_inner ? std::max<int64_t>(1, grain_ / s.N) : grain_), [&](const tbb::blocked_range<int64_t> &range) {
+        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk vectors
+        auto *acc = reinterpret_cast<float *>(sum + kk * kL);                   // kk vectors
+        float *wv = acc + kk * kL;                                                // kk tap vectors
         float *gi_gs = wv + kk * kL;
         float *dxs = gi_gs + gi_rows_max_ * s.Wo * kL;
         float *gs = dxs + in_band_ * s.W * kL;
@@ -540,15 +567,17 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
             else to_blocked_scalar(src, dt_, plane, first, nc, count, dst);
         };
         int64_t last_cb = -1;
-        for (int64_t task = range.begin(); task < range.end(); ++task) {
+        const int64_t nb_end = batch_inner ? range.end() * s.N : range.end();  // whole planes: one part per block
+        for (int64_t task = range.begin(); task < range.end(); ++task)
+        for (int64_t img = 0; img < (batch_inner ? s.N : 1); ++img) {
             // block-major (taps loaded once per block), then image, then row part
-            const int64_t part_i = task % parts_, nb = task / parts_;
+            const int64_t part_i = batch_inner ? 0 : task % parts_, nb = batch_inner ? task * s.N + img : task / parts_;
             const int64_t n = nb % s.N, cb = nb / s.N, c0 = cb * kL;
             const int nc = static_cast<int>(std::min(kL, s.C - c0));
             if (want_dx && cb != last_cb) load_taps(io.w, dt_, c0, nc, kk, wv);
             last_cb = cb;
-            if (whole_plane_ && task + 1 < range.end()) {  // one part per block here
-                const int64_t n1 = (task + 1) % s.N, c1 = (task + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
+            if (whole_plane_ && nb + 1 < nb_end) {  // the next (image, block) into L2
+                const int64_t n1 = (nb + 1) % s.N, c1 = (nb + 1) / s.N * kL, nc1 = std::min(kL, s.C - c1);
                 prefetch_span(static_cast<const uint8_t *>(io.dy) + (n1 * s.C + c1) * plane_out * es, nc1 * plane_out * es);
                 if (want_dw) prefetch_span(static_cast<const uint8_t *>(io.x) + (n1 * s.C + c1) * plane_in * es, nc1 * plane_in * es);
             }
@@ -576,11 +605,13 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                 if (avx) from_blocked_avx(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
                 else from_blocked_scalar(dxs, count, io.dx, io.dx_bf16, plane_in, first, nc);
             }
-            if (!want_w) continue;
-            // ---- gradWeight and gradBias, by bands of output rows ----
-            std::fill(sum, sum + part, 0.0);
-            std::fill(acc, acc + part, 0.0f);
-            float *bacc = acc + kk * kL;  // the bias lanes follow the taps (flushed with them)
+            if (!want_dw) continue;
+            // ---- gradWeight, by bands of output rows ----
+            const bool first_img = !batch_inner || n == 0, last_img = !batch_inner || n + 1 == s.N;
+            if (first_img) {
+                std::fill(sum, sum + part, 0.0);
+                std::fill(acc, acc + part, 0.0f);
+            }
             const int64_t w_first = part_i * w_bands / parts_, w_end = (part_i + 1) * w_bands / parts_;
             const int64_t o_end = std::min(s.Ho, w_end * w_band_);  // the part's output rows end here
             for (int64_t band = w_first; band < w_end; ++band) {
@@ -597,51 +628,47 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
                     }
                     to_blocked(io.dy, plane_out, (n * s.C + c0) * plane_out + o0 * s.Wo, nc, (o1 - o0) * s.Wo, gs);
                 }
-                if (want_dw && x_hi >= x_lo)
+                if (x_hi >= x_lo)
                     to_blocked(io.x, plane_in, (n * s.C + c0) * plane_in + x_lo * s.W, nc, (x_hi - x_lo + 1) * s.W, xs);
                 for (int64_t oh = o0; oh < o1; ++oh) {
                     const float *g = gs + (oh - o0) * s.Wo * kL;
-                    if (want_dw) {
-                        GwRow row{gw_taps.data(), 0, g, s.W, s.Wo, s.sw};
-                        if (whole_plane_) {
-                            row.t += oh * kk;
-                            row.n = gw_n[static_cast<size_t>(oh)];
-                        } else {
-                            row.n = gw_build(oh, xs, x_lo, acc, gw_taps.data());
-                        }
-                        if (avx) gw_row_avx(row);
-                        else gw_row_scalar(row);
+                    GwRow row{gw_taps.data(), 0, g, s.W, s.Wo, s.sw};
+                    if (whole_plane_) {
+                        row.t += oh * kk;
+                        row.n = gw_n[static_cast<size_t>(oh)];
+                    } else {
+                        row.n = gw_build(oh, xs, x_lo, acc, gw_taps.data());
                     }
-                    if (want_db) {
-                        if (avx) bias_row_avx(g, s.Wo, bacc);
-                        else bias_row_scalar(g, s.Wo, bacc);
-                    }
-                    if ((oh + 1) % flush_rows_ == 0 || oh + 1 == o_end) {
-                        if (avx) flush_avx(acc, sum, kk + 1);
-                        else flush_scalar(acc, sum, kk + 1);
+                    if (avx) gw_row_avx(row);
+                    else gw_row_scalar(row);
+                    const int64_t row_no = batch_inner ? n * s.Ho + oh : oh;
+                    if ((row_no + 1) % flush_rows_ == 0 || (oh + 1 == o_end && last_img)) {
+                        if (avx) flush_avx(acc, sum, kk);
+                        else flush_scalar(acc, sum, kk);
                     }
                 }
             }
-            std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
+            if (!batch_inner) {
+                std::copy(sum, sum + part, partials + ((n * CB_ + cb) * parts_ + part_i) * part);
+            } else if (last_img) {
+                for (int ch = 0; ch < nc; ++ch)
+                    for (int64_t t = 0; t < kk; ++t) io.dw[(c0 + ch) * kk + t] = static_cast<float>(sum[t * kL + ch]);
+            }
         }
     });
-    if (!want_w) return;
+    if (!want_dw || batch_inner) return;
     // per channel: the partials in image order, each image's row parts in order
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, CB_, 1), [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t cb = range.begin(); cb < range.end(); ++cb) {
             const int nc = static_cast<int>(std::min(kL, s.C - cb * kL));
-            for (int64_t t = 0; t <= kk; ++t) {
-                if (t < kk ? !want_dw : !want_db) continue;
+            for (int64_t t = 0; t < kk; ++t) {
                 double v[kL] = {};
                 for (int64_t n = 0; n < s.N; ++n)
                     for (int64_t q = 0; q < parts_; ++q) {
                         const double *p = partials + ((n * CB_ + cb) * parts_ + q) * part + t * kL;
                         for (int64_t ch = 0; ch < kL; ++ch) v[ch] += p[ch];
                     }
-                for (int ch = 0; ch < nc; ++ch) {
-                    if (t < kk) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
-                    else io.db[cb * kL + ch] = static_cast<float>(v[ch]);
-                }
+                for (int ch = 0; ch < nc; ++ch) io.dw[(cb * kL + ch) * kk + t] = static_cast<float>(v[ch]);
             }
         }
     });

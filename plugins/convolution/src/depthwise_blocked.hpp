@@ -8,9 +8,12 @@
 //              tap order; stride 2 is phase-wise (only the taps of a column's phase are visited).
 //   gradWeight per (image, 16 channels): per tap, FLOAT sums over the output positions in row-major
 //              order, moved into double every few rows; the images' double partials are added in
-//              image order per channel. Same bytes at any thread count.
+//              image order per channel. Small planes with many blocks: one task per block runs the
+//              images in order and keeps the sums across them (rows counted over the batch), no
+//              partials. Which of the two is fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped, never multiplied as zeros (an infinite operand there
-// must not make a NaN). Two spellings with the same arithmetic per element: AVX-512 and scalar.
+// must not make a NaN). Every tap is one fused multiply-add. Two spellings with the same arithmetic
+// per element: AVX-512 and scalar (std::fma).
 #ifndef CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 
@@ -33,15 +36,15 @@ public:
 
     // Operands dense in the pass dtype: dy (N, C, Ho, Wo), x (N, C, H, W), w (C, 1, kh, kw).
     // Results, each computed only when its pointer is set (never written otherwise): dx (N, C, H, W)
-    // FLOAT, or BF16 when dx_bf16 (rounded once); dw FLOAT (C, kh*kw); db FLOAT (C). One pass per
-    // (image, 16 channels) block: the block's gradient is read once for all three.
+    // FLOAT, or BF16 when dx_bf16 (rounded once); dw FLOAT (C, kh*kw). gradBias is not here: the
+    // plan's general per-channel sum of the caller's gradOutput costs less than another transpose.
     struct Io {
         const void *dy = nullptr, *x = nullptr, *w = nullptr;
         void *dx = nullptr;
         bool dx_bf16 = false;
-        float *dw = nullptr, *db = nullptr;
+        float *dw = nullptr;
     };
-    // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight / gradBias partials).
+    // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight partials).
     uint64_t slot_bytes() const { return slot_; }
     uint64_t partial_bytes() const;
     void run(const Io &io, uint8_t *scratch, int slots, bool avx) const;
@@ -56,6 +59,7 @@ private:
     int64_t x_rows_max_ = 1;    // gradWeight: input rows a band reads, at most
     int64_t flush_rows_ = 1;    // gradWeight: output rows summed in FLOAT before moving into double
     bool whole_plane_ = false;  // one band per plane: the next task's planes are prefetched
+    bool batch_inner_ = false;  // whole planes, many blocks: a task per block over the batch
     int64_t parts_ = 1;         // row parts per (image, block) task: large planes with few blocks
     int64_t grain_ = 1;         // tasks per TBB task: tiny planes share a task
     uint64_t slot_ = 0;
