@@ -9,7 +9,7 @@
 // are FLOAT; "store" rounds them once to FLOAT16/BF16 or writes a strided view; a dense FLOAT output
 // is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
 // gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient. Few
-// input channels, 3x3 stride 1 padding 1: our own kernels (small_cin.hpp), one node for both.
+// input channels, 3x3 stride 1 padding 1: our own kernels (small_cin.hpp), likewise a node per gradient.
 #include "conv_plan.hpp"
 
 #include <algorithm>
@@ -170,13 +170,14 @@ struct DwNode {
     int32_t scratch = -1;
 };
 
-// The small-Cin gradients of our own (small_cin.hpp): one node for gradInput and gradWeight, which
-// stream gradOutput once together.
+// One small-Cin gradient of our own (small_cin.hpp); like the depthwise ones, independent nodes with
+// their own scratch, each staging the gradOutput rows it reads.
 struct SmallNode {
     const acp_host_api *host = nullptr;
-    std::unique_ptr<SmallCinPass> pass;
-    Source dy, x, w;  // x only for gradWeight, w only for gradInput
-    Sink dx, dw;      // each only when selected (arg < 0 otherwise)
+    std::shared_ptr<const SmallCinPass> pass;
+    bool weight = false;  // gradWeight (reads input), else gradInput (reads weight)
+    Source dy, other;
+    Sink out;
     int32_t scratch = -1;
 };
 
@@ -267,11 +268,11 @@ acp_status run_small(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<SmallNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         const acp_host_api *h = s->host;
-        const bool dx = s->dx.arg >= 0, dw = s->dw.arg >= 0;
-        s->pass->run(s->dy.address(h, run), dw ? s->x.address(h, run) : nullptr, dx ? s->w.address(h, run) : nullptr,
-                     dx ? s->dx.address(h, run) : nullptr, dw ? s->dw.address(h, run) : nullptr, h->buffer_data(run, s->scratch));
-        if (dx) s->dx.finish(h, run);
-        if (dw) s->dw.finish(h, run);
+        const void *dy = s->dy.address(h, run), *other = s->other.address(h, run);
+        void *scratch = h->buffer_data(run, s->scratch);
+        if (s->weight) s->pass->run_weight(dy, other, s->out.address(h, run), scratch);
+        else s->pass->run_input(dy, other, s->out.address(h, run), scratch);
+        s->out.finish(h, run);
         return acp_status{0};
     });
 }
@@ -299,6 +300,10 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
         if (x >= 0) d.push_back(x);
     const int32_t id = ctx->host->add_node(ctx->plan, name, fn, data, d.data(), static_cast<uint32_t>(d.size()));
     require(id >= 0, acp::kInner, cat("cannot add the node ", name));
+    // the graph's shape at debug level ("node 3 conv_x after 0 1"): tests check which nodes are independent
+    std::string after;
+    for (const int32_t x : d) after += cat(" ", x);
+    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat("node ", id, " ", name, " after", after.empty() ? " none" : after).c_str());
     return id;
 }
 
@@ -364,19 +369,25 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
         } else if (SmallCinPass::applies(p.g, p.transposed, dt) && (p.mask[0] || p.mask[1])) {
-            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, one node for both
-            auto n = std::make_unique<SmallNode>();
-            n->host = ctx->host;
-            n->pass = std::make_unique<SmallCinPass>(p.g, dt, ctx->threads);
-            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, gradInput and gradWeight in one node");
-            n->dy = src(0, go);
-            if (p.mask[0]) n->w = src(2, w), n->dx = plan_sink(ctx, 12, *a.tensor(12));
-            if (p.mask[1]) n->x = src(1, in), n->dw = plan_sink(ctx, 13, *a.tensor(13));
-            n->scratch = reserve(ctx, n->pass->scratch_bytes());
-            const int32_t id = add_node(ctx, "conv_small_cin_grads", run_small, n.get(), {n->dy.node, n->w.node, n->x.node});
-            if (p.mask[0]) plan_store(ctx, n->dx, id);
-            if (p.mask[1]) plan_store(ctx, n->dw, id);
-            plan->small.push_back(std::move(n));
+            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, a node per gradient
+            auto pass = std::make_shared<const SmallCinPass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, a node per gradient");
+            const Source dy = src(0, go);
+            auto add_small = [&](bool weight, const char *name, Source other, int32_t arg) {
+                auto n = std::make_unique<SmallNode>();
+                n->host = ctx->host;
+                n->pass = pass;
+                n->weight = weight;
+                n->dy = dy;
+                n->other = other;
+                n->out = plan_sink(ctx, arg, *a.tensor(static_cast<uint32_t>(arg)));
+                n->scratch = reserve(ctx, pass->scratch_bytes(weight));
+                const int32_t id = add_node(ctx, name, run_small, n.get(), {dy.node, other.node});
+                plan_store(ctx, n->out, id);
+                plan->small.push_back(std::move(n));
+            };
+            if (p.mask[0]) add_small(false, "conv_small_cin_grad_input", src(2, w), 12);
+            if (p.mask[1]) add_small(true, "conv_small_cin_grad_weight", src(1, in), 13);
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).

@@ -285,50 +285,49 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     parts_ = ceil_div(H_, rows_);
 }
 
-// Scratch: the widened weights, then per thread slot the staged rows (dY ring, X band) and the
-// gradWeight FLOAT sums, then the tasks' double partials.
+// Scratch of gradInput: the widened weights, then per thread slot the dY ring and the per-tap-column
+// row sums. Scratch of gradWeight: per thread slot the dY band, the X band in its three shifts and
+// the FLOAT sums, then the tasks' double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
-uint64_t SmallCinPass::slot_bytes() const {
-    return round64(static_cast<uint64_t>((K_ + 3 * C_) * kRing * Wp_ + 3 * C_ * Wp_ + K_ * C_ * 9 * kL) * sizeof(float));
+uint64_t SmallCinPass::slot_bytes(bool weight) const {
+    const int64_t floats = weight ? (K_ + 3 * C_) * kRing * Wp_ + K_ * C_ * 9 * kL : K_ * kRing * Wp_ + 3 * C_ * Wp_;
+    return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
-uint64_t SmallCinPass::scratch_bytes() const {
-    return wt_bytes() + slot_bytes() * static_cast<uint64_t>(slots_) + static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double);
+uint64_t SmallCinPass::scratch_bytes(bool weight) const {
+    const uint64_t slots = slot_bytes(weight) * static_cast<uint64_t>(slots_);
+    return weight ? slots + static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double) : wt_bytes() + slots;
 }
 
-void SmallCinPass::run(const void *dy, const void *x, const void *w, float *dx, float *dw, void *scratch) const {
+void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scratch) const {
     const bool bf16 = dt_ == Dt::BF16;
-    const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
+    const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_;
     auto *base = static_cast<uint8_t *>(scratch);
     auto *wt = reinterpret_cast<float *>(base);
     auto *slots = base + wt_bytes();
-    auto *partials = reinterpret_cast<double *>(slots + slot_bytes() * static_cast<uint64_t>(slots_));
-    if (dx) {  // weights as wt[co][kh * 3 + kw][ci]: the C broadcasts of one tap are adjacent
-        for (int64_t co = 0; co < K_; ++co)
-            for (int64_t ci = 0; ci < C_; ++ci)
-                for (int64_t k = 0; k < 9; ++k) {
-                    const int64_t src = (co * C_ + ci) * 9 + k;
-                    float v;
-                    if (bf16) {
-                        const uint32_t b = static_cast<uint32_t>(static_cast<const uint16_t *>(w)[src]) << 16;
-                        __builtin_memcpy(&v, &b, 4);
-                    } else {
-                        v = static_cast<const float *>(w)[src];
-                    }
-                    wt[(co * 9 + k) * C_ + ci] = v;
+    // weights as wt[co][kh * 3 + kw][ci]: the C broadcasts of one tap are adjacent
+    for (int64_t co = 0; co < K_; ++co)
+        for (int64_t ci = 0; ci < C_; ++ci)
+            for (int64_t k = 0; k < 9; ++k) {
+                const int64_t src = (co * C_ + ci) * 9 + k;
+                float v;
+                if (bf16) {
+                    const uint32_t b = static_cast<uint32_t>(static_cast<const uint16_t *>(w)[src]) << 16;
+                    __builtin_memcpy(&v, &b, 4);
+                } else {
+                    v = static_cast<const float *>(w)[src];
                 }
-    }
+                wt[(co * 9 + k) * C_ + ci] = v;
+            }
     const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
-    const auto stage_x = bf16 ? &stage_shifted<true> : &stage_shifted<false>;
-    // gradInput: the vectors of a row in near-equal chunks of at most vmax(C)
+    // the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(), slots_));
-        float *xs = ring + K_ * kRing * Wp_, *pbuf = xs + 3 * C_ * kRing * Wp_, *acc16 = pbuf + 3 * C_ * Wp_;
-        const Staged st{ring, xs, pbuf, H_, W_, Wp_, nv_, C_};
+        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(false), slots_));
+        float *pbuf = ring + K_ * kRing * Wp_;
+        const Staged st{ring, nullptr, pbuf, H_, W_, Wp_, nv_, C_};
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            if (dw) std::fill(acc16, acc16 + wn * kL, 0.0f);
             int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row not staged yet
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
@@ -336,44 +335,64 @@ void SmallCinPass::run(const void *dy, const void *x, const void *w, float *dx, 
                 for (int64_t co = 0; co < K_; ++co)
                     for (int64_t r = next; r <= hi; ++r) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * kRing + (r + 1) % kRing) * Wp_);
                 next = hi + 1;
-                if (dx) {
-                    GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
-                    // the rows the next band of this task stages: a share of them per chunk call
-                    const int64_t pf_rows = std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0);
-                    const int64_t pf_bytes = b1 < r1 ? std::min(pf_rows, H_ - next) * W_ * es : 0;
-                    const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
-                    g.pf = dyn + next * W_ * es;
-                    g.pf_plane = H_ * W_ * es;
-                    for (int64_t h = b0; h < b1; ++h) {
-                        g.h = h;
-                        g.kh0 = h + 1 >= H_ ? 1 : 0;
-                        g.kh1 = h == 0 ? 2 : 3;
-                        int64_t v0 = 0;
-                        for (int64_t i = 0; i < chunks; ++i) {
-                            const int64_t call = (h - b0) * chunks + i;
-                            g.pf_lo = std::min(call * share, pf_bytes);
-                            g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
-                            const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                            gi_fn(C_, V)(g, v0);
-                            v0 += V;
-                        }
-                        gi_combine(g, C_);
+                GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
+                // the rows the next band of this task stages: a share of them per chunk call
+                const int64_t pf_rows = std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0);
+                const int64_t pf_bytes = b1 < r1 ? std::min(pf_rows, H_ - next) * W_ * es : 0;
+                const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
+                g.pf = dyn + next * W_ * es;
+                g.pf_plane = H_ * W_ * es;
+                for (int64_t h = b0; h < b1; ++h) {
+                    g.h = h;
+                    g.kh0 = h + 1 >= H_ ? 1 : 0;
+                    g.kh1 = h == 0 ? 2 : 3;
+                    int64_t v0 = 0;
+                    for (int64_t i = 0; i < chunks; ++i) {
+                        const int64_t call = (h - b0) * chunks + i;
+                        g.pf_lo = std::min(call * share, pf_bytes);
+                        g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
+                        const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
+                        gi_fn(C_, V)(g, v0);
+                        v0 += V;
                     }
-                }
-                if (dw) {
-                    const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
-                    for (int64_t ci = 0; ci < C_; ++ci)  // X rows b0 - 1 .. b1 inside the plane
-                        for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
-                            stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
-                    for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
-                        for (int64_t ci = 0; ci < C_; ++ci)
-                            gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
+                    gi_combine(g, C_);
                 }
             }
-            if (dw) widen_sums(acc16, wn, partials + task * wn);
         }
     });
-    if (!dw) return;
+}
+
+void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *scratch) const {
+    const bool bf16 = dt_ == Dt::BF16;
+    const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
+    auto *slots = static_cast<uint8_t *>(scratch);
+    auto *partials = reinterpret_cast<double *>(slots + slot_bytes(true) * static_cast<uint64_t>(slots_));
+    const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
+    const auto stage_x = bf16 ? &stage_shifted<true> : &stage_shifted<false>;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
+        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(true), slots_));
+        float *xs = ring + K_ * kRing * Wp_, *acc16 = xs + 3 * C_ * kRing * Wp_;
+        const Staged st{ring, xs, nullptr, H_, W_, Wp_, nv_, C_};
+        for (int64_t task = range.begin(); task < range.end(); ++task) {
+            const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
+            const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
+            const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
+            std::fill(acc16, acc16 + wn * kL, 0.0f);
+            for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
+                const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
+                // dY rows b0 .. b1 - 1 (the band's own), X rows b0 - 1 .. b1 inside the plane
+                for (int64_t co = 0; co < K_; ++co)
+                    for (int64_t r = b0; r < b1; ++r) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * kRing + (r + 1) % kRing) * Wp_);
+                for (int64_t ci = 0; ci < C_; ++ci)
+                    for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
+                        stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
+                for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
+                    for (int64_t ci = 0; ci < C_; ++ci)
+                        gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
+            }
+            widen_sums(acc16, wn, partials + task * wn);
+        }
+    });
     // the tasks' partials in task order: the same sums whatever thread ran which task
     for (int64_t j = 0; j < wn; ++j) {
         double sum = 0.0;

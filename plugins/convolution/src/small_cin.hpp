@@ -2,9 +2,10 @@
 // padding 1, no dilation, no groups, not transposed. oneDNN blocks channels by 16 and has nothing
 // to block here (17 % of the FMA peak on that layer); these kernels read the caller's NCHW tensors
 // and vectorise along the rows (16 columns per vector), FLOAT arithmetic with explicit FMAs.
-// A task is one (image, part of its rows), in bands of 8 rows: the band's dY rows of every output
-// channel are staged once (copied, or widened from BF16, a run of consecutive rows per channel)
-// into a zero-padded ring that both gradients read from the cache, so dY leaves memory once:
+// The two gradients are independent runs (the plan's nodes run concurrently), each with its own
+// scratch. A task is one (image, part of its rows), in bands of 8 rows: the dY rows of every output
+// channel a band reads are staged (copied, or widened from BF16, a run of consecutive rows per
+// channel) into zero-padded rows, by each gradient for itself:
 //   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
 //     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
 //     in aligned columns (3 x Cin x a few vectors in registers), then dX = (P[1][w] + P[0][w+1]) +
@@ -38,14 +39,15 @@ public:
     static bool applies(const Geometry &g, bool transposed, Dt dt);
     SmallCinPass(const Geometry &g, Dt dt, int threads);
 
-    // Scratch of one run: the widened weights, one slot per thread of the arena (staged rows and
-    // FLOAT sums), the tasks' double partials.
-    uint64_t scratch_bytes() const;
+    // Scratch of one gradient's run (each node has its own; they run concurrently): gradInput the
+    // widened weights and one slot per thread of the arena (dY ring, row sums); gradWeight one slot
+    // per thread (dY and X bands, FLOAT sums) and the tasks' double partials.
+    uint64_t scratch_bytes(bool weight) const;
 
     // dy (N, Cout, H, W), x (N, Cin, H, W), w (Cout, Cin, 3, 3): dense, in the pass dtype. Results
-    // dense FLOAT, each computed only when its pointer is set: dx (N, Cin, H, W) (reads w),
-    // dw (Cout, Cin, 3, 3) (reads x). One pass streams dY once for both.
-    void run(const void *dy, const void *x, const void *w, float *dx, float *dw, void *scratch) const;
+    // dense FLOAT: dx (N, Cin, H, W), dw (Cout, Cin, 3, 3). Each stages the dY rows it reads itself.
+    void run_input(const void *dy, const void *w, float *dx, void *scratch) const;
+    void run_weight(const void *dy, const void *x, float *dw, void *scratch) const;
 
 private:
     int64_t N_ = 0, C_ = 0, K_ = 0, H_ = 0, W_ = 0;  // images, input / output channels, plane
@@ -54,7 +56,7 @@ private:
     Dt dt_ = Dt::F32;
     int slots_ = 1;
     uint64_t wt_bytes() const;
-    uint64_t slot_bytes() const;
+    uint64_t slot_bytes(bool weight) const;
 };
 
 }  // namespace conv

@@ -232,5 +232,71 @@ TEST(SmallCin, InfinityNextToPadding) {
         }
 }
 
+// issue 4: dInput, dWeight and dBias are independent nodes of the executor's graph (they run
+// concurrently): neither gradient waits for the other, and only the selected ones are planned. The
+// small-Cin path, and the depthwise and oneDNN paths next to it.
+TEST(SmallCin, GraphNodePerGradient) {
+    Runtime::use("atlas-a2");
+    struct Path {
+        cref::Conv c;
+        const char *gi, *gw;
+    };
+    for (const Path &p : {Path{shape(2, 3, 8, 9, 19), "conv_small_cin_grad_input", "conv_small_cin_grad_weight"},
+                          Path{conv2d(2, 8, 8, 9, 9, 3, 3, 1, 1, 1, 1, 8), "conv_dw_grad_input", "conv_dw_grad_weight"},
+                          Path{conv2d(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 1), "conv_grad_input", "conv_grad_weight"}}) {
+        const cref::Conv &c = p.c;
+        const auto go = ints(cref::Conv::count(c.gradOutputDims()), 4, 71), in = ints(cref::Conv::count(c.inputDims()), 4, 72);
+        const auto w = ints(cref::Conv::count(c.weightDims()), 4, 73);
+        for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})
+            for (int m = 1; m < 8; ++m) {
+                Call k;
+                k.c = c;
+                k.dt = dt;
+                k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
+                const PlannedGraph g = planGraph(k, go, in, w);
+                const int gi = g.find(p.gi), gw = g.find(p.gw), gb = g.find("conv_grad_bias");
+                const std::string at = std::string(p.gi) + " " + dtName(dt) + " mask " + std::to_string(m);
+                EXPECT_EQ(gi >= 0, k.mask[0]) << at;
+                EXPECT_EQ(gw >= 0, k.mask[1]) << at;
+                EXPECT_EQ(gb >= 0, k.mask[2]) << at;
+                const int ids[3] = {gi, gw, gb};
+                for (int a : ids)
+                    for (int b : ids)
+                        if (a >= 0 && b >= 0 && a != b) {
+                            EXPECT_FALSE(g.reaches(a, b)) << at << ": node " << a << " waits for " << b;
+                        }
+            }
+    }
+}
+
+// Every kernel reads only scratch it wrote: the workspace starts as NaNs (0xff bytes), so a read of
+// an unwritten staged row, row sum or partial (e.g. gradInput's combine step without its left-edge
+// mask) turns a result into NaN. Shapes with one and several vectors per row, tails, several bands.
+TEST(SmallCin, NanFilledWorkspace) {
+    Runtime::use("atlas-a2");
+    for (const cref::Conv &c : {shape(2, 3, 7, 5, 17), shape(1, 1, 3, 1, 1), shape(1, 3, 2, 3, 130), shape(8, 3, 8, 70, 20),
+                                shape(2, 4, 5, 4, 100)})
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+            const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, 81), in = ints(cref::Conv::count(c.inputDims()), 4, 82);
+            const auto w = ints(cref::Conv::count(c.weightDims()), 4, 83);
+            for (int m = 1; m < 4; ++m) {
+                Call k;
+                k.c = c;
+                k.dt = dt;
+                k.mask = {(m & 1) != 0, (m & 2) != 0, false};
+                k.wsFill = 0xff;
+                const Result r = runBackward(k, go, in, w);
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                const cref::Grads ref = cref::backward(c, go, in, w);
+                if (k.mask[0]) {
+                    EXPECT_TRUE(sameBits(dt, r.gi, ref.gradInput, "gradInput")) << str(c) << " " << dtName(dt) << " mask " << m;
+                }
+                if (k.mask[1]) {
+                    EXPECT_TRUE(sameBits(dt, r.gw, ref.gradWeight, "gradWeight")) << str(c) << " " << dtName(dt) << " mask " << m;
+                }
+            }
+        }
+}
+
 }  // namespace
 }  // namespace ct
