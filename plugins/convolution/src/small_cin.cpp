@@ -386,9 +386,23 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
                 for (int64_t ci = 0; ci < C_; ++ci)
                     for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
                         stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
+                // the next band's rows of this task, fetched into the cache while this one computes
+                // (its staging then copies from the cache): X at once, dY a share per tile call
+                const int64_t nb1 = std::min(r1, b1 + kBand), run = b1 < r1 ? (nb1 - b1) * W_ * es : 0;
+                const int64_t x_bytes = run > 0 ? std::max<int64_t>(std::min(nb1, H_ - 1) - b1, 0) * W_ * es : 0;
+                for (int64_t ci = 0; ci < C_; ++ci)
+                    for (int64_t b = 0; b < x_bytes; b += 64)
+                        _mm_prefetch(reinterpret_cast<const char *>(xn + ((ci * H_ + b1 + 1) * W_) * es + b), _MM_HINT_T1);
+                const int64_t pf_bytes = K_ * run, calls = ceil_div(K_, kCoBlock) * C_;
+                const int64_t share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
+                int64_t call = 0;
                 for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
-                    for (int64_t ci = 0; ci < C_; ++ci)
+                    for (int64_t ci = 0; ci < C_; ++ci, ++call) {
+                        const int64_t lo = std::min(call * share, pf_bytes), hi_b = std::min(lo + share, pf_bytes);
+                        for (int64_t f = lo; f < hi_b; f += 64)
+                            _mm_prefetch(reinterpret_cast<const char *>(dyn + (f / run * H_ + b1) * W_ * es + f % run), _MM_HINT_T1);
                         gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
+                    }
             }
             widen_sums(acc16, wn, partials + task * wn);
         }
