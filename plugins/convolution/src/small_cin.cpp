@@ -99,8 +99,8 @@ SC_AVX void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
 // tap rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
 // outside the plane (a shifted column before 0 or at or past W, or lanes past the row's end),
 // which are masked off; the others use every lane. Rows are staged (16 columns of padding before).
-template <int A, int KH0, int KH1, bool Edge>
-SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t c0,
+template <bool Bf16, int A, int KH0, int KH1, bool Edge>
+SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t c0,
                        int64_t W) {
     __mmask16 m[3] = {kAll, kAll, kAll}, out = kAll;
     if constexpr (Edge) {
@@ -110,7 +110,8 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const 
         m[2] = static_cast<__mmask16>(out & lanes_below(W - c0 - 1));  // column c0 + lane + 1 < W
     }
     __m512 d[A];
-    SC_UNROLL for (int i = 0; i < A; ++i) d[i] = _mm512_loadu_ps(dyr[i] + c0);
+    // dY straight from the caller's rows; an edge vector reads none of the lanes past the row's end
+    SC_UNROLL for (int i = 0; i < A; ++i) d[i] = Edge ? load_masked<Bf16>(dyr[i], c0, out) : load_full<Bf16>(dyr[i], c0);
     SC_UNROLL for (int kh = KH0; kh < KH1; ++kh) {
         SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
             const __m512 xv = _mm512_loadu_ps(xr[kh] + kw * Wp + c0);  // column c0 + lane + kw - 1
@@ -122,45 +123,46 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const float *const (&dyr)[A], const 
     }
 }
 
-template <int A, int KH0, int KH1>
-SC_INLINE void gw_row(__m512 (&acc)[A][9], const float *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t W,
+template <bool Bf16, int A, int KH0, int KH1>
+SC_INLINE void gw_row(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t W,
                       int64_t nv) {
     // vector v is clean when columns 16v - 1 .. 16v + 16 are all inside the plane
     const auto edge = [W](int64_t v) { return v == 0 || v * kL + kL + 1 > W; };
     int64_t end = nv;
     while (end > 1 && edge(end - 1)) --end;
-    gw_step<A, KH0, KH1, true>(acc, dyr, xr, Wp, 0, W);
-    for (int64_t v = 1; v < end; ++v) gw_step<A, KH0, KH1, false>(acc, dyr, xr, Wp, v * kL, W);
-    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<A, KH0, KH1, true>(acc, dyr, xr, Wp, v * kL, W);
+    gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, Wp, 0, W);
+    for (int64_t v = 1; v < end; ++v) gw_step<Bf16, A, KH0, KH1, false>(acc, dyr, xr, Wp, v * kL, W);
+    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, Wp, v * kL, W);
 }
 
-// The staged rows of one task (a slot of the scratch): dY of every output channel in a ring of
-// kRing rows (row r of channel co at ring + (co * kRing + (r + 1) % kRing) * Wp), X of every input
-// channel for the current band in its three column shifts (row b0 - 1 + s, shift kw at
-// xs + ((ci * kRing + s) * 3 + kw) * Wp), and gradInput's per-tap-column sums of one row.
+// What a task reads. gradInput: dY of every output channel staged in a ring of kRing rows (row r of
+// channel co at ring + (co * kRing + (r + 1) % kRing) * Wp) and its per-tap-column sums of one row.
+// gradWeight: dY as given, X of every input channel for the current band staged in its three column
+// shifts (row b0 - 1 + s, shift kw at xs + ((ci * kRing + s) * 3 + kw) * Wp).
 struct Staged {
     const float *ring, *xs;
+    const uint8_t *dy;  // gradWeight: the image's gradOutput as given (es bytes per element)
+    int64_t es;
     float *pbuf;  // gradInput row sums: tap column kw, input channel c at pbuf + (kw * C + c) * Wp
     int64_t H, W, Wp, nv, cin;
-    const float *dy_row(int64_t co, int64_t r) const { return ring + (co * kRing + (r + 1) % kRing) * Wp + kL; }
 };
 
 // Output channels co0 .. co0 + A - 1 against the 9 taps of input channel ci over rows [oh0, oh1),
 // added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16].
-template <int A>
+template <bool Bf16, int A>
 SC_AVX void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
     const float *xs = s.xs + ci * kRing * 3 * s.Wp + kL;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
-        const float *dyr[A];
-        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = s.dy_row(co0 + i, oh);
+        const void *dyr[A];
+        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = s.dy + ((co0 + i) * s.H + oh) * s.W * s.es;
         const float *const xr[3] = {xs + (oh - oh0) * 3 * s.Wp, xs + (oh + 1 - oh0) * 3 * s.Wp, xs + (oh + 2 - oh0) * 3 * s.Wp};
         const bool top = oh == 0, bottom = oh == s.H - 1;
-        if (!top && !bottom) gw_row<A, 0, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else if (top && bottom) gw_row<A, 1, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else if (top) gw_row<A, 1, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else gw_row<A, 0, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        if (!top && !bottom) gw_row<Bf16, A, 0, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else if (top && bottom) gw_row<Bf16, A, 1, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else if (top) gw_row<Bf16, A, 1, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        else gw_row<Bf16, A, 0, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
     }
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) {
         float *p = acc16 + (((co0 + i) * s.cin + ci) * 9 + k) * kL;
@@ -169,7 +171,8 @@ SC_AVX void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64
 }
 
 using GwFn = void (*)(const Staged &, int64_t, int64_t, int64_t, int64_t, float *);
-constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<1>, &gw_tile<2>, &gw_tile<3>};
+template <bool Bf16>
+constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<Bf16, 1>, &gw_tile<Bf16, 2>, &gw_tile<Bf16, 3>};
 
 // ---------------------------------------------------------------- gradInput
 struct GiRow {
@@ -290,7 +293,7 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
 // the FLOAT sums, then the tasks' double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes(bool weight) const {
-    const int64_t floats = weight ? (K_ + 3 * C_) * kRing * Wp_ + K_ * C_ * 9 * kL : K_ * kRing * Wp_ + 3 * C_ * Wp_;
+    const int64_t floats = weight ? 3 * C_ * kRing * Wp_ + K_ * C_ * 9 * kL : K_ * kRing * Wp_ + 3 * C_ * Wp_;
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
@@ -324,7 +327,7 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
         auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(false), slots_));
         float *pbuf = ring + K_ * kRing * Wp_;
-        const Staged st{ring, nullptr, pbuf, H_, W_, Wp_, nv_, C_};
+        const Staged st{ring, nullptr, nullptr, es, pbuf, H_, W_, Wp_, nv_, C_};
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
@@ -367,22 +370,20 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
     const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
     auto *slots = static_cast<uint8_t *>(scratch);
     auto *partials = reinterpret_cast<double *>(slots + slot_bytes(true) * static_cast<uint64_t>(slots_));
-    const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
     const auto stage_x = bf16 ? &stage_shifted<true> : &stage_shifted<false>;
+    const auto gw = [bf16](size_t a) { return bf16 ? gw_fns<true>[a] : gw_fns<false>[a]; };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(true), slots_));
-        float *xs = ring + K_ * kRing * Wp_, *acc16 = xs + 3 * C_ * kRing * Wp_;
-        const Staged st{ring, xs, nullptr, H_, W_, Wp_, nv_, C_};
+        auto *xs = reinterpret_cast<float *>(slot_of(slots, slot_bytes(true), slots_));
+        float *acc16 = xs + 3 * C_ * kRing * Wp_;
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
             const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
+            const Staged st{nullptr, xs, dyn, es, nullptr, H_, W_, Wp_, nv_, C_};
             std::fill(acc16, acc16 + wn * kL, 0.0f);
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
-                // dY rows b0 .. b1 - 1 (the band's own), X rows b0 - 1 .. b1 inside the plane
-                for (int64_t co = 0; co < K_; ++co)
-                    for (int64_t r = b0; r < b1; ++r) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * kRing + (r + 1) % kRing) * Wp_);
+                // X rows b0 - 1 .. b1 inside the plane (dY is read as given: each row once per input channel)
                 for (int64_t ci = 0; ci < C_; ++ci)
                     for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
                         stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
@@ -401,7 +402,7 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
                         const int64_t lo = std::min(call * share, pf_bytes), hi_b = std::min(lo + share, pf_bytes);
                         for (int64_t f = lo; f < hi_b; f += 64)
                             _mm_prefetch(reinterpret_cast<const char *>(dyn + (f / run * H_ + b1) * W_ * es + f % run), _MM_HINT_T1);
-                        gw_fns[static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1)](st, co0, ci, b0, b1, acc16);
+                        gw(static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1))(st, co0, ci, b0, b1, acc16);
                     }
             }
             widen_sums(acc16, wn, partials + task * wn);

@@ -3,9 +3,10 @@
 // to block here (17 % of the FMA peak on that layer); these kernels read the caller's NCHW tensors
 // and vectorise along the rows (16 columns per vector), FLOAT arithmetic with explicit FMAs.
 // The two gradients are independent runs (the plan's nodes run concurrently), each with its own
-// scratch. A task is one (image, part of its rows), in bands of 8 rows: the dY rows of every output
-// channel a band reads are staged (copied, or widened from BF16, a run of consecutive rows per
-// channel) into zero-padded rows, by each gradient for itself:
+// scratch. A task is one (image, part of its rows), in bands of 8 rows; each prefetches the next
+// band's rows of the caller's dY while one computes. gradInput stages the dY rows a band reads
+// (copied, or widened from BF16) into zero-padded rows; gradWeight reads dY as given (edge vectors
+// masked) and stages only X:
 //   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
 //     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
 //     in aligned columns (3 x Cin x a few vectors in registers), then dX = (P[1][w] + P[0][w+1]) +
