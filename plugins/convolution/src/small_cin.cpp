@@ -21,8 +21,8 @@ namespace {
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
-constexpr int64_t kBand = 8;            // output rows per band: staged, then both gradients
-constexpr int64_t kRing = kBand + 2;     // staged rows a band reads (one more above and below)
+constexpr int64_t kBand = 8;            // output rows per band (the next band's rows are prefetched)
+constexpr int64_t kRing = kBand + 2;     // X rows a gradWeight band reads (one more above and below)
 constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): balance over 2-3 threads
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
 constexpr __mmask16 kAll = 0xffff;
@@ -66,21 +66,6 @@ SC_INLINE __m512 load_full(const void *row, int64_t c) {
         return _mm512_loadu_ps(static_cast<const float *>(row) + c);
 }
 
-// A staged row: 16 zeros, the W values (FLOAT), zeros up to Wp = 16 + 16 * nv + 16. Column c sits
-// at index 16 + c, so loads shifted by one column either way stay inside the row.
-template <bool Bf16>
-SC_AVX void stage_row(const void *src, int64_t W, float *dst) {
-    const __m512 zero = _mm512_setzero_ps();
-    _mm512_storeu_ps(dst, zero);
-    int64_t c = 0;
-    for (; c + kL <= W; c += kL) _mm512_storeu_ps(dst + kL + c, load_full<Bf16>(src, c));
-    if (c < W) {
-        _mm512_storeu_ps(dst + kL + c, load_masked<Bf16>(src, c, lanes_below(W - c)));
-        c += kL;
-    }
-    _mm512_storeu_ps(dst + kL + c, zero);
-}
-
 // The three column shifts of a staged row: copy kw at dst + kw * Wp holds column j + kw - 1 at
 // index 16 + j (zeros outside the plane), so every tap column's load is aligned.
 template <bool Bf16>
@@ -98,7 +83,8 @@ SC_AVX void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
 // acc[i][kh*3 + kw] += dY(co0 + i, row)[c0 + lane] * X(ci, row + kh - 1)[c0 + lane + kw - 1] for the
 // tap rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
 // outside the plane (a shifted column before 0 or at or past W, or lanes past the row's end),
-// which are masked off; the others use every lane. Rows are staged (16 columns of padding before).
+// which are masked off (dY lanes past the row's end not even loaded); the others use every lane.
+// X rows are staged (16 columns of padding before), dY rows are the caller's.
 template <bool Bf16, int A, int KH0, int KH1, bool Edge>
 SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t c0,
                        int64_t W) {
@@ -135,13 +121,13 @@ SC_INLINE void gw_row(__m512 (&acc)[A][9], const void *const (&dyr)[A], const fl
     for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, Wp, v * kL, W);
 }
 
-// What a task reads. gradInput: dY of every output channel staged in a ring of kRing rows (row r of
-// channel co at ring + (co * kRing + (r + 1) % kRing) * Wp) and its per-tap-column sums of one row.
-// gradWeight: dY as given, X of every input channel for the current band staged in its three column
-// shifts (row b0 - 1 + s, shift kw at xs + ((ci * kRing + s) * 3 + kw) * Wp).
+// What a task reads: the image's dY as given (both gradients), and its slot of the scratch.
+// gradInput: its per-tap-column sums of one row. gradWeight: X of every input channel for the
+// current band staged in its three column shifts (row b0 - 1 + s, shift kw at
+// xs + ((ci * kRing + s) * 3 + kw) * Wp).
 struct Staged {
-    const float *ring, *xs;
-    const uint8_t *dy;  // gradWeight: the image's gradOutput as given (es bytes per element)
+    const float *xs;
+    const uint8_t *dy;  // the image's gradOutput (es bytes per element)
     int64_t es;
     float *pbuf;  // gradInput row sums: tap column kw, input channel c at pbuf + (kw * C + c) * Wp
     int64_t H, W, Wp, nv, cin;
@@ -181,8 +167,7 @@ struct GiRow {
     float *dx;        // gradInput of the image, channel 0
     int64_t K, h;
     int kh0, kh1;  // tap rows whose dY row h + 1 - kh is inside the plane
-    // The next band's dY rows, fetched into the cache while this band computes (the staging then
-    // copies from the cache): channel co's run at pf + co * pf_plane, bytes [pf_lo, pf_hi) of it
+    // The next band's dY rows, fetched into the cache while this band computes: channel co's run at pf + co * pf_plane, bytes [pf_lo, pf_hi) of it
     // in this call.
     const uint8_t *pf = nullptr;
     int64_t pf_plane = 0, pf_lo = 0, pf_hi = 0;
@@ -191,21 +176,25 @@ struct GiRow {
 // Row h, vectors v0 .. v0 + V - 1, all C input channels, per tap column kw in aligned columns:
 // P[kw][c][column] = sum over co, kh (in that order) of W[co][c][kh][kw] * dY[co][h + 1 - kh][column],
 // into pbuf. gi_combine then shifts them into place (shifted loads once per row, not per channel).
-template <int C, int V>
+template <bool Bf16, int C, int V>
 SC_AVX void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
     __m512 acc[3][C][V];
     SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
         acc[kw][c][v] = _mm512_setzero_ps();
-    int64_t slot[3];
-    for (int kh = 0; kh < 3; ++kh) slot[kh] = ((g.h + 2 - kh) % kRing) * s.Wp;
+    // dY rows as given, the lanes past the row's end masked off (they only reach P's columns >= W,
+    // which gi_combine never reads)
+    int64_t roff[3];
+    for (int kh = 0; kh < 3; ++kh) roff[kh] = (g.h + 1 - kh) * s.W * s.es;
+    __mmask16 mk[V];
+    SC_UNROLL for (int v = 0; v < V; ++v) mk[v] = lanes_below(s.W - (v0 + v) * kL);
     for (int64_t co = 0; co < g.K; ++co) {
         for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(g.pf + co * g.pf_plane + b), _MM_HINT_T1);
         const float *wc = g.wt + co * 9 * C;
-        const float *rc = s.ring + co * kRing * s.Wp + kL + v0 * kL;
+        const uint8_t *rc = s.dy + co * s.H * s.W * s.es;
         for (int kh = g.kh0; kh < g.kh1; ++kh) {
             __m512 d[V];
-            SC_UNROLL for (int v = 0; v < V; ++v) d[v] = _mm512_loadu_ps(rc + slot[kh] + v * kL);
+            SC_UNROLL for (int v = 0; v < V; ++v) d[v] = load_masked<Bf16>(rc + roff[kh], (v0 + v) * kL, mk[v]);
             SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
                 __m512 wb[C];
                 SC_UNROLL for (int c = 0; c < C; ++c) wb[c] = _mm512_set1_ps(wc[(kh * 3 + kw) * C + c]);
@@ -237,21 +226,25 @@ SC_AVX void gi_combine(const GiRow &g, int64_t C) {
 }
 
 using GiFn = void (*)(const GiRow &, int64_t);
-template <int C, int... V>
+template <bool Bf16, int C, int... V>
 constexpr std::array<GiFn, sizeof...(V)> gi_fns_of(std::integer_sequence<int, V...>) {
-    return {&gi_chunk<C, V + 1>...};
+    return {&gi_chunk<Bf16, C, V + 1>...};
 }
-template <int C>
-constexpr auto gi_fns = gi_fns_of<C>(std::make_integer_sequence<int, vmax(C)>{});
+template <bool Bf16, int C>
+constexpr auto gi_fns = gi_fns_of<Bf16, C>(std::make_integer_sequence<int, vmax(C)>{});
 
-GiFn gi_fn(int64_t C, int64_t V) {
-    const auto v = static_cast<size_t>(V - 1);
+template <bool Bf16>
+GiFn gi_fn_of(int64_t C, size_t v) {
     switch (C) {
-        case 1: return gi_fns<1>[v];
-        case 2: return gi_fns<2>[v];
-        case 3: return gi_fns<3>[v];
-        default: return gi_fns<4>[v];
+        case 1: return gi_fns<Bf16, 1>[v];
+        case 2: return gi_fns<Bf16, 2>[v];
+        case 3: return gi_fns<Bf16, 3>[v];
+        default: return gi_fns<Bf16, 4>[v];
     }
+}
+GiFn gi_fn(bool bf16, int64_t C, int64_t V) {
+    const auto v = static_cast<size_t>(V - 1);
+    return bf16 ? gi_fn_of<true>(C, v) : gi_fn_of<false>(C, v);
 }
 
 // The 16 lanes of each FLOAT sum widened to double and added in one fixed order.
@@ -288,12 +281,11 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     parts_ = ceil_div(H_, rows_);
 }
 
-// Scratch of gradInput: the widened weights, then per thread slot the dY ring and the per-tap-column
-// row sums. Scratch of gradWeight: per thread slot the dY band, the X band in its three shifts and
+// Scratch of gradInput: the widened weights, then per thread slot the per-tap-column row sums. Scratch of gradWeight: per thread slot the dY band, the X band in its three shifts and
 // the FLOAT sums, then the tasks' double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes(bool weight) const {
-    const int64_t floats = weight ? 3 * C_ * kRing * Wp_ + K_ * C_ * 9 * kL : K_ * kRing * Wp_ + 3 * C_ * Wp_;
+    const int64_t floats = weight ? 3 * C_ * kRing * Wp_ + K_ * C_ * 9 * kL : 3 * C_ * Wp_;
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
@@ -321,23 +313,18 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
                 }
                 wt[(co * 9 + k) * C_ + ci] = v;
             }
-    const auto stage = bf16 ? &stage_row<true> : &stage_row<false>;
     // the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *ring = reinterpret_cast<float *>(slot_of(slots, slot_bytes(false), slots_));
-        float *pbuf = ring + K_ * kRing * Wp_;
-        const Staged st{ring, nullptr, nullptr, es, pbuf, H_, W_, Wp_, nv_, C_};
+        auto *pbuf = reinterpret_cast<float *>(slot_of(slots, slot_bytes(false), slots_));
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row not staged yet
+            const Staged st{nullptr, dyn, es, pbuf, H_, W_, Wp_, nv_, C_};
+            int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row no band has read yet
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
-                // dY rows next .. hi (at most b0 - 1 .. b1): a run of consecutive rows per channel
-                for (int64_t co = 0; co < K_; ++co)
-                    for (int64_t r = next; r <= hi; ++r) stage(dyn + (co * H_ + r) * W_ * es, W_, ring + (co * kRing + (r + 1) % kRing) * Wp_);
-                next = hi + 1;
+                next = hi + 1;  // this band reads rows up to hi
                 GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
                 // the rows the next band of this task stages: a share of them per chunk call
                 const int64_t pf_rows = std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0);
@@ -355,7 +342,7 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
                         g.pf_lo = std::min(call * share, pf_bytes);
                         g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
                         const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                        gi_fn(C_, V)(g, v0);
+                        gi_fn(bf16, C_, V)(g, v0);
                         v0 += V;
                     }
                     gi_combine(g, C_);
@@ -379,7 +366,7 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
             const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
-            const Staged st{nullptr, xs, dyn, es, nullptr, H_, W_, Wp_, nv_, C_};
+            const Staged st{xs, dyn, es, nullptr, H_, W_, Wp_, nv_, C_};
             std::fill(acc16, acc16 + wn * kL, 0.0f);
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);

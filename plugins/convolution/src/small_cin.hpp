@@ -4,9 +4,8 @@
 // and vectorise along the rows (16 columns per vector), FLOAT arithmetic with explicit FMAs.
 // The two gradients are independent runs (the plan's nodes run concurrently), each with its own
 // scratch. A task is one (image, part of its rows), in bands of 8 rows; each prefetches the next
-// band's rows of the caller's dY while one computes. gradInput stages the dY rows a band reads
-// (copied, or widened from BF16) into zero-padded rows; gradWeight reads dY as given (edge vectors
-// masked) and stages only X:
+// band's rows of the caller's dY while one computes. Both read dY as given (BF16 widened as loaded;
+// lanes past a row's end masked off, never loaded); gradWeight stages X:
 //   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
 //     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
 //     in aligned columns (3 x Cin x a few vectors in registers), then dX = (P[1][w] + P[0][w+1]) +
@@ -41,12 +40,12 @@ public:
     SmallCinPass(const Geometry &g, Dt dt, int threads);
 
     // Scratch of one gradient's run (each node has its own; they run concurrently): gradInput the
-    // widened weights and one slot per thread of the arena (dY ring, row sums); gradWeight one slot
-    // per thread (dY and X bands, FLOAT sums) and the tasks' double partials.
+    // widened weights and one slot per thread of the arena (row sums); gradWeight one slot per
+    // thread (X band, FLOAT sums) and the tasks' double partials.
     uint64_t scratch_bytes(bool weight) const;
 
     // dy (N, Cout, H, W), x (N, Cin, H, W), w (Cout, Cin, 3, 3): dense, in the pass dtype. Results
-    // dense FLOAT: dx (N, Cin, H, W), dw (Cout, Cin, 3, 3). Each stages the dY rows it reads itself.
+    // dense FLOAT: dx (N, Cin, H, W), dw (Cout, Cin, 3, 3).
     void run_input(const void *dy, const void *w, float *dx, void *scratch) const;
     void run_weight(const void *dy, const void *x, float *dw, void *scratch) const;
 
