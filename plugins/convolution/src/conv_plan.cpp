@@ -171,7 +171,7 @@ struct DwNode {
 };
 
 // One small-Cin gradient of our own (small_cin.hpp); like the depthwise ones, independent nodes with
-// their own scratch, each staging the gradOutput rows it reads.
+// their own scratch, each reading gradOutput itself.
 struct SmallNode {
     const acp_host_api *host = nullptr;
     std::shared_ptr<const SmallCinPass> pass;
