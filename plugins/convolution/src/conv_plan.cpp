@@ -8,7 +8,8 @@
 // (cubeMathType), or a strided view made dense; otherwise oneDNN reads the caller's tensor. Results
 // are FLOAT; "store" rounds them once to FLOAT16/BF16 or writes a strided view; a dense FLOAT output
 // is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
-// gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient.
+// gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient. Few
+// input channels, 3x3 stride 1 padding 1: our own kernels (small_cin.hpp), likewise a node per gradient.
 #include "conv_plan.hpp"
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "conv_kernels.hpp"
 #include "depthwise.hpp"
 #include "dnnl_pass.hpp"
+#include "small_cin.hpp"
 
 namespace conv {
 
@@ -175,6 +177,17 @@ struct DwNode {
     int32_t scratch = -1;
 };
 
+// One small-Cin gradient of our own (small_cin.hpp); like the depthwise ones, independent nodes with
+// their own scratch, each reading gradOutput itself.
+struct SmallNode {
+    const acp_host_api *host = nullptr;
+    std::shared_ptr<const SmallCinPass> pass;
+    bool weight = false;  // gradWeight (reads input), else gradInput (reads weight)
+    Source dy, other;
+    Sink out;
+    int32_t scratch = -1;
+};
+
 struct BiasNode {
     const acp_host_api *host = nullptr;
     int32_t go_arg = -1;
@@ -193,6 +206,7 @@ struct Plan {
     std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
     std::vector<std::unique_ptr<DwNode>> dw;
+    std::vector<std::unique_ptr<SmallNode>> small;
     std::vector<std::unique_ptr<BiasNode>> bias;
     std::vector<std::unique_ptr<ZeroNode>> zero;
 };
@@ -264,6 +278,19 @@ acp_status run_dw(void *p, const acp_run_ctx *run) {
     });
 }
 
+acp_status run_small(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<SmallNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        const acp_host_api *h = s->host;
+        const void *dy = s->dy.address(h, run), *other = s->other.address(h, run);
+        void *scratch = h->buffer_data(run, s->scratch);
+        if (s->weight) s->pass->run_weight(dy, other, s->out.address(h, run), scratch);
+        else s->pass->run_input(dy, other, s->out.address(h, run), scratch);
+        s->out.finish(h, run);
+        return acp_status{0};
+    });
+}
+
 acp_status run_bias(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<BiasNode *>(p);
     return acp::guard_run(run, s->host, [&] {
@@ -287,6 +314,10 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
         if (x >= 0) d.push_back(x);
     const int32_t id = ctx->host->add_node(ctx->plan, name, fn, data, d.data(), static_cast<uint32_t>(d.size()));
     require(id >= 0, acp::kInner, cat("cannot add the node ", name));
+    // the graph's shape at debug level ("node 3 conv_x after 0 1"): tests check which nodes are independent
+    std::string after;
+    for (const int32_t x : d) after += cat(" ", x);
+    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat("node ", id, " ", name, " after", after.empty() ? " none" : after).c_str());
     return id;
 }
 
@@ -351,6 +382,26 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
             }
             if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
+        } else if (SmallCinPass::applies(p.g, p.transposed, dt) && (p.mask[0] || p.mask[1])) {
+            // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, a node per gradient
+            auto pass = std::make_shared<const SmallCinPass>(p.g, dt, ctx->threads);
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, a node per gradient");
+            const Source dy = src(0, go);
+            auto add_small = [&](bool weight, const char *name, Source other, int32_t arg) {
+                auto n = std::make_unique<SmallNode>();
+                n->host = ctx->host;
+                n->pass = pass;
+                n->weight = weight;
+                n->dy = dy;
+                n->other = other;
+                n->out = plan_sink(ctx, arg, *a.tensor(static_cast<uint32_t>(arg)));
+                n->scratch = reserve(ctx, pass->scratch_bytes(weight));
+                const int32_t id = add_node(ctx, name, run_small, n.get(), {dy.node, other.node});
+                plan_store(ctx, n->out, id);
+                plan->small.push_back(std::move(n));
+            };
+            if (p.mask[0]) add_small(false, "conv_small_cin_grad_input", src(2, w), 12);
+            if (p.mask[1]) add_small(true, "conv_small_cin_grad_weight", src(1, in), 13);
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).

@@ -9,9 +9,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -157,6 +159,7 @@ struct Call {
     std::optional<std::vector<int64_t>> biasSizes;
     Layout go, in, w, gi, gw, gb;  // views
     bool nullUnselected = true;    // pass NULL for outputs whose mask bit is false
+    int wsFill = 0;                // byte the workspace holds before phase 2 (0xff: FLOAT NaNs, unwritten reads show)
 };
 
 inline std::vector<int64_t> spatialOf(const cref::Conv &c, const std::array<int64_t, 3> &a) { return c.spatial(a); }
@@ -195,7 +198,9 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
         return r;
     }
     Workspace ws;
-    r.phase2 = aclnnConvolutionBackward(ws.ptr(r.workspace), r.workspace, exec, Runtime::stream());
+    void *wsp = ws.ptr(r.workspace);
+    if (wsp) std::memset(wsp, k.wsFill, static_cast<size_t>(r.workspace));
+    r.phase2 = aclnnConvolutionBackward(wsp, r.workspace, exec, Runtime::stream());
     if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
     aclrtSynchronizeStream(Runtime::stream());
     r.gi = gi.bits();
@@ -206,6 +211,56 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
     r.unselectedUntouched = (k.mask[0] || gi.snapshot() == u0) && (k.mask[1] || gw.snapshot() == u1) &&
                             (k.mask[2] || gb.snapshot() == u2);
     return r;
+}
+
+// The executor graph the plugin planned for one call, read from its debug log ("node <id> <name>
+// after <ids>|none", one line per node the plugin adds; the core's convert nodes are not listed).
+struct PlannedGraph {
+    std::map<int, std::pair<std::string, std::vector<int>>> nodes;  // id -> name, dependencies
+    int find(const std::string &name) const {
+        int found = -1;
+        for (const auto &[id, n] : nodes)
+            if (n.first == name) found = found < 0 ? id : -2;  // -2: more than one
+        return found;
+    }
+    // whether node `from` waits for node `to`, directly or through others
+    bool reaches(int from, int to) const {
+        if (from == to) return true;
+        const auto it = nodes.find(from);
+        if (it == nodes.end()) return false;
+        for (int d : it->second.second)
+            if (reaches(d, to)) return true;
+        return false;
+    }
+};
+
+inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, const std::vector<double> &in,
+                              const std::vector<double> &w) {
+    const char *old = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
+    const std::string saved = old ? old : "";
+    setenv("ASCEND_GLOBAL_LOG_LEVEL", "0", 1);
+    ::testing::internal::CaptureStderr();
+    const Result r = runBackward(k, go, in, w);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    if (old) setenv("ASCEND_GLOBAL_LOG_LEVEL", saved.c_str(), 1);
+    else unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
+    EXPECT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    PlannedGraph g;
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);) {
+        const size_t at = line.find(": node ");
+        if (at == std::string::npos) continue;
+        std::istringstream f(line.substr(at + 7));
+        int id = -1;
+        std::string name, after, dep;
+        f >> id >> name >> after;
+        if (after != "after") continue;
+        std::vector<int> deps;
+        while (f >> dep)
+            if (dep != "none") deps.push_back(std::stoi(dep));
+        g.nodes[id] = {name, deps};
+    }
+    return g;
 }
 
 // Bits against reference values rounded to dt.

@@ -1,0 +1,64 @@
+// 3x3 convolution gradients for few input channels (VGG-19's first layer: 3 of them), stride 1,
+// padding 1, no dilation, no groups, not transposed. oneDNN blocks channels by 16 and has nothing
+// to block here (17 % of the FMA peak on that layer); these kernels read the caller's NCHW tensors
+// and vectorise along the rows (16 columns per vector), FLOAT arithmetic with explicit FMAs.
+// The two gradients are independent runs (the plan's nodes run concurrently), each with its own
+// scratch. A task is one (image, part of its rows), in bands of 8 rows; each prefetches the next
+// band's rows of the caller's dY while one computes. Both read dY as given (BF16 widened as loaded;
+// lanes past a row's end masked off, never loaded); gradWeight stages X:
+//   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
+//     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
+//     in aligned columns (3 x Cin x a few vectors in registers), then dX = (P[1][w] + P[0][w+1]) +
+//     P[2][w-1] once per row: no load shifted by a column (it would cross a cache line) in the hot
+//     loop. The task writes its own rows.
+//   gradWeight[co][ci][kh][kw] = sum over n, oh, ow of dY[n][co][oh][ow] * X[n][ci][oh+kh-1][ow+kw-1]
+//     A GEMM with M = Cout, N = Cin*9, K = N*H*W: 3 output channels x the 9 taps of one input
+//     channel in 27 vector accumulators over a band (X staged in its three column shifts, so its
+//     loads are aligned too), added lane-wise into the task's FLOAT sums;
+//     per task those are widened into a double partial, and the partials are added in task order.
+// Tasks depend on the shape only: same bytes at any thread count. Taps outside the plane never
+// enter a sum (rows skipped, columns masked off): a padding zero times an infinite operand must
+// not make a NaN. BF16 operands are widened exactly; results are FLOAT (the caller
+// rounds them once). AVX-512 only: without it the plan keeps oneDNN.
+#ifndef CONVOLUTION_SRC_SMALL_CIN_HPP_
+#define CONVOLUTION_SRC_SMALL_CIN_HPP_
+
+#include <cstdint>
+
+#include "conv_types.hpp"
+
+namespace conv {
+
+// Input channels up to which these kernels beat oneDNN (CPU time per call, one thread, N = 8,
+// 224x224 x 64 output channels): FLOAT (and FLOAT16, computed in FLOAT) 3.0-4.4x at Cin 1-4;
+// BF16, where oneDNN multiplies pairs with vdpbf16ps, 2.5x at Cin 1, 1.7x at 2, 1.25x at 3, 1.0x at 4.
+inline constexpr int64_t kSmallCinMax = 4, kSmallCinMaxBf16 = 3;
+
+class SmallCinPass {
+public:
+    static bool applies(const Geometry &g, bool transposed, Dt dt);
+    SmallCinPass(const Geometry &g, Dt dt, int threads);
+
+    // Scratch of one gradient's run (each node has its own; they run concurrently): gradInput the
+    // widened weights and one slot per thread of the arena (row sums); gradWeight one slot per
+    // thread (X band, FLOAT sums) and the tasks' double partials.
+    uint64_t scratch_bytes(bool weight) const;
+
+    // dy (N, Cout, H, W), x (N, Cin, H, W), w (Cout, Cin, 3, 3): dense, in the pass dtype. Results
+    // dense FLOAT: dx (N, Cin, H, W), dw (Cout, Cin, 3, 3).
+    void run_input(const void *dy, const void *w, float *dx, void *scratch) const;
+    void run_weight(const void *dy, const void *x, float *dw, void *scratch) const;
+
+private:
+    int64_t N_ = 0, C_ = 0, K_ = 0, H_ = 0, W_ = 0;  // images, input / output channels, plane
+    int64_t nv_ = 0, Wp_ = 0;                        // vectors per row, staged row length (floats)
+    int64_t parts_ = 1, rows_ = 1;                   // tasks: N * parts_, each rows_ rows of an image
+    Dt dt_ = Dt::F32;
+    int slots_ = 1;
+    uint64_t wt_bytes() const;
+    uint64_t slot_bytes(bool weight) const;
+};
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_SMALL_CIN_HPP_
