@@ -9,6 +9,7 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/transpose_avx512.hpp"
 
 namespace conv {
 
@@ -94,33 +95,7 @@ BS_AVX512 __attribute__((always_inline)) inline void put16(void *dst, int64_t i,
 
 BS_AVX512 inline __mmask16 first(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1); }
 
-// 16x16 transpose in registers: r[row] lanes = columns in, r[column] lanes = rows out.
-BS_AVX512 __attribute__((always_inline)) inline void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; ++i) {  // per 128-bit lane: pairs of rows interleaved
-        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll, r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; ++i) {  // r[4i + e], lane L: column 4L + e of rows 4i..4i+3
-        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
-        const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, a, b));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, a, b));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, c, d));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, c, d));
-    }
-    for (int e = 0; e < 4; ++e) {  // lane L of r[e], r[4+e], r[8+e], r[12+e] into column 4L + e
-        const __m512 a = _mm512_maskz_shuffle_f32x4(kAll, r[e], r[4 + e], 0x88);
-        const __m512 b = _mm512_maskz_shuffle_f32x4(kAll, r[e], r[4 + e], 0xdd);
-        const __m512 c = _mm512_maskz_shuffle_f32x4(kAll, r[8 + e], r[12 + e], 0x88);
-        const __m512 d = _mm512_maskz_shuffle_f32x4(kAll, r[8 + e], r[12 + e], 0xdd);
-        t[e] = _mm512_maskz_shuffle_f32x4(kAll, a, c, 0x88);
-        t[8 + e] = _mm512_maskz_shuffle_f32x4(kAll, a, c, 0xdd);
-        t[4 + e] = _mm512_maskz_shuffle_f32x4(kAll, b, d, 0x88);
-        t[12 + e] = _mm512_maskz_shuffle_f32x4(kAll, b, d, 0xdd);
-    }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
-}
+using acp::avx512::transpose16;
 
 // Positions in chunks of 16: one 1 KiB slab of the block (16 positions x 16 channels), transposed
 // to 16 channel rows of 16 positions. Tail positions load as zeros and are not stored.

@@ -12,6 +12,7 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/transpose_avx512.hpp"
 
 namespace conv {
 
@@ -43,34 +44,8 @@ uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
 constexpr __mmask16 kAll16 = 0xffff;
 constexpr __mmask8 kAll8 = 0xff;
 
-// In-register 16x16 transpose: r[i] lane j -> o[j] lane i (fully unrolled: no spills).
 #define DWB_UNROLL _Pragma("GCC unroll 16")
-DWB_AVX __attribute__((always_inline)) inline void transpose16(const __m512 r[16], __m512 o[16]) {
-    __m512 t[16], u[16];
-    DWB_UNROLL for (int i = 0; i < 8; ++i) {
-        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll16, r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[2 * i], r[2 * i + 1]);
-    }
-    DWB_UNROLL for (int g = 0; g < 4; ++g) {
-        const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
-        const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
-        u[4 * g + 0] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, c));
-        u[4 * g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, c));
-        u[4 * g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, b, d));
-        u[4 * g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, b, d));
-    }
-    // u[4g + k], 128-bit lane q: rows 4g..4g+3 of column 4q + k
-    DWB_UNROLL for (int k = 0; k < 4; ++k) {
-        const __m512 s0 = _mm512_maskz_shuffle_f32x4(kAll16, u[k], u[4 + k], 0x88);
-        const __m512 s1 = _mm512_maskz_shuffle_f32x4(kAll16, u[k], u[4 + k], 0xdd);
-        const __m512 s2 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + k], u[12 + k], 0x88);
-        const __m512 s3 = _mm512_maskz_shuffle_f32x4(kAll16, u[8 + k], u[12 + k], 0xdd);
-        o[k] = _mm512_maskz_shuffle_f32x4(kAll16, s0, s2, 0x88);
-        o[8 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s0, s2, 0xdd);
-        o[4 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s1, s3, 0x88);
-        o[12 + k] = _mm512_maskz_shuffle_f32x4(kAll16, s1, s3, 0xdd);
-    }
-}
+using acp::avx512::transpose16;  // r[i] lane j -> o[j] lane i
 
 // 16x16 transpose of 16-bit words: r[i] word j -> o[j] word i. BF16 is moved as 16-bit words
 // (256-bit shuffles, half the cost of 512-bit ones here) and widened or rounded per pixel.

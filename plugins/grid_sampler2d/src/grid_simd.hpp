@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/transpose_avx512.hpp"
 #include "grid_types.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -38,31 +39,7 @@ GSAMP_AVX512 inline void store_n(float *p, __mmask16 m, __m512 v) {
     else _mm512_mask_storeu_ps(p, m, v);
 }
 
-// In-register transpose of a 16 x 16 FLOAT block: r[i] lane j <-> r[j] lane i.
-GSAMP_AVX512 inline void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; ++i) {  // 32-bit pairs
-        t[2 * i] = _mm512_maskz_unpacklo_ps(kAll, r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; ++i) {  // 4 x 4 blocks inside each 128-bit lane
-        const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
-        const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, a, c));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, a, c));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, b, d));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, b, d));
-    }
-    for (int i = 0; i < 2; ++i)  // 128-bit lanes
-        for (int j = 0; j < 4; ++j) {
-            t[8 * i + j] = _mm512_maskz_shuffle_f32x4(kAll, r[8 * i + j], r[8 * i + j + 4], 0x88);
-            t[8 * i + j + 4] = _mm512_maskz_shuffle_f32x4(kAll, r[8 * i + j], r[8 * i + j + 4], 0xdd);
-        }
-    for (int j = 0; j < 8; ++j) {
-        r[j] = _mm512_maskz_shuffle_f32x4(kAll, t[j], t[j + 8], 0x88);
-        r[j + 8] = _mm512_maskz_shuffle_f32x4(kAll, t[j], t[j + 8], 0xdd);
-    }
-}
+using acp::avx512::transpose16;
 
 // Up to 16 elements [idx, idx + 16) of a dense FLOAT / FLOAT16 / BF16 array as FLOAT (lanes outside m: 0).
 // The same with the element type fixed at compile time, for loops that would otherwise branch on it.
