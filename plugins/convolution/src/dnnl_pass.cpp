@@ -592,6 +592,20 @@ bool DataPass::rounds_output() const {
     return std::all_of(s_->dvars.begin(), s_->dvars.end(), [](const DnnlState::DataVariant &v) { return v.c_own; });
 }
 
+// The blocked result to the caller's layout: our own transpose (and rounding) when the plan chose
+// it, else oneDNN's reorder.
+static void store_result(dnnl::stream &st, const DnnlState &s, const DnnlState::DataVariant &v, const memory &c_blk,
+                  const memory &c_user, const void *blk, uint8_t *c_at, OutDt out_dt, void *scratch) {
+    if (v.c_own) {
+        st.wait();
+        const auto blk_image = static_cast<int64_t>(v.c_blk.get_size() / sizeof(float)) / v.n;
+        unblock_acts(static_cast<const float *>(blk), v.n, s.c_channels, s.c_plane, blk_image, c_at,
+                     static_cast<int64_t>(s.c_image), out_dt);
+    } else {
+        v.c_out.run(st, c_blk, c_user, scratch, s.scratch_md);
+    }
+}
+
 void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
                    const std::function<void(int64_t, const float *)> &done, bool prepared) const {
     const DnnlState &s = *s_;
@@ -626,14 +640,7 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
             const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
             if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
             v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
-            if (v.c_own) {
-                st.wait();
-                const auto blk_image = static_cast<int64_t>(v.c_blk.get_size() / sizeof(float)) / v.n;
-                unblock_acts(static_cast<const float *>(b[1]), v.n, s.c_channels, s.c_plane, blk_image, c_at,
-                             static_cast<int64_t>(s.c_image), out_dt);
-            } else {
-                v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
-            }
+            store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
             if (done && out_dt == OutDt::F32) {
                 st.wait();
                 for (int64_t i = 0; i < v.n; ++i) {
@@ -682,14 +689,7 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
             const memory c_user = mem(v.c_user, c_at);
             const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
             v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
-            if (v.c_own) {
-                st.wait();
-                const auto blk_image = static_cast<int64_t>(v.c_blk.get_size() / sizeof(float)) / v.n;
-                unblock_acts(static_cast<const float *>(b[1]), v.n, s.c_channels, s.c_plane, blk_image, c_at,
-                             static_cast<int64_t>(s.c_image), out_dt);
-            } else {
-                v.c_out.run(st, c_blk, c_user, b[2], s.scratch_md);
-            }
+            store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
         }
         st.wait();
     });
