@@ -469,8 +469,10 @@ struct Int32Block {
     MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
 };
 
-// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input.
-template <bool K3, bool FULL>
+// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input;
+// FIRST (with FULL): the same but for the k3 block at column 0, whose lane 0 has its kernel column 0
+// in the left padding (column -1) - the one lane the edge code would otherwise be run for.
+template <bool K3, bool FULL, bool FIRST = false>
 MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off) {
     constexpr int KW = K3 ? 3 : 2;
     Int32Block b;
@@ -488,6 +490,7 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     for (int kw = 0; kw < KW; ++kw)
         b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
+    if (FIRST) b.col_in[0] = static_cast<__mmask16>(0xfffe);
     return b;
 }
 
@@ -601,7 +604,7 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL>
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
 MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
@@ -612,7 +615,7 @@ MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const 
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
-        Int32Block m = int32_block<K3, FULL>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
+        Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
         const auto bad = static_cast<__mmask16>(m.live & ~m.hit);
         if (bad) return ow0 + __builtin_ctz(bad);
@@ -632,13 +635,16 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     __m512i off[9];
     for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
-    // last column < W); the others with tail masks
+    // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0 at column -1) as a full one whose
+    // lane 0 has no column 0 (FIRST): at 112 columns half the blocks are edge blocks otherwise
     for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
-        const bool full = 2 * ow0 - g.pW >= 0 && ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W &&
-                          2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const bool inner = ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W && 2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const bool full = inner && 2 * ow0 - g.pW >= 0;
+        const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                 : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
