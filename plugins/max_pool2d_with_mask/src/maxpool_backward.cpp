@@ -456,24 +456,25 @@ MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
 // Int32 masks: an index routes to position (kh, kw) iff it equals that position's flat index
 // (hs + kh) * W + 2 * ow - pW + kw, the position inside the input: d = index - (flat index of
 // (0, 0)) == kh * W + kw, one compare per position, no division. Any index that is neither -1 nor
-// one of its window's positions is bad (the neighbour's are checked in its own lane).
+// one of its window's positions inside the input is bad (the neighbour's are checked in its own
+// lane): checked on its own, not from the compares of the additions, as d - lo - kh * W < n for some
+// window row kh inside the input, with lo / n the first kernel column inside the input and their
+// count - three subtractions and unsigned minima, two compares.
 struct Int32Block {
     __m512i d, d1;
     const __m512i *off;  // kh * W + kw per position k
-    __mmask16 live, live1, col_in[3], hit;
-    MPOOL_AI __mmask16 m(int k, int kw) {
-        const __mmask16 r = _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]);
-        hit = _kor_mask16(hit, r);  // (kept in a mask register)
-        return r;
-    }
+    __mmask16 live, live1, col_in[3], bad;
+    MPOOL_AI __mmask16 m(int k, int kw) const { return _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]); }
     MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
 };
 
 // FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input;
 // FIRST (with FULL): the same but for the k3 block at column 0, whose lane 0 has its kernel column 0
 // in the left padding (column -1) - the one lane the edge code would otherwise be run for.
+// a, b, c: window rows 0, 1, 2 lie inside the input.
 template <bool K3, bool FULL, bool FIRST = false>
-MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off) {
+MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off,
+                                bool a, bool bb, bool c) {
     constexpr int KW = K3 ? 3 : 2;
     Int32Block b;
     b.off = off;
@@ -485,12 +486,24 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     const __m512i v = _mm512_maskz_loadu_epi32(b.live, idx + ow0 * 4);
     b.d = _mm512_sub_epi32(v, base);
     if (K3) b.d1 = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(b.live1, idx + (ow0 + 1) * 4), base);
-    b.hit = _mm512_mask_cmpeq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // "no maximum" is fine
     // kernel columns inside the input (unsigned: negative ones fail too); only the edge blocks have others
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     for (int kw = 0; kw < KW; ++kw)
         b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
     if (FIRST) b.col_in[0] = static_cast<__mmask16>(0xfffe);
+    // the check: kernel columns [lo, lo + n) inside the input (FULL: all KW)
+    __m512i lo = _mm512_setzero_si512(), n = _mm512_set1_epi32(KW);
+    if (!FULL || FIRST) {
+        lo = _mm512_maskz_max_epi32(kAll, lo, _mm512_sub_epi32(lo, col));
+        const __m512i hi = _mm512_maskz_min_epi32(kAll, n, _mm512_sub_epi32(vW, col));
+        n = _mm512_maskz_max_epi32(kAll, _mm512_sub_epi32(hi, lo), _mm512_setzero_si512());
+    }
+    const __m512i u = _mm512_sub_epi32(b.d, lo);
+    __m512i t = a ? u : _mm512_set1_epi32(-1);
+    if (bb) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, vW));
+    if (K3 && c) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, _mm512_add_epi32(vW, vW)));
+    const __mmask16 named = _mm512_mask_cmpneq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // -1: "no maximum"
+    b.bad = _mm512_mask_cmpge_epu32_mask(named, t, n);
     return b;
 }
 
@@ -577,21 +590,18 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            m.m(0, 0);  // (checked only)
             put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
             __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
             o = acc_add(o, m.m1(1), g1);
-            m.m(3, 0);
             put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
             _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_add_ps(m.m(7, 1), zero, gv));
             _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1(2), g1));
-            m.m(6, 0);
         }
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
@@ -615,10 +625,10 @@ MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const 
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
-        Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
+        Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
+                                                    ALL || b, ALL || c);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
-        const auto bad = static_cast<__mmask16>(m.live & ~m.hit);
-        if (bad) return ow0 + __builtin_ctz(bad);
+        if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
 }
