@@ -674,15 +674,6 @@ MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, con
     return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
 }
 
-template <DType DT, bool FP16>
-MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
-                                 int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    if (k3 && bits) return parity_row_any<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (k3) return parity_row_any<DT, FP16, true, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (bits) return parity_row_any<DT, FP16, false, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    return parity_row_any<DT, FP16, false, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-}
 #endif  // MPOOL_X86
 
 // Prefetch one row of the next plane's inputs while this plane computes, so that the loads of the
@@ -708,13 +699,16 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
 }
 
 #if MPOOL_X86
-// One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane.
-MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                      const uint8_t *next_mask) {
+// One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
+// dtype, the window and the mask layout are template arguments here, so that the row loop calls
+// its row kernel without a dispatch per row.
+template <DType DT, bool FP16, bool K3, bool BITS>
+MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        const uint8_t *next_mask) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
-    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1;
+    constexpr bool k3 = K3;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
     // row `row` from the stage at `from`, after zeros for the rows before that no window reached
     auto put = [&](int64_t row, const uint8_t *from) {
@@ -734,25 +728,38 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
-        int64_t bad;
-        if (P.dt == DType::F16) bad = parity_rows<DType::F16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else if (P.dt == DType::BF16) bad = parity_rows<DType::BF16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else if (P.fp16) bad = parity_rows<DType::F32, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else bad = parity_rows<DType::F32, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, s.stage);
         if (b) put(hs + 1, s.stage + P.stage_row);
     }
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
-        if (P.dt == DType::F16) parity_ring_out<DType::F16, false>(P, s);
-        else if (P.dt == DType::BF16) parity_ring_out<DType::BF16, false>(P, s);
-        else if (P.fp16) parity_ring_out<DType::F32, true>(P, s);
-        else parity_ring_out<DType::F32, false>(P, s);
+        parity_ring_out<DT, FP16>(P, s);
         put(last, s.stage);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
+}
+
+template <DType DT, bool FP16>
+MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                         const uint8_t *next_mask) {
+    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3) return run_plane_parity_t<DT, FP16, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (bits) return run_plane_parity_t<DT, FP16, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_t<DT, FP16, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+}
+
+MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                      const uint8_t *next_mask) {
+    if (P.dt == DType::F16) return run_plane_parity_dt<DType::F16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (P.dt == DType::BF16) return run_plane_parity_dt<DType::BF16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (P.fp16) return run_plane_parity_dt<DType::F32, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_dt<DType::F32, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
 }
 #endif
 
