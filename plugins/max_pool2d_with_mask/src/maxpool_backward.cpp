@@ -645,8 +645,9 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     __m512i off[9];
     for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
-    // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0 at column -1) as a full one whose
-    // lane 0 has no column 0 (FIRST): at 112 columns half the blocks are edge blocks otherwise
+    // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
+    // at column -1) as a full one whose lane 0 has no column 0 (FIRST): at 112 columns half the
+    // blocks would be edge blocks otherwise
     for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
         const bool inner = ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W && 2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
         const bool full = inner && 2 * ow0 - g.pW >= 0;
