@@ -435,6 +435,13 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // order (ring row first, then output ow before ow + 1). Several bits of one output (bit masks not
 // from our forward) route to distinct elements, so they need nothing special; bits into the padding
 // land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane).
+//
+// Measured (Zen 4, 1 thread, in cache, 8 planes of 112x112, k3 s2 p1, plain stores), per plane:
+// FLOAT 2.9 us, FLOAT16 2.7, BF16 3.1, bit mask 3.4 (4.1, 3.6, 4.2, 4.0 before k3's block 0 ran as a
+// full block, the int32 check became range tests and the plane loop was templated). Tried and
+// dropped (no gain or slower): each block's neighbour values shifted out of the next block's
+// (valignd, one conversion less but a loop-carried value), the kernel-position offsets set once
+// per plane instead of per row, the bit-mask prefetch one plane further ahead.
 
 #if MPOOL_X86
 MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
@@ -456,22 +463,25 @@ MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
 // Int32 masks: an index routes to position (kh, kw) iff it equals that position's flat index
 // (hs + kh) * W + 2 * ow - pW + kw, the position inside the input: d = index - (flat index of
 // (0, 0)) == kh * W + kw, one compare per position, no division. Any index that is neither -1 nor
-// one of its window's positions is bad (the neighbour's are checked in its own lane).
+// one of its window's positions inside the input is bad (the neighbour's are checked in its own
+// lane): checked on its own, not from the compares of the additions, as d - lo - kh * W < n for some
+// window row kh inside the input, with lo / n the first kernel column inside the input and their
+// count - three subtractions and unsigned minima, two compares.
 struct Int32Block {
     __m512i d, d1;
     const __m512i *off;  // kh * W + kw per position k
-    __mmask16 live, live1, col_in[3], hit;
-    MPOOL_AI __mmask16 m(int k, int kw) {
-        const __mmask16 r = _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]);
-        hit = _kor_mask16(hit, r);  // (kept in a mask register)
-        return r;
-    }
+    __mmask16 live, live1, col_in[3], bad;
+    MPOOL_AI __mmask16 m(int k, int kw) const { return _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]); }
     MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
 };
 
-// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input.
-template <bool K3, bool FULL>
-MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off) {
+// FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input;
+// FIRST (with FULL): the same but for the k3 block at column 0, whose lane 0 has its kernel column 0
+// in the left padding (column -1) - the one lane the edge code would otherwise be run for.
+// a, b, c: window rows 0, 1, 2 lie inside the input.
+template <bool K3, bool FULL, bool FIRST = false>
+MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off,
+                                bool a, bool bb, bool c) {
     constexpr int KW = K3 ? 3 : 2;
     Int32Block b;
     b.off = off;
@@ -483,11 +493,24 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     const __m512i v = _mm512_maskz_loadu_epi32(b.live, idx + ow0 * 4);
     b.d = _mm512_sub_epi32(v, base);
     if (K3) b.d1 = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(b.live1, idx + (ow0 + 1) * 4), base);
-    b.hit = _mm512_mask_cmpeq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // "no maximum" is fine
     // kernel columns inside the input (unsigned: negative ones fail too); only the edge blocks have others
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     for (int kw = 0; kw < KW; ++kw)
         b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
+    if (FIRST) b.col_in[0] = static_cast<__mmask16>(0xfffe);
+    // the check: kernel columns [lo, lo + n) inside the input (FULL: all KW)
+    __m512i lo = _mm512_setzero_si512(), n = _mm512_set1_epi32(KW);
+    if (!FULL || FIRST) {
+        lo = _mm512_maskz_max_epi32(kAll, lo, _mm512_sub_epi32(lo, col));
+        const __m512i hi = _mm512_maskz_min_epi32(kAll, n, _mm512_sub_epi32(vW, col));
+        n = _mm512_maskz_max_epi32(kAll, _mm512_sub_epi32(hi, lo), _mm512_setzero_si512());
+    }
+    const __m512i u = _mm512_sub_epi32(b.d, lo);
+    __m512i t = a ? u : _mm512_set1_epi32(-1);
+    if (bb) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, vW));
+    if (K3 && c) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, _mm512_add_epi32(vW, vW)));
+    const __mmask16 named = _mm512_mask_cmpneq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // -1: "no maximum"
+    b.bad = _mm512_mask_cmpge_epu32_mask(named, t, n);
     return b;
 }
 
@@ -574,21 +597,18 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            m.m(0, 0);  // (checked only)
             put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
             __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
             o = acc_add(o, m.m1(1), g1);
-            m.m(3, 0);
             put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
             _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_add_ps(m.m(7, 1), zero, gv));
             _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1(2), g1));
-            m.m(6, 0);
         }
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
@@ -601,7 +621,7 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL>
+template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
 MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
@@ -612,10 +632,10 @@ MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const 
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
-        Int32Block m = int32_block<K3, FULL>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off);
+        Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
+                                                    ALL || b, ALL || c);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
-        const auto bad = static_cast<__mmask16>(m.live & ~m.hit);
-        if (bad) return ow0 + __builtin_ctz(bad);
+        if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
 }
@@ -632,13 +652,17 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     __m512i off[9];
     for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
-    // last column < W); the others with tail masks
+    // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
+    // at column -1) as a full one whose lane 0 has no column 0 (FIRST): at 112 columns half the
+    // blocks would be edge blocks otherwise
     for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
-        const bool full = 2 * ow0 - g.pW >= 0 && ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W &&
-                          2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const bool inner = ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W && 2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
+        const bool full = inner && 2 * ow0 - g.pW >= 0;
+        const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                 : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
@@ -658,15 +682,6 @@ MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, con
     return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
 }
 
-template <DType DT, bool FP16>
-MPOOL_AVX512 int64_t parity_rows(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
-                                 int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    if (k3 && bits) return parity_row_any<DT, FP16, true, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (k3) return parity_row_any<DT, FP16, true, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    if (bits) return parity_row_any<DT, FP16, false, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    return parity_row_any<DT, FP16, false, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-}
 #endif  // MPOOL_X86
 
 // Prefetch one row of the next plane's inputs while this plane computes, so that the loads of the
@@ -692,13 +707,16 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
 }
 
 #if MPOOL_X86
-// One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane.
-MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                      const uint8_t *next_mask) {
+// One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
+// dtype, the window and the mask layout are template arguments here, so that the row loop calls
+// its row kernel without a dispatch per row.
+template <DType DT, bool FP16, bool K3, bool BITS>
+MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        const uint8_t *next_mask) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
-    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1;
+    constexpr bool k3 = K3;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
     // row `row` from the stage at `from`, after zeros for the rows before that no window reached
     auto put = [&](int64_t row, const uint8_t *from) {
@@ -718,25 +736,38 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
-        int64_t bad;
-        if (P.dt == DType::F16) bad = parity_rows<DType::F16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else if (P.dt == DType::BF16) bad = parity_rows<DType::BF16, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else if (P.fp16) bad = parity_rows<DType::F32, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-        else bad = parity_rows<DType::F32, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, s.stage);
         if (b) put(hs + 1, s.stage + P.stage_row);
     }
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
-        if (P.dt == DType::F16) parity_ring_out<DType::F16, false>(P, s);
-        else if (P.dt == DType::BF16) parity_ring_out<DType::BF16, false>(P, s);
-        else if (P.fp16) parity_ring_out<DType::F32, true>(P, s);
-        else parity_ring_out<DType::F32, false>(P, s);
+        parity_ring_out<DT, FP16>(P, s);
         put(last, s.stage);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
+}
+
+template <DType DT, bool FP16>
+MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                         const uint8_t *next_mask) {
+    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3) return run_plane_parity_t<DT, FP16, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (bits) return run_plane_parity_t<DT, FP16, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_t<DT, FP16, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+}
+
+MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                      const uint8_t *next_mask) {
+    if (P.dt == DType::F16) return run_plane_parity_dt<DType::F16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (P.dt == DType::BF16) return run_plane_parity_dt<DType::BF16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (P.fp16) return run_plane_parity_dt<DType::F32, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_dt<DType::F32, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
 }
 #endif
 

@@ -127,6 +127,15 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
             std::memcpy(mask.data() + g.Wo * 4, &alias, 4);
             first_bad = g.Wo;
         }
+        // Output (0, 1) naming a column of its window in window row 0, which at top padding lies
+        // above the input: a negative index, bad on every path (not -1, the "no maximum").
+        if (g.pH > 0 && g.Wo >= 2 && outs / 2 > 1 && g.col_hi(1) > g.col_lo(1)) {
+            const int32_t above = static_cast<int32_t>(-g.pH * g.W + g.col_lo(1));
+            if (above != -1) {
+                std::memcpy(mask.data() + 4, &above, 4);
+                first_bad = 1;
+            }
+        }
     }
     const View4 gov{g.C * g.Ho * g.Wo * go_ws, g.Ho * g.Wo * go_ws, g.Wo * go_ws, go_ws};
     const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, gi_ws};
