@@ -326,11 +326,23 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
                 next = hi + 1;  // this band reads rows up to hi
                 GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
-                // the rows the next band of this task stages: a share of them per chunk call
-                const int64_t pf_rows = std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0);
-                const int64_t pf_bytes = b1 < r1 ? std::min(pf_rows, H_ - next) * W_ * es : 0;
+                // the rows the next band reads, a share of them per chunk call: this task's next band,
+                // or after its last band the first band of task + 1 (the one this thread usually runs
+                // next; otherwise the prefetch is only wasted): without it every task's first band
+                // waits for memory, worst when the other gradient's node streams dY at the same time
+                int64_t pf_row = next, pf_rows = 0;
+                const uint8_t *pf_img = dyn;
+                if (b1 < r1) {
+                    pf_rows = std::min(std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0), H_ - next);
+                } else if (task + 1 < tasks) {
+                    const int64_t s0 = (task + 1) % parts_ * rows_, s1 = std::min(H_, s0 + rows_);
+                    pf_img = static_cast<const uint8_t *>(dy) + (task + 1) / parts_ * K_ * H_ * W_ * es;
+                    pf_row = std::max<int64_t>(s0 - 1, 0);
+                    pf_rows = std::min(std::min(s0 + kBand, s1) + 1, H_) - pf_row;
+                }
+                const int64_t pf_bytes = pf_rows * W_ * es;
                 const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
-                g.pf = dyn + next * W_ * es;
+                g.pf = pf_img + pf_row * W_ * es;
                 g.pf_plane = H_ * W_ * es;
                 for (int64_t h = b0; h < b1; ++h) {
                     g.h = h;
@@ -374,13 +386,30 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
                 for (int64_t ci = 0; ci < C_; ++ci)
                     for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
                         stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
-                // the next band's rows of this task, fetched into the cache while this one computes
-                // (its staging then copies from the cache): X at once, dY a share per tile call
-                const int64_t nb1 = std::min(r1, b1 + kBand), run = b1 < r1 ? (nb1 - b1) * W_ * es : 0;
-                const int64_t x_bytes = run > 0 ? std::max<int64_t>(std::min(nb1, H_ - 1) - b1, 0) * W_ * es : 0;
+                // the next band's rows, fetched into the cache while this one computes (its staging
+                // then copies from the cache): X at once, dY a share per tile call. The next band is
+                // this task's, or after its last band the first band of task + 1 (the one this thread
+                // usually runs next; otherwise the prefetch is only wasted): without it every task's
+                // first band waits for memory, worst when the other gradient's node streams dY too.
+                // dY rows [nb0, nb1) of image pf_dy, X rows [x0, x1) of image pf_x not yet staged
+                const uint8_t *pf_dy = dyn, *pf_x = xn;
+                int64_t nb0 = b1, nb1 = std::min(r1, b1 + kBand), x0 = b1 + 1, x1 = std::min(nb1, H_ - 1) + 1;
+                if (b1 >= r1) {
+                    nb0 = nb1 = x0 = x1 = 0;
+                    if (task + 1 < tasks) {
+                        const int64_t img = (task + 1) / parts_;
+                        nb0 = (task + 1) % parts_ * rows_;
+                        nb1 = std::min({H_, nb0 + rows_, nb0 + kBand});
+                        pf_dy = static_cast<const uint8_t *>(dy) + img * K_ * H_ * W_ * es;
+                        pf_x = static_cast<const uint8_t *>(x) + img * C_ * H_ * W_ * es;
+                        x0 = std::max<int64_t>(nb0 - 1, 0);
+                        x1 = std::min(nb1, H_ - 1) + 1;
+                    }
+                }
+                const int64_t run = (nb1 - nb0) * W_ * es, x_bytes = std::max<int64_t>(x1 - x0, 0) * W_ * es;
                 for (int64_t ci = 0; ci < C_; ++ci)
                     for (int64_t b = 0; b < x_bytes; b += 64)
-                        _mm_prefetch(reinterpret_cast<const char *>(xn + ((ci * H_ + b1 + 1) * W_) * es + b), _MM_HINT_T1);
+                        _mm_prefetch(reinterpret_cast<const char *>(pf_x + ((ci * H_ + x0) * W_) * es + b), _MM_HINT_T1);
                 const int64_t pf_bytes = K_ * run, calls = ceil_div(K_, kCoBlock) * C_;
                 const int64_t share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
                 int64_t call = 0;
@@ -388,7 +417,7 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
                     for (int64_t ci = 0; ci < C_; ++ci, ++call) {
                         const int64_t lo = std::min(call * share, pf_bytes), hi_b = std::min(lo + share, pf_bytes);
                         for (int64_t f = lo; f < hi_b; f += 64)
-                            _mm_prefetch(reinterpret_cast<const char *>(dyn + (f / run * H_ + b1) * W_ * es + f % run), _MM_HINT_T1);
+                            _mm_prefetch(reinterpret_cast<const char *>(pf_dy + (f / run * H_ + nb0) * W_ * es + f % run), _MM_HINT_T1);
                         gw(static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1))(st, co0, ci, b0, b1, acc16);
                     }
             }

@@ -4,7 +4,8 @@
 // and vectorise along the rows (16 columns per vector), FLOAT arithmetic with explicit FMAs.
 // The two gradients are independent runs (the plan's nodes run concurrently), each with its own
 // scratch. A task is one (image, part of its rows), in bands of 8 rows; each prefetches the next
-// band's rows of the caller's dY while one computes. Both read dY as given (BF16 widened as loaded;
+// band's rows of the caller's dY while one computes, the last band of a task the first band of the
+// next task (else that band waited for memory: at 2 threads both nodes stream dY at once). Both read dY as given (BF16 widened as loaded;
 // lanes past a row's end masked off, never loaded); gradWeight stages X:
 //   gradInput[ci][h][w] = sum over co, kh, kw of W[co][ci][kh][kw] * dY[co][h+1-kh][w+1-kw]
 //     per tap column kw, P[kw][ci][w'] = sum over co, kh (in that order) of W * dY[co][h+1-kh][w']
