@@ -13,6 +13,7 @@
 #include "conv_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -164,25 +165,13 @@ struct WeightNode {
     bool shared_is_ddst = true;  // which operand it is
 };
 
-// One depthwise gradient of our own (depthwise.hpp); the three are independent nodes, each with its
-// own scratch (they run concurrently).
-struct DwNode {
-    enum class Grad { Input, Weight };
+// One gradient computed by a kernel of our own (depthwise.hpp, small_cin.hpp): gradInput reads
+// gradOutput and the weight, gradWeight gradOutput and the input. The gradients are independent
+// nodes, each with its own scratch (they run concurrently) and each reading what it needs itself.
+struct KernelNode {
+    using Compute = std::function<void(const void *dy, const void *other, float *out, void *scratch)>;
     const acp_host_api *host = nullptr;
-    std::shared_ptr<const DepthwisePass> pass;
-    Grad grad = Grad::Input;
-    Source dy, other;  // other: weight (gradInput) or input (gradWeight)
-    Sink out;
-    bool dx_bf16 = false;  // gradInput rounded to BF16 by the kernel, straight into the caller's tensor
-    int32_t scratch = -1;
-};
-
-// One small-Cin gradient of our own (small_cin.hpp); like the depthwise ones, independent nodes with
-// their own scratch, each reading gradOutput itself.
-struct SmallNode {
-    const acp_host_api *host = nullptr;
-    std::shared_ptr<const SmallCinPass> pass;
-    bool weight = false;  // gradWeight (reads input), else gradInput (reads weight)
+    Compute compute;
     Source dy, other;
     Sink out;
     int32_t scratch = -1;
@@ -205,8 +194,7 @@ struct Plan {
     std::vector<std::unique_ptr<DataNode>> data;
     std::vector<std::unique_ptr<PrepNode>> prep;
     std::vector<std::unique_ptr<WeightNode>> weight;
-    std::vector<std::unique_ptr<DwNode>> dw;
-    std::vector<std::unique_ptr<SmallNode>> small;
+    std::vector<std::unique_ptr<KernelNode>> own;
     std::vector<std::unique_ptr<BiasNode>> bias;
     std::vector<std::unique_ptr<ZeroNode>> zero;
 };
@@ -261,31 +249,11 @@ acp_status run_weight(void *p, const acp_run_ctx *run) {
     });
 }
 
-acp_status run_dw(void *p, const acp_run_ctx *run) {
-    auto *s = static_cast<DwNode *>(p);
+acp_status run_kernel(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<KernelNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         const acp_host_api *h = s->host;
-        const void *dy = s->dy.address(h, run);
-        const void *other = s->other.address(h, run);
-        float *out = s->out.address(h, run);
-        void *scratch = h->buffer_data(run, s->scratch);
-        switch (s->grad) {
-            case DwNode::Grad::Input: s->pass->run(dy, nullptr, other, out, s->dx_bf16, nullptr, scratch); break;
-            case DwNode::Grad::Weight: s->pass->run(dy, other, nullptr, nullptr, false, out, scratch); break;
-        }
-        s->out.finish(h, run);
-        return acp_status{0};
-    });
-}
-
-acp_status run_small(void *p, const acp_run_ctx *run) {
-    auto *s = static_cast<SmallNode *>(p);
-    return acp::guard_run(run, s->host, [&] {
-        const acp_host_api *h = s->host;
-        const void *dy = s->dy.address(h, run), *other = s->other.address(h, run);
-        void *scratch = h->buffer_data(run, s->scratch);
-        if (s->weight) s->pass->run_weight(dy, other, s->out.address(h, run), scratch);
-        else s->pass->run_input(dy, other, s->out.address(h, run), scratch);
+        s->compute(s->dy.address(h, run), s->other.address(h, run), s->out.address(h, run), h->buffer_data(run, s->scratch));
         s->out.finish(h, run);
         return acp_status{0};
     });
@@ -340,6 +308,21 @@ void plan_empty(const acp_plan_ctx *ctx, const acp::Args &a, const Problem &p, P
     }
 }
 
+// A gradient of one of our own kernels as an independent node: it waits only for its two operands.
+void add_kernel_node(const acp_plan_ctx *ctx, Plan &plan, const char *name, Source dy, Source other, Sink out,
+                     uint64_t scratch_bytes, KernelNode::Compute compute) {
+    auto n = std::make_unique<KernelNode>();
+    n->host = ctx->host;
+    n->compute = std::move(compute);
+    n->dy = dy;
+    n->other = other;
+    n->out = out;
+    n->scratch = reserve(ctx, scratch_bytes);
+    const int32_t id = add_node(ctx, name, run_kernel, n.get(), {dy.node, other.node});
+    plan_store(ctx, n->out, id);
+    plan.own.push_back(std::move(n));
+}
+
 }  // namespace
 
 acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
@@ -362,46 +345,34 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             auto pass = std::make_shared<const DepthwisePass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: depthwise kernels, a node per gradient");
             const Source dy = src(0, go);
-            auto add_dw = [&](DwNode::Grad g, const char *name, Source other, Sink out, bool dx_bf16) {
-                auto n = std::make_unique<DwNode>();
-                n->host = ctx->host;
-                n->pass = pass;
-                n->grad = g;
-                n->dy = dy;
-                n->other = other;
-                n->out = out;
-                n->dx_bf16 = dx_bf16;
-                n->scratch = reserve(ctx, pass->scratch_bytes(g == DwNode::Grad::Weight));
-                const int32_t id = add_node(ctx, name, run_dw, n.get(), {dy.node, other.node});
-                plan_store(ctx, n->out, id);
-                plan->dw.push_back(std::move(n));
-            };
             if (p.mask[0]) {
                 const acp_tensor_desc &o = *a.tensor(12);
-                const bool bf16 = o.dtype == kBf16 && acp::is_contiguous(o);
-                add_dw(DwNode::Grad::Input, "conv_dw_grad_input", src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o), bf16);
+                const bool bf16 = o.dtype == kBf16 && acp::is_contiguous(o);  // rounded by the kernel itself
+                add_kernel_node(ctx, *plan, "conv_dw_grad_input", dy, src(2, w), bf16 ? Sink{12, -1, -1, 0} : plan_sink(ctx, 12, o),
+                                pass->scratch_bytes(false), [pass, bf16](const void *g, const void *wt, float *out, void *scr) {
+                                    pass->run(g, nullptr, wt, out, bf16, nullptr, scr);
+                                });
             }
-            if (p.mask[1]) add_dw(DwNode::Grad::Weight, "conv_dw_grad_weight", src(1, in), plan_sink(ctx, 13, *a.tensor(13)), false);
+            if (p.mask[1])
+                add_kernel_node(ctx, *plan, "conv_dw_grad_weight", dy, src(1, in), plan_sink(ctx, 13, *a.tensor(13)),
+                                pass->scratch_bytes(true), [pass](const void *g, const void *x, float *out, void *scr) {
+                                    pass->run(g, x, nullptr, nullptr, false, out, scr);
+                                });
         } else if (SmallCinPass::applies(p.g, p.transposed, dt) && (p.mask[0] || p.mask[1])) {
             // ---- small-Cin 3x3 stride 1 pad 1 (VGG's first layer): our kernels, a node per gradient
             auto pass = std::make_shared<const SmallCinPass>(p.g, dt, ctx->threads);
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradients: small-Cin 3x3 kernels, a node per gradient");
             const Source dy = src(0, go);
-            auto add_small = [&](bool weight, const char *name, Source other, int32_t arg) {
-                auto n = std::make_unique<SmallNode>();
-                n->host = ctx->host;
-                n->pass = pass;
-                n->weight = weight;
-                n->dy = dy;
-                n->other = other;
-                n->out = plan_sink(ctx, arg, *a.tensor(static_cast<uint32_t>(arg)));
-                n->scratch = reserve(ctx, pass->scratch_bytes(weight));
-                const int32_t id = add_node(ctx, name, run_small, n.get(), {dy.node, other.node});
-                plan_store(ctx, n->out, id);
-                plan->small.push_back(std::move(n));
-            };
-            if (p.mask[0]) add_small(false, "conv_small_cin_grad_input", src(2, w), 12);
-            if (p.mask[1]) add_small(true, "conv_small_cin_grad_weight", src(1, in), 13);
+            if (p.mask[0])
+                add_kernel_node(ctx, *plan, "conv_small_cin_grad_input", dy, src(2, w), plan_sink(ctx, 12, *a.tensor(12)),
+                                pass->scratch_bytes(false), [pass](const void *g, const void *wt, float *out, void *scr) {
+                                    pass->run_input(g, wt, out, scr);
+                                });
+            if (p.mask[1])
+                add_kernel_node(ctx, *plan, "conv_small_cin_grad_weight", dy, src(1, in), plan_sink(ctx, 13, *a.tensor(13)),
+                                pass->scratch_bytes(true), [pass](const void *g, const void *x, float *out, void *scr) {
+                                    pass->run_weight(g, x, out, scr);
+                                });
         } else {
             // dInput: bwd_data (plain) or forward (transposed) of gradOutput with weight;
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
