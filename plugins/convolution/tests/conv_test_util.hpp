@@ -299,6 +299,37 @@ inline ::testing::AssertionResult close(aclDataType dt, const std::vector<uint32
     return ::testing::AssertionSuccess();
 }
 
+// Every outputMask, with unselected outputs passed as NULL and as tensors: each selected gradient has
+// the reference bits, unselected ones are never written, nothing is written outside. `base` gives
+// the problem and dtype; its mask and nullUnselected are overwritten.
+inline void expectEveryMask(Call base, const std::vector<double> &go, const std::vector<double> &in, const std::vector<double> &w,
+                            const cref::Grads &ref) {
+    for (int m = 0; m < 8; ++m)
+        for (bool nullUnselected : {true, false}) {
+            Call k = base;
+            k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
+            k.nullUnselected = nullUnselected;
+            const Result r = runBackward(k, go, in, w);
+            const std::string at = std::string(dtName(k.dt)) + " mask " + std::to_string(m) + (nullUnselected ? " (NULL)" : "");
+            ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << at << " " << r.message;
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << at << " " << r.message;
+            if (k.mask[0]) {
+                EXPECT_TRUE(sameBits(k.dt, r.gi, ref.gradInput, "gradInput")) << at;
+            }
+            if (k.mask[1]) {
+                EXPECT_TRUE(sameBits(k.dt, r.gw, ref.gradWeight, "gradWeight")) << at;
+            }
+            if (k.mask[2]) {
+                EXPECT_TRUE(sameBits(k.dt, r.gb, ref.gradBias, "gradBias")) << at;
+            }
+            EXPECT_TRUE(r.unselectedUntouched) << at;
+            EXPECT_TRUE(r.canary) << at;
+            if (m == 0) {
+                EXPECT_EQ(r.workspace, 0u) << at;
+            }
+        }
+}
+
 }  // namespace ct
 
 #endif  // CONVOLUTION_TESTS_CONV_TEST_UTIL_HPP_

@@ -27,30 +27,9 @@ TEST(Masks, EveryCombination) {
     for (const cref::Conv &c : {medium(), conv2d(3, 19, 19, 9, 13, 3, 3, 2, 1, 1, 1, 19)}) {
         const Data d = intData(c, 3);
         const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
-        for (int m = 0; m < 8; ++m)
-            for (bool nullUnselected : {true, false}) {
-                Call k;
-                k.c = c;
-                k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
-                k.nullUnselected = nullUnselected;
-                const Result r = runBackward(k, d.go, d.in, d.w);
-                ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << m << " " << r.message;
-                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << m << " " << r.message;
-                if (k.mask[0]) {
-                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gi, ref.gradInput, "gradInput")) << m;
-                }
-                if (k.mask[1]) {
-                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gw, ref.gradWeight, "gradWeight")) << m;
-                }
-                if (k.mask[2]) {
-                    EXPECT_TRUE(sameBits(ACL_FLOAT, r.gb, ref.gradBias, "gradBias")) << m;
-                }
-                EXPECT_TRUE(r.unselectedUntouched) << "mask " << m;
-                EXPECT_TRUE(r.canary) << m;
-                if (m == 0) {
-                    EXPECT_EQ(r.workspace, 0u);
-                }
-            }
+        Call k;
+        k.c = c;
+        expectEveryMask(k, d.go, d.in, d.w, ref);
     }
 }
 
