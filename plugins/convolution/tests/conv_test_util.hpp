@@ -299,6 +299,17 @@ inline ::testing::AssertionResult close(aclDataType dt, const std::vector<uint32
     return ::testing::AssertionSuccess();
 }
 
+// Every tensor of a 4-D call as a non-contiguous view: permuted strides, padded rows and element
+// offsets (the core's convert and store nodes around the kernels).
+inline void useStridedViews(Call &k) {
+    k.go = {{0, 2, 3, 1}, {}, 0};
+    k.in = {{}, {0, 1, 2, 3}, 5};
+    k.w = {{1, 0, 2, 3}, {}, 3};
+    k.gi = {{0, 3, 1, 2}, {1, 0, 0, 2}, 7};
+    k.gw = {{}, {0, 0, 1, 1}, 0};
+    k.gb = {{}, {0}, 9};
+}
+
 // Every outputMask, with unselected outputs passed as NULL and as tensors: each selected gradient has
 // the reference bits, unselected ones are never written, nothing is written outside. `base` gives
 // the problem and dtype; its mask and nullUnselected are overwritten.

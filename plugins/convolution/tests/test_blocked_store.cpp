@@ -53,6 +53,25 @@ Blocked makeBlocked(const dnnl::memory::dims &d, Tag blocked, Tag plain, uint64_
     return b;
 }
 
+// Dense strides of dims d inside a tensor whose dimension 1 holds `all` >= d[1] channels (a slice).
+dnnl::memory::dims sliceStrides(const dnnl::memory::dims &d, int64_t all) {
+    dnnl::memory::dims strides(d.size());
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 2;) {
+        strides[i] = step;
+        step *= d[i];
+    }
+    strides[1] = step;
+    strides[0] = all * step;
+    return strides;
+}
+
+// Random bytes: every bit pattern, NaN, infinity, subnormal and tie included.
+void fillRandom(std::vector<uint8_t> &bytes, uint64_t seed) {
+    acltest::Rng rng(seed);
+    for (uint8_t &b : bytes) b = static_cast<uint8_t>(rng.next());
+}
+
 std::vector<uint8_t> encode(float f, OutDt t) {
     std::vector<uint8_t> out(conv::out_size(t));
     if (t == OutDt::F32) {
@@ -133,17 +152,9 @@ TEST(BlockedStore, OperandsMatchOneDnnReorder) {
             const size_t es = dt == dnnl::memory::data_type::f32 ? 4 : 2;
             for (const int64_t c0 : {int64_t{0}, int64_t{5}}) {
                 const int64_t c_all = C + c0 + 3;
-                dnnl::memory::dims strides{c_all * plane, plane};
-                int64_t step = 1;
-                std::vector<int64_t> sp;
-                for (size_t i = c.d.size(); i-- > 2;) {
-                    sp.insert(sp.begin(), step);
-                    step *= c.d[i];
-                }
-                strides.insert(strides.end(), sp.begin(), sp.end());
+                const dnnl::memory::dims strides = sliceStrides(c.d, c_all);
                 std::vector<uint8_t> src(static_cast<size_t>(N * c_all * plane) * es);
-                acltest::Rng rng(seed++);
-                for (uint8_t &b : src) b = static_cast<uint8_t>(rng.next());
+                fillRandom(src, seed++);
                 const Md smd(c.d, dt, strides), bmd(c.d, dt, btag);
                 std::vector<uint8_t> want(bmd.get_size(), kCanary);
                 uint8_t *first_channel = src.data() + static_cast<size_t>(c0 * plane) * es;
@@ -275,17 +286,9 @@ TEST(BlockedStore, WeightsIntoTilesMatchOneDnnReorder) {
             const size_t es = dt == DT::f32 ? 4 : 2;
             for (const int64_t c0 : {int64_t{0}, int64_t{3}}) {
                 const int64_t i_all = I + c0 + 2;  // input channels of the whole weights
-                dnnl::memory::dims strides{i_all * K, K};
-                int64_t step = 1;
-                std::vector<int64_t> sp;
-                for (size_t i = c.d.size(); i-- > 2;) {
-                    sp.insert(sp.begin(), step);
-                    step *= c.d[i];
-                }
-                strides.insert(strides.end(), sp.begin(), sp.end());
+                const dnnl::memory::dims strides = sliceStrides(c.d, i_all);
                 std::vector<uint8_t> src(static_cast<size_t>(O * i_all * K) * es);
-                acltest::Rng rng(seed++);
-                for (uint8_t &b : src) b = static_cast<uint8_t>(rng.next());
+                fillRandom(src, seed++);
                 const Md smd(c.d, dt, strides), bmd(c.d, dt, l.tag[sd - 1]);
                 std::vector<uint8_t> want(bmd.get_size(), kCanary);
                 uint8_t *first_input = src.data() + static_cast<size_t>(c0 * K) * es;

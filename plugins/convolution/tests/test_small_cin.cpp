@@ -101,12 +101,7 @@ TEST(SmallCin, NonContiguousViews) {
         Call k;
         k.c = c;
         k.dt = dt;
-        k.go = {{0, 2, 3, 1}, {}, 0};
-        k.in = {{}, {0, 1, 2, 3}, 5};
-        k.w = {{1, 0, 2, 3}, {}, 3};
-        k.gi = {{0, 3, 1, 2}, {1, 0, 0, 2}, 7};
-        k.gw = {{}, {0, 0, 1, 1}, 0};
-        k.gb = {{}, {0}, 9};
+        useStridedViews(k);
         const Result r = runBackward(k, go, in, w);
         ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
         EXPECT_TRUE(sameBits(dt, r.gi, ref.gradInput, "gradInput")) << dtName(dt);
