@@ -29,13 +29,16 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : slots_(std
     s.sh = two ? g.stride[0] : 1, s.sw = g.stride[two ? 1 : 0];
     s.dh = two ? g.dil[0] : 1, s.dw = g.dil[two ? 1 : 0];
     s.ph = two ? g.pad_l[0] : 0, s.pw = g.pad_l[two ? 1 : 0];
-    blk_ = DwBlocked(s, dt);
+    direct_ = DwDirect::handles(s, dt);
+    if (direct_) dir_ = DwDirect(s, dt);
+    else blk_ = DwBlocked(s, dt);
 }
 
 void DepthwisePass::run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const {
     DwBlocked::Io io;
     io.dy = dy, io.x = x, io.w = w, io.dx = dx, io.dx_bf16 = dx_bf16, io.dw = dw;
-    blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
+    if (direct_) dir_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
+    else blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
 }
 
 }  // namespace conv

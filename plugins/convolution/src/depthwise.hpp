@@ -1,10 +1,14 @@
 // Depthwise convolution gradients of our own (groups == input channels == output channels, 2-D or
 // 1-D, not transposed): oneDNN's depthwise path spends most of its time reordering NCHW to blocked
-// layouts and back, while depthwise work is tiny. The channel-blocked kernels (depthwise_blocked.hpp)
-// read and write the caller's NCHW tensors directly, 16 channels of one image per task. The plan
-// runs one pass per gradient (independent executor nodes), each transposing what it reads.
-// Scratch: one slot per worker thread of the arena, then the gradWeight / gradBias partials, in the
-// executor's workspace.
+// layouts and back, while depthwise work is tiny. Which kernel, by shape only:
+//   DwDirect (depthwise_direct.hpp): 3x3, padding 1 (symmetric output size), dilation 1, stride 1
+//     or 2 in both dimensions (stride 1: planes up to 2^16 elements) - MobileNet's layers. Taps on
+//     the caller's NCHW planes directly, no transposes.
+//   DwBlocked (depthwise_blocked.hpp): everything else (1-D, other kernels, dilation, strides,
+//     paddings): 16 channels of one image per task, transposed to channels-last and back.
+// The plan runs one pass per gradient (independent executor nodes). Scratch, in the executor's
+// workspace: one slot per worker thread of the arena
+// (DwDirect: gradWeight only), then the gradWeight partials.
 #ifndef CONVOLUTION_SRC_DEPTHWISE_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_HPP_
 
@@ -12,6 +16,7 @@
 
 #include "conv_types.hpp"
 #include "depthwise_blocked.hpp"
+#include "depthwise_direct.hpp"
 
 namespace conv {
 
@@ -25,8 +30,10 @@ public:
     // A run's scratch: one slot per thread, then (blocked gradWeight) the per-block partials.
     // Runs of concurrent nodes each need their own.
     uint64_t scratch_bytes(bool partials) const {
+        if (direct_) return partials ? dir_.slot_bytes() * static_cast<uint64_t>(slots_) + dir_.partial_bytes() : 0;
         return blk_.slot_bytes() * static_cast<uint64_t>(slots_) + (partials ? blk_.partial_bytes() : 0);
     }
+    bool direct() const { return direct_; }
 
     // dy (N, C, Ho, Wo), x (N, C, H, W), w (C, 1, kh, kw) dense in the pass dtype (x only read for dw,
     // w only for dx). Results, each computed only when its pointer is set: dx (N, C, H, W) dense FLOAT,
@@ -34,6 +41,8 @@ public:
     void run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const;
 
 private:
+    bool direct_ = false;
+    DwDirect dir_;
     DwBlocked blk_;
     int slots_;
 };

@@ -1,0 +1,497 @@
+#include "depthwise_direct.hpp"
+
+#include <immintrin.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
+
+namespace conv {
+
+namespace {
+
+#define DWD_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+#define DWD_UNROLL _Pragma("GCC unroll 9")
+
+constexpr int64_t kL = 16;              // lanes per vector
+constexpr int64_t kFlush = 64;          // gradWeight: vectors summed in FLOAT per lane before moving into double
+constexpr int64_t kWeightTasks = 64;    // gradWeight: few channels are split into image ranges up to this many tasks
+constexpr int64_t kPlaneElems = 2048;   // gradInput: about this many elements per TBB task
+constexpr int64_t kMaxPlane = 1 << 16;  // stride 1: larger planes stay blocked (the mask table grows with the plane)
+constexpr int64_t kGroup = 4;           // stride-1 gradInput: vectors summed side by side
+constexpr int64_t kGroupElems = 4096;   // gradWeight: a task walks about this many elements of channels per image
+constexpr int64_t kMaxChannels = 16;    // gradWeight: channels per task, at most
+constexpr __mmask16 kAll16 = 0xffff;
+
+// The lanes l < n (n clamped to [0, 16]).
+__mmask16 first_lanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u); }
+__mmask32 first_lanes32(int64_t n) { return n >= 32 ? 0xffffffffu : n <= 0 ? 0u : (1u << n) - 1u; }
+
+float value(const void *p, Dt dt, int64_t i) {
+    return dt == Dt::F32 ? static_cast<const float *>(p)[i] : acp::bf16_to_float(static_cast<const uint16_t *>(p)[i]);
+}
+
+// Where the operands of one (image, channel) plane start and how they are shaped.
+struct Planes {
+    const void *dy, *x;  // plane starts are element offsets: gy, gx
+    int64_t gy, gx;
+    int64_t H, W, Ho, Wo, s;
+};
+
+// ---- scalar spelling (std::fma, the vector spelling's order per element) ----
+
+// gradInput of one plane: per input position, the taps whose gradient position is whole and
+// inside, rows then columns, from zero.
+void gi_plane_scalar(const Planes &p, Dt dt, const float w[9], void *dx, bool dx_bf16, int64_t first) {
+    for (int64_t iy = 0; iy < p.H; ++iy)
+        for (int64_t ix = 0; ix < p.W; ++ix) {
+            float acc = 0.0f;
+            for (int64_t a = 0; a < 3; ++a) {
+                const int64_t ny = iy + 1 - a;
+                if (ny < 0 || ny % p.s != 0 || ny / p.s >= p.Ho) continue;
+                for (int64_t b = 0; b < 3; ++b) {
+                    const int64_t nx = ix + 1 - b;
+                    if (nx < 0 || nx % p.s != 0 || nx / p.s >= p.Wo) continue;
+                    acc = std::fma(w[a * 3 + b], value(p.dy, dt, p.gy + ny / p.s * p.Wo + nx / p.s), acc);
+                }
+            }
+            const int64_t at = first + iy * p.W + ix;
+            if (dx_bf16) static_cast<uint16_t *>(dx)[at] = acp::float_to_bf16(acc);
+            else static_cast<float *>(dx)[at] = acc;
+        }
+}
+
+// gradWeight lane sums: per tap and lane a FLOAT sum moved into double every kFlush vectors.
+struct LaneSums {
+    float acc[9][kL] = {};
+    double sum[9][kL] = {};
+    int64_t count = 0;
+    void flush() {
+        for (int t = 0; t < 9; ++t)
+            for (int64_t l = 0; l < kL; ++l) {
+                sum[t][l] += static_cast<double>(acc[t][l]);
+                acc[t][l] = 0.0f;
+            }
+        count = 0;
+    }
+    void vector_done() {
+        if (++count == kFlush) flush();
+    }
+};
+
+// Lane l of a vector holds gradient position (oy, ox): every tap whose input position is inside.
+void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, LaneSums &ls) {
+    const float g = value(p.dy, dt, p.gy + oy * p.Wo + ox);
+    for (int64_t a = 0; a < 3; ++a) {
+        const int64_t iy = oy * p.s - 1 + a;
+        if (iy < 0 || iy >= p.H) continue;
+        for (int64_t b = 0; b < 3; ++b) {
+            const int64_t ix = ox * p.s - 1 + b;
+            if (ix < 0 || ix >= p.W) continue;
+            float &acc = ls.acc[a * 3 + b][l];
+            acc = std::fma(g, value(p.x, dt, p.gx + iy * p.W + ix), acc);
+        }
+    }
+}
+
+// One plane into the lane sums, vector by vector as the AVX-512 spelling walks it: stride 1 the
+// flattened plane, stride 2 each row's output columns.
+void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
+    if (p.s == 1) {
+        const int64_t P = p.Ho * p.Wo;
+        for (int64_t p0 = 0; p0 < P; p0 += kL) {
+            for (int64_t l = 0; l < kL && p0 + l < P; ++l) gw_lane_scalar(p, dt, (p0 + l) / p.Wo, (p0 + l) % p.Wo, l, ls);
+            ls.vector_done();
+        }
+        return;
+    }
+    for (int64_t oy = 0; oy < p.Ho; ++oy)
+        for (int64_t j0 = 0; j0 < p.Wo; j0 += kL) {
+            for (int64_t l = 0; l < kL && j0 + l < p.Wo; ++l) gw_lane_scalar(p, dt, oy, j0 + l, l, ls);
+            ls.vector_done();
+        }
+}
+
+// ---- AVX-512 spelling ----
+
+template <bool BF16>
+DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
+    if constexpr (BF16) return acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(k, static_cast<const uint16_t *>(p) + i));
+    else return _mm512_maskz_loadu_ps(k, static_cast<const float *>(p) + i);
+}
+
+template <bool OUT_BF16>
+DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
+    if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
+    else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
+}
+
+// The stride-1 mask table: per vector the 9 neighbour offsets' lanes and whether all are full (nv
+// vectors, padded to whole groups of kGroup with empty masks).
+struct MaskTable {
+    const uint16_t *mask;
+    const uint8_t *full;
+    int64_t nv, P, W;
+};
+
+// Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
+// offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. Four vectors at a time: each sum
+// is a chain of 9 dependent multiply-adds, four chains keep the FMA unit busy (the table is padded
+// to whole groups with empty masks: no access, nothing stored).
+template <bool BF16, bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    int64_t off[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        wv[t] = _mm512_set1_ps(w[t]);
+        off[t] = p.gy + (1 - t / 3) * p.W + (1 - t % 3);
+    }
+    for (int64_t v = 0; v < m.nv; v += kGroup) {
+        const int64_t p0 = v * kL;
+        __m512 acc[kGroup];
+        for (int u = 0; u < kGroup; ++u) acc[u] = _mm512_setzero_ps();
+        uint32_t full4;  // the group's four flags at once
+        std::memcpy(&full4, m.full + v, 4);
+        if (full4 == 0x01010101u) {
+            DWD_UNROLL for (int t = 0; t < 9; ++t)
+                for (int u = 0; u < kGroup; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(p.dy, off[t] + p0 + u * kL, kAll16), acc[u]);
+            for (int u = 0; u < kGroup; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, kAll16, acc[u]);
+        } else {
+            const uint16_t *mk = m.mask + v * 9;
+            DWD_UNROLL for (int t = 0; t < 9; ++t)
+                for (int u = 0; u < kGroup; ++u) {
+                    const __mmask16 k = mk[u * 9 + 8 - t];
+                    acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(p.dy, off[t] + p0 + u * kL, k), acc[u], k);
+                }
+            for (int u = 0; u < kGroup; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
+        }
+    }
+}
+
+// Stride 2 gradInput, one input row at a time, 16 gradient columns j (input columns 2j and 2j + 1)
+// per step: even columns take tap column 1 at j, odd ones tap column 0 at j + 1 and 2 at j.
+template <bool BF16, bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+    for (int64_t iy = 0; iy < p.H; ++iy) {
+        int64_t rows[2], taps[2];  // gradient rows and tap rows meeting this input row, in tap order
+        int nr = 0;
+        for (int64_t a = 0; a < 3; ++a) {
+            const int64_t ny = iy + 1 - a;
+            if (ny < 0 || ny % 2 != 0 || ny / 2 >= p.Ho) continue;
+            rows[nr] = p.gy + ny / 2 * p.Wo, taps[nr] = a, ++nr;
+        }
+        for (int64_t j0 = 0; 2 * j0 < p.W; j0 += kL) {
+            const int64_t left = p.W - 2 * j0;  // input columns from 2 * j0 to the row's end
+            const __mmask16 ke = first_lanes((left + 1) / 2), ko = first_lanes(left / 2);
+            const __mmask16 ko1 = ko & first_lanes(p.Wo - 1 - j0);  // tap column 0 reads j + 1
+            __m512 e = _mm512_setzero_ps(), o = e;
+            for (int r = 0; r < nr; ++r) {
+                const __m512 d0 = load<BF16>(p.dy, rows[r] + j0, ke), d1 = load<BF16>(p.dy, rows[r] + j0 + 1, ko1);
+                const int64_t t = taps[r] * 3;
+                e = _mm512_mask3_fmadd_ps(wv[t + 1], d0, e, ke);
+                o = _mm512_mask3_fmadd_ps(wv[t], d1, o, ko1);
+                o = _mm512_mask3_fmadd_ps(wv[t + 2], d0, o, ko);
+            }
+            const int64_t at = first + iy * p.W + 2 * j0;
+            const __mmask32 k = first_lanes32(left);
+            if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
+                const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
+                const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
+                                                     _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+                _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, both);
+            } else {
+                float *d = static_cast<float *>(dx) + at;
+                _mm512_mask_storeu_ps(d, static_cast<__mmask16>(k), _mm512_permutex2var_ps(e, lo_idx, o));
+                _mm512_mask_storeu_ps(d + kL, static_cast<__mmask16>(k >> 16), _mm512_permutex2var_ps(e, hi_idx, o));
+            }
+        }
+    }
+}
+
+// gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
+// per-plane work of a 7x7 plane is small enough that a call per plane would show.
+template <bool BF16, bool OUT_BF16, bool S2>
+DWD_AVX void gi_planes_avx(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        if constexpr (S2) gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        else gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+    }
+}
+
+// gradWeight lane sums in registers; `sum` holds the double sums (9 x 16).
+struct VecSums {
+    __m512 acc[9];
+    double *sum;
+    int64_t count;
+};
+
+DWD_AVX inline void flush_avx(VecSums &vs) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512 a = vs.acc[t];
+        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
+        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 1)));
+        double *s = vs.sum + t * kL;
+        _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), lo));
+        _mm512_storeu_pd(s + 8, _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        vs.acc[t] = _mm512_setzero_ps();
+    }
+    vs.count = 0;
+}
+
+// Stride 1 gradWeight of one plane: tap t pairs dy[p] with x[p + (a - 1) * W + (b - 1)], entry t
+// of the vector's masks.
+template <bool BF16>
+DWD_AVX void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+    int64_t off[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) off[t] = p.gx + (t / 3 - 1) * p.W + (t % 3 - 1);
+    for (int64_t v = 0; v < m.nv; ++v) {
+        const int64_t p0 = v * kL;
+        if (m.full[v]) {
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, kAll16);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, kAll16), vs.acc[t]);
+        } else {
+            const uint16_t *mk = m.mask + v * 9;
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, mk[4]);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) {
+                const __mmask16 k = mk[t];
+                vs.acc[t] = _mm512_mask3_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, k), vs.acc[t], k);
+            }
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// Input columns 2 * j0 .. 2 * j0 + 31 of one row (the rest of the row only, zeros past it) as the
+// even and the odd columns.
+template <bool BF16>
+DWD_AVX inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev, __m512 &od) {
+    if constexpr (BF16) {  // a BF16 pair in a 32-bit lane: the even column low, the odd one high
+        const __m512i v = _mm512_maskz_loadu_epi16(first_lanes32(left), static_cast<const uint16_t *>(x) + at);
+        ev = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+        od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+    } else {
+        const float *f = static_cast<const float *>(x) + at;
+        const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(left), f), hi = _mm512_maskz_loadu_ps(first_lanes(left - kL), f + kL);
+        ev = _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
+        od = _mm512_permutex2var_ps(lo, _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1), hi);
+    }
+}
+
+// Stride 2 gradWeight of one plane, 16 gradient columns j of a row per step: tap column 0 reads
+// input column 2j - 1 (the previous odd column), 1 reads 2j, 2 reads 2j + 1.
+template <bool BF16>
+DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        __m512 prev_od[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t j0 = 0; j0 < p.Wo; j0 += kL) {
+            const int64_t left = p.W - 2 * j0;
+            const __mmask16 k1 = first_lanes(p.Wo - j0);
+            const __mmask16 k0 = j0 == 0 ? static_cast<__mmask16>(k1 & 0xfffe) : k1;
+            const __mmask16 k2 = first_lanes(left / 2);
+            const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo + j0, k1);
+            DWD_UNROLL for (int a = 0; a < 3; ++a) {
+                const int64_t iy = 2 * oy - 1 + a;
+                if (iy < 0 || iy >= p.H) continue;
+                __m512 ev, od;
+                even_odd<BF16>(p.x, p.gx + iy * p.W + 2 * j0, left, ev, od);
+                const __m512 om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), _mm512_castps_si512(prev_od[a]), 15));
+                prev_od[a] = od;
+                vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+                vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+                vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+            }
+            if (++vs.count == kFlush) flush_avx(vs);
+        }
+    }
+}
+
+// One channel's gradWeight state between the planes of a task: FLOAT lane sums and their doubles.
+struct ChannelSums {
+    float acc[9][kL];
+    double sum[9][kL];
+};
+
+// Every 64-byte line of `bytes` bytes from p into L2: the task's planes of the next image (one
+// contiguous span per operand) while this image's compute.
+void prefetch_span(const void *p, int64_t bytes) {
+    const char *c = static_cast<const char *>(p);
+    for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T1);
+}
+
+// gradWeight of channels [c0, c1) over images [n0, n1): image by image (the channels' planes of an
+// image are one contiguous span; one channel over the batch would jump a whole image per plane), each
+// channel's lane sums kept in `cs` between its planes. A channel's vectors are summed in the order
+// the scalar spelling walks them: the same flushes, the same bytes.
+template <bool BF16>
+DWD_AVX void gw_channels_avx(Planes p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
+                             double *out) {
+    const int64_t per_plane = p.s == 1 ? m.nv : p.Ho * ((p.Wo + kL - 1) / kL);  // vectors
+    const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
+    for (int64_t c = c0; c < c1; ++c) {
+        std::fill(&cs[c - c0].acc[0][0], &cs[c - c0].acc[0][0] + 9 * kL, 0.0f);
+        std::fill(&cs[c - c0].sum[0][0], &cs[c - c0].sum[0][0] + 9 * kL, 0.0);
+    }
+    for (int64_t n = n0; n < n1; ++n) {
+        if (n + 1 < n1) {
+            prefetch_span(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c0) * out_plane * es, (c1 - c0) * out_plane * es);
+            prefetch_span(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c0) * in_plane * es, (c1 - c0) * in_plane * es);
+        }
+        for (int64_t c = c0; c < c1; ++c) {
+            ChannelSums &ch = cs[c - c0];
+            VecSums vs{{}, &ch.sum[0][0], (n - n0) * per_plane % kFlush};
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_loadu_ps(ch.acc[t]);
+            p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
+            if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
+            else gw_s2_avx<BF16>(p, vs);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) _mm512_storeu_ps(ch.acc[t], vs.acc[t]);
+        }
+    }
+    for (int64_t c = c0; c < c1; ++c) {
+        ChannelSums &ch = cs[c - c0];
+        VecSums vs{{}, &ch.sum[0][0], 0};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_loadu_ps(ch.acc[t]);
+        flush_avx(vs);
+        for (int t = 0; t < 9; ++t) {
+            double v = 0.0;
+            for (int64_t l = 0; l < kL; ++l) v += ch.sum[t][l];
+            out[(c - c0) * 9 + t] = v;
+        }
+    }
+}
+
+// The calling thread's scratch slot (every thread of the arena has its own index).
+uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
+    const int i = tbb::this_task_arena::current_thread_index();
+    if (i < 0 || i >= slots) throw std::runtime_error("depthwise: thread index outside the planned scratch slots");
+    return scratch + static_cast<uint64_t>(i) * bytes;
+}
+
+}  // namespace
+
+bool DwDirect::handles(const DwShape &s, Dt) {
+    return s.kh == 3 && s.kw == 3 && s.dh == 1 && s.dw == 1 && s.ph == 1 && s.pw == 1 && s.sh == s.sw && (s.sh == 1 || s.sh == 2) &&
+           s.Ho == (s.H - 1) / s.sh + 1 && s.Wo == (s.W - 1) / s.sw + 1 && (s.sh == 2 || s.H * s.W <= kMaxPlane);
+}
+
+DwDirect::DwDirect(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
+    group_ = std::clamp<int64_t>(kGroupElems / (s.H * s.W), 1, kMaxChannels);
+    const int64_t groups = (s.C + group_ - 1) / group_;
+    parts_ = std::clamp<int64_t>((kWeightTasks + groups - 1) / groups, 1, s.N);
+    grain_ = std::max<int64_t>(1, kPlaneElems / (s.H * s.W));
+    if (s.sh != 1) return;
+    const int64_t P = s.H * s.W;
+    nv_ = (P + kL - 1) / kL;
+    const int64_t padded = (nv_ + kGroup - 1) / kGroup * kGroup;
+    mask_.assign(static_cast<size_t>(padded * 9), 0);
+    full_.assign(static_cast<size_t>(padded), 0);
+    for (int64_t v = 0; v < nv_; ++v) {
+        bool full = true;
+        for (int64_t i = 0; i < 9; ++i) {
+            const int64_t dy = i / 3 - 1, dx = i % 3 - 1;
+            unsigned m = 0;
+            for (int64_t l = 0; l < kL; ++l) {
+                const int64_t q = v * kL + l, y = q / s.W + dy, x = q % s.W + dx;
+                if (q < P && y >= 0 && y < s.H && x >= 0 && x < s.W) m |= 1u << l;
+            }
+            mask_[static_cast<size_t>(v * 9 + i)] = static_cast<uint16_t>(m);
+            full = full && m == 0xffffu;
+        }
+        full_[static_cast<size_t>(v)] = full ? 1 : 0;
+    }
+}
+
+uint64_t DwDirect::slot_bytes() const { return static_cast<uint64_t>(group_) * sizeof(ChannelSums); }
+
+uint64_t DwDirect::partial_bytes() const {
+    return static_cast<uint64_t>(s_.C * parts_ * 9) * sizeof(double);
+}
+
+void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const {
+    const DwShape s = s_;
+    const Dt dt = dt_;
+    const bool bf16 = dt == Dt::BF16;
+    const MaskTable mt{mask_.data(), full_.data(), nv_, s.H * s.W, s.W};
+    const Planes base{io.dy, io.x, 0, 0, s.H, s.W, s.Ho, s.Wo, s.sh};
+    if (io.dx != nullptr) {
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * s.C, grain_), [&](const tbb::blocked_range<int64_t> &r) {
+            if (!avx) {
+                for (int64_t q = r.begin(); q < r.end(); ++q) {
+                    float w[9];
+                    for (int64_t t = 0; t < 9; ++t) w[t] = value(io.w, dt, q % s.C * 9 + t);
+                    Planes p = base;
+                    p.gy = q * s.Ho * s.Wo;
+                    gi_plane_scalar(p, dt, w, io.dx, io.dx_bf16, q * s.H * s.W);
+                }
+                return;
+            }
+            const int64_t q0 = r.begin(), q1 = r.end();
+            switch ((bf16 ? 1 : 0) + (io.dx_bf16 ? 2 : 0) + (s.sh == 2 ? 4 : 0)) {
+                case 0: gi_planes_avx<false, false, false>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 1: gi_planes_avx<true, false, false>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 2: gi_planes_avx<false, true, false>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 3: gi_planes_avx<true, true, false>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 4: gi_planes_avx<false, false, true>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 5: gi_planes_avx<true, false, true>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                case 6: gi_planes_avx<false, true, true>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+                default: gi_planes_avx<true, true, true>(base, mt, io.w, io.dx, s.C, q0, q1); break;
+            }
+        });
+    }
+    if (io.dw == nullptr) return;
+    // per (channel, image range): 9 tap sums (the lanes added in lane order), after the slots
+    auto *sums = reinterpret_cast<double *>(scratch + slot_bytes() * static_cast<uint64_t>(slots));
+    const int64_t parts = parts_, groups = (s.C + group_ - 1) / group_;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups * parts, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        for (int64_t task = r.begin(); task < r.end(); ++task) {
+            const int64_t q = task % parts, c0 = task / parts * group_, c1 = std::min(s.C, c0 + group_);
+            const int64_t n0 = q * s.N / parts, n1 = (q + 1) * s.N / parts;
+            if (avx) {
+                auto *cs = reinterpret_cast<ChannelSums *>(slot_of(scratch, slot_bytes(), slots));
+                double out[kMaxChannels * 9];
+                if (bf16) gw_channels_avx<true>(base, mt, s.C, c0, c1, n0, n1, cs, out);
+                else gw_channels_avx<false>(base, mt, s.C, c0, c1, n0, n1, cs, out);
+                for (int64_t c = c0; c < c1; ++c)
+                    for (int t = 0; t < 9; ++t) sums[(c * parts + q) * 9 + t] = out[(c - c0) * 9 + t];
+                continue;
+            }
+            for (int64_t c = c0; c < c1; ++c) {  // the scalar spelling one channel at a time
+                LaneSums ls;
+                for (int64_t n = n0; n < n1; ++n) {
+                    Planes p = base;
+                    p.gy = (n * s.C + c) * s.Ho * s.Wo, p.gx = (n * s.C + c) * s.H * s.W;
+                    gw_plane_scalar(p, dt, ls);
+                }
+                ls.flush();
+                for (int t = 0; t < 9; ++t) {
+                    double v = 0.0;
+                    for (int64_t l = 0; l < kL; ++l) v += ls.sum[t][l];
+                    sums[(c * parts + q) * 9 + t] = v;
+                }
+            }
+        }
+    });
+    // per channel and tap: the image ranges in order
+    for (int64_t c = 0; c < s.C; ++c)
+        for (int64_t t = 0; t < 9; ++t) {
+            double v = 0.0;
+            for (int64_t q = 0; q < parts; ++q) v += sums[(c * parts + q) * 9 + t];
+            io.dw[c * 9 + t] = static_cast<float>(v);
+        }
+}
+
+}  // namespace conv

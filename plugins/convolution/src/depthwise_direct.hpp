@@ -1,0 +1,60 @@
+// Direct NCHW depthwise gradients for MobileNet's layers: 3x3 kernels, padding 1 (the output size
+// that symmetric padding 1 gives), dilation 1, stride 1 or 2 in both dimensions, FLOAT or BF16
+// operands. The taps read the caller's planes where they are, no transposes (the channel-blocked
+// kernels spend most of their time transposing 16 planes to channels-last and back).
+//   Stride 1: vectors of 16 consecutive positions of the flattened plane (p = y*W + x; a 7x7 plane
+//             is 4 vectors, not 7 one-row vectors); tap (a, b) is a fixed element offset, and a
+//             per-vector table of masks says which lanes' tap lands inside the plane.
+//   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
+//             them into even and odd columns; gradInput computes even and odd input columns apart
+//             (their taps differ) and interleaves them on the store.
+//   gradInput  per input position: the taps whose gradient position is inside, in tap order
+//              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once.
+//   gradWeight per channel over a fixed range of images: per tap and lane, FLOAT sums over the
+//              vectors in order, moved into double every kFlush vectors; the lanes added in lane
+//              order, the image ranges in order. A task takes a few channels of small planes image
+//              by image (contiguous reads). Fixed by the shape: same bytes at any thread count.
+// Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
+// infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
+// per element: AVX-512 and scalar (std::fma).
+#ifndef CONVOLUTION_SRC_DEPTHWISE_DIRECT_HPP_
+#define CONVOLUTION_SRC_DEPTHWISE_DIRECT_HPP_
+
+#include <cstdint>
+#include <vector>
+
+#include "conv_types.hpp"
+#include "depthwise_blocked.hpp"
+
+namespace conv {
+
+class DwDirect {
+public:
+    // The shapes these kernels take; the rest stays with DwBlocked.
+    static bool handles(const DwShape &s, Dt dt);
+    DwDirect() = default;
+    DwDirect(const DwShape &s, Dt dt);
+
+    // gradWeight's scratch: `slots` slots of slot_bytes() (a task's channel sums), then
+    // partial_bytes() (per channel and image range); gradInput needs none.
+    uint64_t slot_bytes() const;
+    uint64_t partial_bytes() const;
+    // The operands and results of DwBlocked::run; gradBias is not here either.
+    void run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const;
+
+private:
+    DwShape s_;
+    Dt dt_ = Dt::F32;
+    int64_t group_ = 1;  // gradWeight: channels per task (small planes: an image's planes in a row)
+    int64_t parts_ = 1;  // gradWeight: image ranges per channel group (few groups: more tasks)
+    int64_t grain_ = 1;  // gradInput: planes per TBB task (small planes share a task)
+    int64_t nv_ = 0;     // stride 1: vectors per flattened plane
+    // stride 1, per vector: for the 9 neighbour offsets (dy, dx) in {-1, 0, 1}^2, (dy + 1) * 3 +
+    // dx + 1, the lanes inside the plane whose neighbour is inside too; full_: all nine are 0xffff
+    std::vector<uint16_t> mask_;
+    std::vector<uint8_t> full_;
+};
+
+}  // namespace conv
+
+#endif  // CONVOLUTION_SRC_DEPTHWISE_DIRECT_HPP_

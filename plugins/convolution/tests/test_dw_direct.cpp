@@ -1,0 +1,243 @@
+// White-box test of the direct NCHW depthwise kernels (depthwise_direct.cpp, compiled into this test):
+// which shapes they take, the AVX-512 and scalar spellings give the same bytes, both match the
+// independent double reference (conv_reference.hpp) - exactly on integer data, within testing.md's
+// tolerance on random data - for every subset of outputs, an unselected output is never written, and
+// the scratch is never read before it is written (it starts as NaN bytes). Shapes: channel counts
+// 1/5/16/17/33/35, every width 1-130 at strides 1 and 2, MobileNet's planes, odd sizes, planes of one
+// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush). Infinities and
+// NaN next to the padding give what the reference gives (skipped taps, never 0 * inf). Same bytes at
+// 1, 2 and 3 threads.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "acltest.hpp"
+#include "conv_reference.hpp"
+#include "depthwise_direct.hpp"
+#include "dw_kernel_util.hpp"
+
+namespace {
+
+using conv::DwBlocked;
+using conv::DwDirect;
+using conv::DwShape;
+using namespace dwtest;
+
+struct Case {
+    const char *name;
+    int64_t N, C, H, W, s;
+};
+
+const Case kCases[] = {
+    {"mobilenet_7x7", 2, 35, 7, 7, 1},
+    {"plane_14", 2, 17, 14, 14, 1},
+    {"plane_28", 2, 5, 28, 28, 1},
+    {"rows3_w56", 2, 16, 3, 56, 1},
+    {"rows3_w112", 1, 33, 3, 112, 1},
+    {"one_pixel", 2, 1, 1, 1, 1},
+    {"one_row", 2, 5, 1, 37, 1},
+    {"one_column", 2, 5, 9, 1, 1},
+    {"odd_13x9", 3, 17, 13, 9, 1},
+    {"wide_130", 1, 5, 4, 130, 1},
+    {"flush_inside_plane", 3, 1, 40, 40, 1},
+    {"s2_7x7", 2, 35, 7, 7, 2},
+    {"s2_14", 2, 17, 14, 14, 2},
+    {"s2_28", 1, 16, 28, 28, 2},
+    {"s2_rows4_w112", 1, 5, 4, 112, 2},
+    {"s2_one_pixel", 2, 1, 1, 1, 2},
+    {"s2_2x2", 2, 5, 2, 2, 2},
+    {"s2_odd_13x9", 3, 17, 13, 9, 2},
+    {"s2_wide_130", 1, 33, 3, 130, 2},
+    {"s2_w31", 1, 5, 6, 31, 2},
+    {"s2_w32", 1, 5, 5, 32, 2},
+    {"s2_w33", 1, 5, 5, 33, 2},
+    {"s2_flush_inside_plane", 2, 1, 80, 80, 2},
+};
+
+DwShape shapeOf(const Case &c) {
+    DwShape s;
+    s.N = c.N, s.C = c.C, s.H = c.H, s.W = c.W, s.kh = 3, s.kw = 3, s.sh = c.s, s.sw = c.s, s.ph = 1, s.pw = 1;
+    s.Ho = (c.H - 1) / c.s + 1, s.Wo = (c.W - 1) / c.s + 1;
+    return s;
+}
+
+cref::Conv refConv(const Case &c) {
+    cref::Conv r;
+    r.sd = 2, r.N = c.N, r.Cin = c.C, r.Cout = c.C, r.G = c.C;
+    r.in = {c.H, c.W, 1};
+    r.k = {3, 3, 1};
+    r.s = {c.s, c.s, 1};
+    r.pl = {1, 1, 0};
+    r.pr = {1, 1, 0};
+    return r;
+}
+
+struct Out {
+    std::vector<uint8_t> dx, dw;
+};
+
+// One run with the outputs of `mask` (bit 0 dx, 1 dw) and a scratch of NaN bytes.
+Out runDirect(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx, int threads) {
+    const DwShape s = shapeOf(c);
+    EXPECT_TRUE(DwDirect::handles(s, dt)) << c.name;
+    const DwDirect k(s, dt);
+    Out o;
+    o.dx.assign(static_cast<size_t>(s.N * s.C * s.H * s.W) * (dxBf16 ? 2 : 4), kCanary);
+    o.dw.assign(static_cast<size_t>(s.C * 9) * 4, kCanary);
+    const int slots = threads + 1;
+    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64, 0xff);
+    auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    DwBlocked::Io io;
+    io.dy = dy.bytes.data(), io.x = x.bytes.data(), io.w = w.bytes.data();
+    io.dx = mask & 1 ? o.dx.data() : nullptr;
+    io.dx_bf16 = dxBf16;
+    io.dw = mask & 2 ? reinterpret_cast<float *>(o.dw.data()) : nullptr;
+    // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+    tbb::task_arena arena(threads);
+    arena.execute([&] { k.run(io, aligned, slots, avx); });
+    return o;
+}
+
+struct Data {
+    Operand dy, x, w;
+};
+Data makeData(const Case &c, Dt dt, uint64_t seed, bool integers) {
+    const DwShape s = shapeOf(c);
+    acltest::Rng rng(seed);
+    Data d;
+    d.dy = makeOperand(s.N * s.C * s.Ho * s.Wo, dt, rng, integers);
+    d.x = makeOperand(s.N * s.C * s.H * s.W, dt, rng, integers);
+    d.w = makeOperand(s.C * 9, dt, rng, integers);
+    return d;
+}
+
+// Both spellings against the reference, the AVX-512 one byte for byte against the scalar one.
+void checkCase(const Case &c, Dt dt, const Data &d, bool integers, const std::vector<int> &masks, const std::string &what) {
+    const cref::Grads ref = cref::backward(refConv(c), d.dy.value, d.x.value, d.w.value);
+    for (const bool dxBf16 : dt == Dt::BF16 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+        for (const int mask : masks) {
+            const std::string tag = std::string(c.name) + (dt == Dt::F32 ? " FLOAT" : " BF16") + what + (dxBf16 ? " dxBF16" : "") +
+                                    " mask " + std::to_string(mask);
+            const Out sc = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, false, 2);
+            if (mask & 1) {
+                EXPECT_TRUE(matches(floats(sc.dx, dxBf16), ref.gradInput, integers, dxBf16, "gradInput")) << tag;
+            } else {
+                EXPECT_TRUE(allCanary(sc.dx)) << tag;
+            }
+            if (mask & 2) {
+                EXPECT_TRUE(matches(floats(sc.dw, false), ref.gradWeight, integers, false, "gradWeight")) << tag;
+            } else {
+                EXPECT_TRUE(allCanary(sc.dw)) << tag;
+            }
+            if (!hasAvx512()) continue;
+            const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, true, 2);
+            EXPECT_EQ(av.dx, sc.dx) << tag;
+            EXPECT_EQ(av.dw, sc.dw) << tag;
+        }
+}
+
+TEST(DwDirect, TakesExactlyItsShapes) {
+    const Case mobilenet[] = {{"", 8, 32, 112, 112, 1}, {"", 8, 64, 112, 112, 2}, {"", 8, 128, 56, 56, 1},
+                              {"", 8, 256, 28, 28, 2},  {"", 8, 512, 14, 14, 1},  {"", 8, 1024, 7, 7, 1}};
+    for (const Case &c : mobilenet) EXPECT_TRUE(DwDirect::handles(shapeOf(c), Dt::BF16)) << c.W << " s" << c.s;
+    const DwShape base = shapeOf({"", 2, 4, 9, 9, 1});
+    auto rejects = [&](DwShape s, const char *why) { EXPECT_FALSE(DwDirect::handles(s, Dt::F32)) << why; };
+    DwShape s = base;
+    s.dh = s.dw = 2, s.ph = s.pw = 2;
+    rejects(s, "dilation 2");
+    s = base, s.kh = s.kw = 5, s.ph = s.pw = 2;
+    rejects(s, "5x5");
+    s = base, s.ph = s.pw = 0, s.Ho = s.Wo = 7;
+    rejects(s, "padding 0");
+    s = base, s.Ho = 10;
+    rejects(s, "bottom padding 2");
+    s = base, s.kw = 1, s.pw = 0;
+    rejects(s, "3x1");
+    s = shapeOf({"", 1, 1, 13, 13, 2}), s.sw = 1, s.Wo = 13;
+    rejects(s, "strides 2 and 1");
+    s = shapeOf({"", 1, 1, 257, 256, 1});
+    rejects(s, "stride-1 plane over 2^16 elements");
+    s = shapeOf({"", 1, 1, 13, 13, 3});
+    rejects(s, "stride 3");
+}
+
+TEST(DwDirect, VectorMatchesScalarAndReference) {
+    uint64_t seed = 100;
+    for (const Case &c : kCases)
+        for (const Dt dt : {Dt::F32, Dt::BF16})
+            for (const bool integers : {true, false})
+                checkCase(c, dt, makeData(c, dt, seed++, integers), integers, {1, 2, 3}, integers ? " int" : " rand");
+}
+
+// Every width from 1 to 130 (row ends at every lane, vectors crossing rows at every offset).
+TEST(DwDirect, EveryWidth) {
+    uint64_t seed = 500;
+    for (int64_t s = 1; s <= 2; ++s)
+        for (int64_t W = 1; W <= 130; ++W) {
+            const Case c{"width", 1, 1 + W % 3, 1 + W % 5, W, s};
+            for (const Dt dt : {Dt::F32, Dt::BF16}) {
+                const bool integers = W % 2 == 0;
+                checkCase(c, dt, makeData(c, dt, seed++, integers), integers, {3},
+                          " W " + std::to_string(W) + " s" + std::to_string(s) + (integers ? " int" : " rand"));
+            }
+        }
+}
+
+// Infinities and NaN on the plane's border rows and columns, in gradOutput, input and weights: taps
+// reaching into the padding are skipped, so the results are what the reference gives (an infinity
+// where it has one, never a NaN from 0 * inf).
+TEST(DwDirect, NonFiniteNextToPadding) {
+    for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 3, 5, 18, 1}, Case{"inf", 2, 5, 7, 9, 2},
+                          Case{"inf", 1, 3, 6, 34, 2}})
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            Data d = makeData(c, dt, 900, false);
+            const DwShape s = shapeOf(c);
+            auto put = [&](Operand &o, int64_t i, double v) {
+                o.value[static_cast<size_t>(i)] = v;
+                const auto f = static_cast<float>(v);
+                if (dt == Dt::F32) {
+                    std::memcpy(o.bytes.data() + i * 4, &f, 4);
+                } else {
+                    const uint16_t h = acp::float_to_bf16(f);
+                    std::memcpy(o.bytes.data() + i * 2, &h, 2);
+                }
+            };
+            const double inf = INFINITY;
+            for (int64_t ch = 0; ch < s.N * s.C; ++ch) {
+                const int64_t gy = ch * s.Ho * s.Wo, gx = ch * s.H * s.W;
+                switch (ch % 5) {  // one border position per plane, a different one each time
+                    case 0: put(d.dy, gy, inf); break;                                  // gradient corner
+                    case 1: put(d.x, gx + s.W - 1, -inf); break;                        // input top right
+                    case 2: put(d.dy, gy + (s.Ho - 1) * s.Wo + s.Wo / 2, inf); break;  // gradient bottom row
+                    case 3: put(d.x, gx + (s.H / 2) * s.W, NAN); break;                 // input left column
+                    default: put(d.x, gx + s.H * s.W - 1, inf); break;                  // input bottom right
+                }
+            }
+            put(d.w, 0, inf);       // channel 0 tap (0, 0)
+            put(d.w, 9 + 8, -inf);  // channel 1 tap (2, 2)
+            put(d.w, 18 + 5, inf);  // channel 2 tap (1, 2)
+            checkCase(c, dt, d, false, {3}, " non-finite");
+        }
+}
+
+TEST(DwDirect, SameBytesAtAnyThreadCount) {
+    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[12], kCases[13], kCases[22]})
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const Data d = makeData(c, dt, 7, false);
+            const bool avx = hasAvx512();
+            const Out first = runDirect(c, dt, false, d.dy, d.x, d.w, 3, avx, 1);
+            for (int threads : {2, 3}) {
+                const Out o = runDirect(c, dt, false, d.dy, d.x, d.w, 3, avx, threads);
+                EXPECT_EQ(o.dx, first.dx) << c.name << " threads " << threads;
+                EXPECT_EQ(o.dw, first.dw) << c.name << " threads " << threads;
+            }
+        }
+}
+
+}  // namespace
