@@ -22,7 +22,7 @@ namespace {
 
 constexpr int64_t kL = 16;              // lanes per vector
 constexpr int64_t kFlush = 64;          // gradWeight: vectors summed in FLOAT per lane before moving into double
-constexpr int64_t kWeightTasks = 64;    // gradWeight: few channels are split into image ranges up to this many tasks
+constexpr int64_t kWeightTasks = 16;    // gradWeight: few channel groups are split into image ranges up to this many tasks
 constexpr int64_t kPlaneElems = 2048;   // gradInput: about this many elements per TBB task
 constexpr int64_t kMaxPlane = 1 << 16;  // stride 1: larger planes stay blocked (the mask table grows with the plane)
 constexpr int64_t kGroup = 4;           // stride-1 gradInput: vectors summed side by side
@@ -66,6 +66,15 @@ void gi_plane_scalar(const Planes &p, Dt dt, const float w[9], void *dx, bool dx
             if (dx_bf16) static_cast<uint16_t *>(dx)[at] = acp::float_to_bf16(acc);
             else static_cast<float *>(dx)[at] = acc;
         }
+}
+
+// Per tap: the 16 lanes' double sums added in lane order. Lane-outer: the taps' nine sums are
+// independent chains (a tap-outer loop is one chain of 144 dependent adds per channel).
+void lanes_in_order(const double (&sum)[9][kL], double *out) {
+    double v[9] = {};
+    for (int64_t l = 0; l < kL; ++l)
+        for (int t = 0; t < 9; ++t) v[t] += sum[t][l];
+    std::copy(v, v + 9, out);
 }
 
 // gradWeight lane sums: per tap and lane a FLOAT sum moved into double every kFlush vectors.
@@ -238,6 +247,8 @@ struct VecSums {
     __m512 acc[9];
     double *sum;
     int64_t count;
+    bool fresh;  // no flush yet: the first one stores (the same value as adding to zeros; the
+                 // sign of a zero may differ, which the lanes' sum from +0 does not keep)
 };
 
 DWD_AVX inline void flush_avx(VecSums &vs) {
@@ -246,11 +257,12 @@ DWD_AVX inline void flush_avx(VecSums &vs) {
         const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
         const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 1)));
         double *s = vs.sum + t * kL;
-        _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), lo));
-        _mm512_storeu_pd(s + 8, _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        _mm512_storeu_pd(s, vs.fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+        _mm512_storeu_pd(s + 8, vs.fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
         vs.acc[t] = _mm512_setzero_ps();
     }
     vs.count = 0;
+    vs.fresh = false;
 }
 
 // Stride 1 gradWeight of one plane: tap t pairs dy[p] with x[p + (a - 1) * W + (b - 1)], entry t
@@ -342,10 +354,6 @@ DWD_AVX void gw_channels_avx(Planes p, const MaskTable &m, int64_t C, int64_t c0
                              double *out) {
     const int64_t per_plane = p.s == 1 ? m.nv : p.Ho * ((p.Wo + kL - 1) / kL);  // vectors
     const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
-    for (int64_t c = c0; c < c1; ++c) {
-        std::fill(&cs[c - c0].acc[0][0], &cs[c - c0].acc[0][0] + 9 * kL, 0.0f);
-        std::fill(&cs[c - c0].sum[0][0], &cs[c - c0].sum[0][0] + 9 * kL, 0.0);
-    }
     for (int64_t n = n0; n < n1; ++n) {
         if (n + 1 < n1) {
             prefetch_span(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c0) * out_plane * es, (c1 - c0) * out_plane * es);
@@ -353,8 +361,9 @@ DWD_AVX void gw_channels_avx(Planes p, const MaskTable &m, int64_t C, int64_t c0
         }
         for (int64_t c = c0; c < c1; ++c) {
             ChannelSums &ch = cs[c - c0];
-            VecSums vs{{}, &ch.sum[0][0], (n - n0) * per_plane % kFlush};
-            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_loadu_ps(ch.acc[t]);
+            const int64_t done = (n - n0) * per_plane;  // the channel's vectors so far
+            VecSums vs{{}, &ch.sum[0][0], done % kFlush, done < kFlush};
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = n == n0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ch.acc[t]);
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
             if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
             else gw_s2_avx<BF16>(p, vs);
@@ -363,14 +372,10 @@ DWD_AVX void gw_channels_avx(Planes p, const MaskTable &m, int64_t C, int64_t c0
     }
     for (int64_t c = c0; c < c1; ++c) {
         ChannelSums &ch = cs[c - c0];
-        VecSums vs{{}, &ch.sum[0][0], 0};
+        VecSums vs{{}, &ch.sum[0][0], 0, (n1 - n0) * per_plane < kFlush};
         DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_loadu_ps(ch.acc[t]);
         flush_avx(vs);
-        for (int t = 0; t < 9; ++t) {
-            double v = 0.0;
-            for (int64_t l = 0; l < kL; ++l) v += ch.sum[t][l];
-            out[(c - c0) * 9 + t] = v;
-        }
+        lanes_in_order(ch.sum, out + (c - c0) * 9);
     }
 }
 
@@ -477,11 +482,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
                     gw_plane_scalar(p, dt, ls);
                 }
                 ls.flush();
-                for (int t = 0; t < 9; ++t) {
-                    double v = 0.0;
-                    for (int64_t l = 0; l < kL; ++l) v += ls.sum[t][l];
-                    sums[(c * parts + q) * 9 + t] = v;
-                }
+                lanes_in_order(ls.sum, sums + (c * parts + q) * 9);
             }
         }
     });
