@@ -74,9 +74,12 @@ inline std::vector<Named> corpus() {
         c.sd = 1, c.N = 3, c.Cin = 5, c.Cout = 5, c.G = 5, c.in = {37, 1, 1}, c.k = {4, 1, 1}, c.s = {3, 1, 1}, c.pl = c.pr = {2, 0, 0};
         v.push_back({"depthwise_1d", c, {}});
     }
-    // channel-blocked depthwise kernels: channel tails (19 = 16 + 3, 35), a 1x1 plane, 7x7, stride 2 pad 2
+    // depthwise kernels: channel tails (19 = 16 + 3, 35), a 1x1 plane, 7x7 (direct kernels), stride 2
+    // pad 2 (channel-blocked); rows wider than a vector, odd, stride 1 and 2 (direct kernels)
     v.push_back({"depthwise_7x7_c35", conv2d(2, 35, 35, 7, 7, 3, 3, 1, 1, 1, 1, 35), {}});
     v.push_back({"depthwise_1x1_plane_c19", conv2d(3, 19, 19, 1, 1, 3, 3, 1, 1, 1, 1, 19), {}});
+    v.push_back({"depthwise_9x37_c17", conv2d(2, 17, 17, 9, 37, 3, 3, 1, 1, 1, 1, 17), {}});
+    v.push_back({"depthwise_10x35_s2_c17", conv2d(2, 17, 17, 10, 35, 3, 3, 2, 2, 1, 1, 17), {}});
     v.push_back({"depthwise_13x9_s2_p2_c19", conv2d(2, 19, 19, 13, 9, 3, 3, 2, 2, 2, 2, 19), {}});
     {  // stride 1, same size, dilated 5x3 taps
         cref::Conv c = conv2d(2, 5, 5, 9, 21, 5, 3, 1, 1, 4, 2, 5);
