@@ -28,6 +28,7 @@ constexpr int64_t kMaxPlane = 1 << 16;  // stride 1: larger planes stay blocked 
 constexpr int64_t kGroup = 4;           // stride-1 gradInput: vectors summed side by side
 constexpr int64_t kGroupElems = 4096;   // gradWeight: a task walks about this many elements of channels per image
 constexpr int64_t kMaxChannels = 16;    // gradWeight: channels per task, at most
+constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
 constexpr __mmask16 kAll16 = 0xffff;
 
 // The lanes l < n (n clamped to [0, 16]).
@@ -332,50 +333,45 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
     }
 }
 
-// One channel's gradWeight state between the planes of a task: FLOAT lane sums and their doubles.
+// A gradWeight task's double lane sums of the channel at hand (a thread's scratch slot).
 struct ChannelSums {
-    float acc[9][kL];
     double sum[9][kL];
 };
 
-// Every 64-byte line of `bytes` bytes from p into L2: the task's planes of the next image (one
-// contiguous span per operand) while this image's compute.
+// Every 64-byte line of `bytes` bytes from p into L2.
 void prefetch_span(const void *p, int64_t bytes) {
     const char *c = static_cast<const char *>(p);
     for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T1);
 }
 
-// gradWeight of channels [c0, c1) over images [n0, n1): image by image (the channels' planes of an
-// image are one contiguous span; one channel over the batch would jump a whole image per plane), each
-// channel's lane sums kept in `cs` between its planes. A channel's vectors are summed in the order
-// the scalar spelling walks them: the same flushes, the same bytes.
+// gradWeight of channels [c0, c1) over images [n0, n1), channel by channel, each channel's images in
+// order with its lane sums in registers. A small task's planes (one contiguous span per image and
+// operand) are all fetched into L2 first: a channel's planes are an image apart, which the hardware
+// prefetchers do not follow; a large one's next plane while this one computes. A channel's vectors
+// are summed in the order the scalar spelling walks them: the same flushes, the same bytes.
 template <bool BF16>
 DWD_AVX void gw_channels_avx(Planes p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
                              double *out) {
-    const int64_t per_plane = p.s == 1 ? m.nv : p.Ho * ((p.Wo + kL - 1) / kL);  // vectors
     const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
-    for (int64_t n = n0; n < n1; ++n) {
-        if (n + 1 < n1) {
-            prefetch_span(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c0) * out_plane * es, (c1 - c0) * out_plane * es);
-            prefetch_span(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c0) * in_plane * es, (c1 - c0) * in_plane * es);
-        }
-        for (int64_t c = c0; c < c1; ++c) {
-            ChannelSums &ch = cs[c - c0];
-            const int64_t done = (n - n0) * per_plane;  // the channel's vectors so far
-            VecSums vs{{}, &ch.sum[0][0], done % kFlush, done < kFlush};
-            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = n == n0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ch.acc[t]);
+    const int64_t span = (c1 - c0) * (in_plane + out_plane) * es;  // bytes per image
+    const bool all = span * (n1 - n0) <= kPrefetchAll;
+    auto fetch = [&](int64_t n, int64_t ca, int64_t cb) {
+        prefetch_span(static_cast<const uint8_t *>(p.dy) + (n * C + ca) * out_plane * es, (cb - ca) * out_plane * es);
+        prefetch_span(static_cast<const uint8_t *>(p.x) + (n * C + ca) * in_plane * es, (cb - ca) * in_plane * es);
+    };
+    if (all)
+        for (int64_t n = n0; n < n1; ++n) fetch(n, c0, c1);
+    for (int64_t c = c0; c < c1; ++c) {
+        VecSums vs{{}, &cs->sum[0][0], 0, true};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
+        for (int64_t n = n0; n < n1; ++n) {
+            if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
             if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
             else gw_s2_avx<BF16>(p, vs);
-            DWD_UNROLL for (int t = 0; t < 9; ++t) _mm512_storeu_ps(ch.acc[t], vs.acc[t]);
         }
-    }
-    for (int64_t c = c0; c < c1; ++c) {
-        ChannelSums &ch = cs[c - c0];
-        VecSums vs{{}, &ch.sum[0][0], 0, (n1 - n0) * per_plane < kFlush};
-        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_loadu_ps(ch.acc[t]);
         flush_avx(vs);
-        lanes_in_order(ch.sum, out + (c - c0) * 9);
+        lanes_in_order(cs->sum, out + (c - c0) * 9);
     }
 }
 
@@ -420,7 +416,7 @@ DwDirect::DwDirect(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     }
 }
 
-uint64_t DwDirect::slot_bytes() const { return static_cast<uint64_t>(group_) * sizeof(ChannelSums); }
+uint64_t DwDirect::slot_bytes() const { return sizeof(ChannelSums); }
 
 uint64_t DwDirect::partial_bytes() const {
     return static_cast<uint64_t>(s_.C * parts_ * 9) * sizeof(double);

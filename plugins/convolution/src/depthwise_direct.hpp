@@ -12,8 +12,8 @@
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once.
 //   gradWeight per channel over a fixed range of images: per tap and lane, FLOAT sums over the
 //              vectors in order, moved into double every kFlush vectors; the lanes added in lane
-//              order, the image ranges in order. A task takes a few channels of small planes image
-//              by image (contiguous reads). Fixed by the shape: same bytes at any thread count.
+//              order, the image ranges in order. A task takes a few channels of small planes (their
+//              planes fetched into L2 first). Fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
 // per element: AVX-512 and scalar (std::fma).
@@ -35,7 +35,7 @@ public:
     DwDirect() = default;
     DwDirect(const DwShape &s, Dt dt);
 
-    // gradWeight's scratch: `slots` slots of slot_bytes() (a task's channel sums), then
+    // gradWeight's scratch: `slots` slots of slot_bytes() (a task's double lane sums), then
     // partial_bytes() (per channel and image range); gradInput needs none.
     uint64_t slot_bytes() const;
     uint64_t partial_bytes() const;
@@ -45,7 +45,7 @@ public:
 private:
     DwShape s_;
     Dt dt_ = Dt::F32;
-    int64_t group_ = 1;  // gradWeight: channels per task (small planes: an image's planes in a row)
+    int64_t group_ = 1;  // gradWeight: channels per task (small planes: fetched together into L2)
     int64_t parts_ = 1;  // gradWeight: image ranges per channel group (few groups: more tasks)
     int64_t grain_ = 1;  // gradInput: planes per TBB task (small planes share a task)
     int64_t nv_ = 0;     // stride 1: vectors per flattened plane
