@@ -185,46 +185,69 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, co
     }
 }
 
-// Stride 2 gradInput, one input row at a time, 16 gradient columns j (input columns 2j and 2j + 1)
-// per step: even columns take tap column 1 at j, odd ones tap column 0 at j + 1 and 2 at j.
+// Stride 2 gradInput: even and odd columns of an input row pair's 32 columns (16 gradient columns j)
+// from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
+// k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
+// j + 1 and 2 at j. Row k is read once for both input rows.
+template <bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
+    if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
+        const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
+        const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
+                                             _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+        _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, both);
+    } else {
+        const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+        float *d = static_cast<float *>(dx) + at;
+        _mm512_mask_storeu_ps(d, static_cast<__mmask16>(k), _mm512_permutex2var_ps(e, lo_idx, o));
+        _mm512_mask_storeu_ps(d + kL, static_cast<__mmask16>(k >> 16), _mm512_permutex2var_ps(e, hi_idx, o));
+    }
+}
+
+// A gradient row's columns j0 + l (mask k0) and j0 + 1 + l (mask k1). The last step of a row takes
+// the second from the first, one lane on (what it needs of the first is inside k0).
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, int64_t row, int64_t j0, __mmask16 k0, __mmask16 k1,
+                                                             __m512 &d0, __m512 &d1) {
+    d0 = load<BF16>(p.dy, row + j0, k0);
+    if (p.Wo - j0 <= kL) d1 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(k1, _mm512_setzero_si512(), _mm512_castps_si512(d0), 1));
+    else d1 = load<BF16>(p.dy, row + j0 + 1, k1);
+}
+
 template <bool BF16, bool OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
-    const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-    for (int64_t iy = 0; iy < p.H; ++iy) {
-        int64_t rows[2], taps[2];  // gradient rows and tap rows meeting this input row, in tap order
-        int nr = 0;
-        for (int64_t a = 0; a < 3; ++a) {
-            const int64_t ny = iy + 1 - a;
-            if (ny < 0 || ny % 2 != 0 || ny / 2 >= p.Ho) continue;
-            rows[nr] = p.gy + ny / 2 * p.Wo, taps[nr] = a, ++nr;
-        }
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t k = 0; 2 * k < p.H; ++k) {
+        const bool odd_row = 2 * k + 1 < p.H, below = k + 1 < p.Ho;
+        const int64_t r0 = p.gy + k * p.Wo, r1 = r0 + p.Wo;
         for (int64_t j0 = 0; 2 * j0 < p.W; j0 += kL) {
             const int64_t left = p.W - 2 * j0;  // input columns from 2 * j0 to the row's end
             const __mmask16 ke = first_lanes((left + 1) / 2), ko = first_lanes(left / 2);
             const __mmask16 ko1 = ko & first_lanes(p.Wo - 1 - j0);  // tap column 0 reads j + 1
-            __m512 e = _mm512_setzero_ps(), o = e;
-            for (int r = 0; r < nr; ++r) {
-                const __m512 d0 = load<BF16>(p.dy, rows[r] + j0, ke), d1 = load<BF16>(p.dy, rows[r] + j0 + 1, ko1);
-                const int64_t t = taps[r] * 3;
-                e = _mm512_mask3_fmadd_ps(wv[t + 1], d0, e, ke);
-                o = _mm512_mask3_fmadd_ps(wv[t], d1, o, ko1);
-                o = _mm512_mask3_fmadd_ps(wv[t + 2], d0, o, ko);
+            const __mmask32 km = first_lanes32(left);
+            const int64_t at = first + 2 * k * p.W + 2 * j0;
+            __m512 a0, a1;
+            load_pair<BF16>(p, r0, j0, ke, ko1, a0, a1);
+            __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
+            __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+            store_even_odd<OUT_BF16>(dx, at, km, e, o);
+            if (!odd_row) continue;
+            e = zero, o = zero;
+            if (below) {
+                __m512 b0, b1;
+                load_pair<BF16>(p, r1, j0, ke, ko1, b0, b1);
+                e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
+                o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
+                o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
             }
-            const int64_t at = first + iy * p.W + 2 * j0;
-            const __mmask32 k = first_lanes32(left);
-            if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
-                const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
-                const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
-                                                     _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
-                _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, both);
-            } else {
-                float *d = static_cast<float *>(dx) + at;
-                _mm512_mask_storeu_ps(d, static_cast<__mmask16>(k), _mm512_permutex2var_ps(e, lo_idx, o));
-                _mm512_mask_storeu_ps(d + kL, static_cast<__mmask16>(k >> 16), _mm512_permutex2var_ps(e, hi_idx, o));
-            }
+            e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
+            o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+            store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
         }
     }
 }
