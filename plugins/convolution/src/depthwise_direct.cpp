@@ -25,7 +25,7 @@ constexpr int64_t kFlush = 64;          // gradWeight: vectors summed in FLOAT p
 constexpr int64_t kWeightTasks = 16;    // gradWeight: few channel groups are split into image ranges up to this many tasks
 constexpr int64_t kPlaneElems = 2048;   // gradInput: about this many elements per TBB task
 constexpr int64_t kMaxPlane = 1 << 16;  // stride 1: larger planes stay blocked (the mask table grows with the plane)
-constexpr int64_t kGroup = 4;           // stride-1 gradInput: vectors summed side by side
+constexpr int kGroup = 4;               // stride-1 gradInput: vectors summed side by side
 constexpr int64_t kGroupElems = 4096;   // gradWeight: a task walks about this many elements of channels per image
 constexpr int64_t kMaxChannels = 16;    // gradWeight: channels per task, at most
 constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
@@ -152,9 +152,32 @@ struct MaskTable {
 };
 
 // Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
-// offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. Four vectors at a time: each sum
-// is a chain of 9 dependent multiply-adds, four chains keep the FMA unit busy (the table is padded
-// to whole groups with empty masks: no access, nothing stored).
+// offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
+// chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
+template <bool BF16, bool OUT_BF16, int U>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
+                                                                 int64_t v, void *dx, int64_t first) {
+    const int64_t p0 = v * kL;
+    __m512 acc[U];
+    for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
+    uint32_t full4;  // four vectors' flags at once (the table is padded to whole groups)
+    std::memcpy(&full4, m.full + v, 4);
+    constexpr uint32_t ours = U >= 4 ? 0xffffffffu : (1u << (8 * U)) - 1u;  // the flags of our U vectors
+    if ((full4 & ours) == (0x01010101u & ours)) {
+        DWD_UNROLL for (int t = 0; t < 9; ++t)
+            for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, kAll16), acc[u]);
+        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, kAll16, acc[u]);
+    } else {
+        const uint16_t *mk = m.mask + v * 9;
+        DWD_UNROLL for (int t = 0; t < 9; ++t)
+            for (int u = 0; u < U; ++u) {
+                const __mmask16 k = mk[u * 9 + 8 - t];
+                acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, k), acc[u], k);
+            }
+        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
+    }
+}
+
 template <bool BF16, bool OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
@@ -163,25 +186,13 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, co
         wv[t] = _mm512_set1_ps(w[t]);
         off[t] = p.gy + (1 - t / 3) * p.W + (1 - t % 3);
     }
-    for (int64_t v = 0; v < m.nv; v += kGroup) {
-        const int64_t p0 = v * kL;
-        __m512 acc[kGroup];
-        for (int u = 0; u < kGroup; ++u) acc[u] = _mm512_setzero_ps();
-        uint32_t full4;  // the group's four flags at once
-        std::memcpy(&full4, m.full + v, 4);
-        if (full4 == 0x01010101u) {
-            DWD_UNROLL for (int t = 0; t < 9; ++t)
-                for (int u = 0; u < kGroup; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(p.dy, off[t] + p0 + u * kL, kAll16), acc[u]);
-            for (int u = 0; u < kGroup; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, kAll16, acc[u]);
-        } else {
-            const uint16_t *mk = m.mask + v * 9;
-            DWD_UNROLL for (int t = 0; t < 9; ++t)
-                for (int u = 0; u < kGroup; ++u) {
-                    const __mmask16 k = mk[u * 9 + 8 - t];
-                    acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(p.dy, off[t] + p0 + u * kL, k), acc[u], k);
-                }
-            for (int u = 0; u < kGroup; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
-        }
+    int64_t v = 0;
+    for (; v + kGroup <= m.nv; v += kGroup) gi_s1_vectors<BF16, OUT_BF16, kGroup>(p.dy, wv, off, m, v, dx, first);
+    switch (m.nv - v) {  // the last vectors, without empty ones
+        case 3: gi_s1_vectors<BF16, OUT_BF16, 3>(p.dy, wv, off, m, v, dx, first); break;
+        case 2: gi_s1_vectors<BF16, OUT_BF16, 2>(p.dy, wv, off, m, v, dx, first); break;
+        case 1: gi_s1_vectors<BF16, OUT_BF16, 1>(p.dy, wv, off, m, v, dx, first); break;
+        default: break;
     }
 }
 
