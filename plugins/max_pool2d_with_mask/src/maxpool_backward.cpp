@@ -622,12 +622,11 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
-MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
+MPOOL_AI int64_t parity_block_at(const Geometry &g, int64_t stage_row, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
-    const Geometry &g = P.g;
     const int64_t Wo = g.Wo;
-    uint8_t *rowA = s.stage, *rowB = s.stage + P.stage_row;
+    uint8_t *rowA = s.stage, *rowB = s.stage + stage_row;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
@@ -645,9 +644,13 @@ MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const 
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
-                                const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    const Geometry &g = P.g;
-    const int64_t Wo = g.Wo;
+                                const Slot &slot, int64_t oh, bool a, bool b, bool c) {
+    // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
+    // the plan's sizes and the slot's pointers would be reloaded (and their broadcasts redone) in
+    // every block; copies whose address never escapes stay in registers.
+    const Geometry g = P.g;
+    const Slot s = slot;
+    const int64_t Wo = g.Wo, stage_row = P.stage_row;
     constexpr int KW = K3 ? 3 : 2;
     __m512i off[9];
     for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
@@ -660,9 +663,9 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
