@@ -161,6 +161,8 @@ inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n
 }
 
 #if MPOOL_X86
+#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
+
 constexpr __mmask16 kAll = 0xffff;
 constexpr int32_t kNoCode = 0x7fffffff;  // tile path: an output without a contribution
 
@@ -307,6 +309,14 @@ MPOOL_AVX512 inline __m512i spread_hi() {
     return _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
 }
 
+// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
+// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
+// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
+MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
+    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
+    return acc;
+}
+
 // One tile: codes and values of outputs ow0 .. ow0 + 15 into the window rows' ring rows at columns
 // c0 .. c0 + 31. rows[r]: window row r's ring row (column 0). KH: kH when 2 or 3 (the row loop
 // unrolled), 0: nrows at run time.
@@ -331,8 +341,8 @@ MPOOL_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code,
     for (int64_t r = 0; r < n; ++r) {
         float *p = rows[r] + c0;
         __m512 tl = _mm512_maskz_loadu_ps(m_lo, p), th = _mm512_maskz_loadu_ps(m_hi, p + 16);
-        tl = _mm512_mask_add_ps(tl, _mm512_cmpeq_epi32_mask(cl, want), tl, gl);
-        th = _mm512_mask_add_ps(th, _mm512_cmpeq_epi32_mask(ch, want), th, gh);
+        tl = acc_add(tl, _mm512_cmpeq_epi32_mask(cl, want), gl);
+        th = acc_add(th, _mm512_cmpeq_epi32_mask(ch, want), gh);
         _mm512_mask_storeu_ps(p, m_lo, tl);
         _mm512_mask_storeu_ps(p + 16, m_hi, th);
         want = _mm512_add_epi32(want, _mm512_set1_epi32(4));
@@ -445,16 +455,6 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 
 #if MPOOL_X86
 MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
-
-#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
-
-// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
-// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
-// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
-MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
-    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
-    return acc;
-}
 
 // The kernel-position masks of a block of 16 outputs ow0 + l, made where they are used (AVX-512 has
 // 8 mask registers): m(k, kw) for position k = kh * KW + kw of output ow0 + l, m1(kh) for position
