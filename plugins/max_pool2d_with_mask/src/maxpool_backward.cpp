@@ -39,7 +39,9 @@
 
 namespace mpool {
 
-// Non-temporal stores pay off once gradInput cannot stay in the last-level cache anyway.
+// Non-temporal stores pay off once a FLOAT gradInput cannot stay in the last-level cache anyway.
+// 16-bit gradInputs are stored plainly at any size: on 32x64x112x112 (Zen 4, 1 and 2 threads)
+// plain stores were 10-35 % faster than streamed ones there, streamed ones 20-30 % faster for FLOAT.
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 // The vector int32 decode subtracts W up to kH - 1 times; past this a division is cheaper.
 constexpr int64_t kVectorMaxKh = 16;
@@ -917,7 +919,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const int64_t es = elem_size(P.dt);
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
-                         (store_ == StoreMode::Auto && g.planes() * g.H * g.W * es > kStreamBytes));
+                         (store_ == StoreMode::Auto && es == 4 && g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
 
