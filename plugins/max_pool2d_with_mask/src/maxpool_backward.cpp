@@ -624,11 +624,10 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
-MPOOL_AI int64_t parity_block_at(const Geometry &g, int64_t stage_row, const void *grow, const uint8_t *mask_plane,
+MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
     const int64_t Wo = g.Wo;
-    uint8_t *rowA = s.stage, *rowB = s.stage + stage_row;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
@@ -641,18 +640,18 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, int64_t stage_row, const voi
     return -1;
 }
 
-// One output row's window rows: finished rows into the stage (row A: window row 0, row B: the next),
-// k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
+// One output row's window rows: finished rows into rowA (window row 0) and rowB (the next) - the
+// gradInput rows themselves or the stage - and k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
 template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
-                                const Slot &slot, int64_t oh, bool a, bool b, bool c) {
+                                const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB) {
     // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
     // the plan's sizes and the slot's pointers would be reloaded (and their broadcasts redone) in
     // every block; copies whose address never escapes stay in registers.
     const Geometry g = P.g;
     const Slot s = slot;
-    const int64_t Wo = g.Wo, stage_row = P.stage_row;
+    const int64_t Wo = g.Wo;
     constexpr int KW = K3 ? 3 : 2;
     __m512i off[9];
     for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
@@ -665,26 +664,27 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(g, stage_row, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
 }
 
-// The k3 ring row, finished after the last output row, into stage row A.
+// The k3 ring row, finished after the last output row, into row.
 template <DType DT, bool FP16>
-MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s) {
+MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), s.stage, col0, P.g.W);
+        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
 }
 
 template <DType DT, bool FP16, bool K3, bool BITS>
 MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
-                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
+                                    uint8_t *rowB) {
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
 }
 
 #endif  // MPOOL_X86
@@ -723,10 +723,17 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     constexpr bool k3 = K3;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
-    // row `row` from the stage at `from`, after zeros for the rows before that no window reached
+    // Plain stores: the blocks write gradInput's rows themselves. Streamed ones: the rows are
+    // finished in the stage and leave it as whole 64-byte lines.
+    auto target = [&](int64_t row, uint8_t *stage) {
+        return stream ? stage : reinterpret_cast<uint8_t *>(gi + row * giv.h * es);
+    };
+    // row `row` (in `from`: the stage, or the row itself), after zeros for the rows before that no
+    // window reached
     auto put = [&](int64_t row, const uint8_t *from) {
         for (; stored < row; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
-        store_bytes(from, rb, gi + row * giv.h * es, stream);
+        char *dst = gi + row * giv.h * es;
+        if (from != reinterpret_cast<const uint8_t *>(dst)) store_bytes(from, rb, dst, stream);
         stored = row + 1;
     };
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
@@ -741,15 +748,18 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
-        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
+        uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
+        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
         if (bad >= 0) return oh * g.Wo + bad;
-        if (a) put(hs, s.stage);
-        if (b) put(hs + 1, s.stage + P.stage_row);
+        if (a) put(hs, rowA);
+        if (b) put(hs + 1, rowB);
     }
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
-        parity_ring_out<DT, FP16>(P, s);
-        put(last, s.stage);
+        uint8_t *row = target(last, s.stage);
+        parity_ring_out<DT, FP16>(P, s, row);
+        put(last, row);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
