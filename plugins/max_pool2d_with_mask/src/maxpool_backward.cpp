@@ -539,11 +539,12 @@ MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, 
 }
 
 // 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
-// stage row (columns >= W are not written). EXACT_E / EXACT_O: every lane of that half is +0 or
+// row (columns >= W are not written). NT (FLOAT only): the row is gradInput's own, on whole 64-byte
+// lines (W a multiple of 16), streamed. EXACT_E / EXACT_O: every lane of that half is +0 or
 // 0 + g of one gradOutput value g already in the stored format (one contribution), so its rounding
 // is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
 // quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
-template <DType DT, bool FP16, bool EXACT_E, bool EXACT_O, bool FULL>
+template <DType DT, bool FP16, bool NT, bool EXACT_E, bool EXACT_O, bool FULL>
 MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
     const int64_t left = FULL ? 32 : W - col0;
     const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
@@ -566,8 +567,13 @@ MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         float *p = reinterpret_cast<float *>(row) + col0;
-        _mm512_mask_storeu_ps(p, lanes16(left), _mm512_permutex2var_ps(e, lo, o));
-        _mm512_mask_storeu_ps(p + 16, lanes16(left - 16), _mm512_permutex2var_ps(e, hi, o));
+        if constexpr (NT) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
+            _mm512_stream_ps(p, _mm512_permutex2var_ps(e, lo, o));
+            if (left > 16) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(e, hi, o));
+        } else {
+            _mm512_mask_storeu_ps(p, lanes16(left), _mm512_permutex2var_ps(e, lo, o));
+            _mm512_mask_storeu_ps(p + 16, lanes16(left - 16), _mm512_permutex2var_ps(e, hi, o));
+        }
     }
 }
 
@@ -586,7 +592,7 @@ MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
 }
 
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
-template <DType DT, bool FP16, bool K3, bool ALL, bool FULL, class M>
+template <DType DT, bool FP16, bool NT, bool K3, bool ALL, bool FULL, class M>
 MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
                            int64_t Wo, int64_t W, bool a, bool b, bool c) {
     const int64_t col0 = 2 * ow0;
@@ -599,13 +605,13 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
+            put32<DT, FP16, NT, false, false, FULL>(e, o, rowA, col0, W);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
             __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
             o = acc_add(o, m.m1(1), g1);
-            put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
+            put32<DT, FP16, NT, true, false, FULL>(e, o, rowB, col0, W);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
@@ -614,27 +620,27 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
         }
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
-            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
+            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
                                         rowA, col0, W);
         if (ALL || b)
-            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
+            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
                                         rowB, col0, W);
     }
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
     const int64_t Wo = g.Wo;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
-        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
         Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
-        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
         if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
@@ -643,7 +649,7 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
 // One output row's window rows: finished rows into rowA (window row 0) and rowB (the next) - the
 // gradInput rows themselves or the stage - and k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
                                 const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB) {
     // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
@@ -664,27 +670,27 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, NT, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
 }
 
 // The k3 ring row, finished after the last output row, into row.
-template <DType DT, bool FP16>
+template <DType DT, bool FP16, bool NT>
 MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
+        put32<DT, FP16, NT, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
 }
 
-template <DType DT, bool FP16, bool K3, bool BITS>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
 MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                     int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
                                     uint8_t *rowB) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
-    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, NT, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    return parity_row<DT, FP16, NT, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
 }
 
 #endif  // MPOOL_X86
@@ -715,7 +721,7 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
 // its row kernel without a dispatch per row.
-template <DType DT, bool FP16, bool K3, bool BITS>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                         const uint8_t *next_mask) {
@@ -723,10 +729,12 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     constexpr bool k3 = K3;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
-    // Plain stores: the blocks write gradInput's rows themselves. Streamed ones: the rows are
-    // finished in the stage and leave it as whole 64-byte lines.
+    // The blocks write gradInput's rows themselves with plain stores, and with streamed ones when
+    // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
+    // stage and leave it as whole lines through the line stream.
+    const bool direct = !stream || NT;
     auto target = [&](int64_t row, uint8_t *stage) {
-        return stream ? stage : reinterpret_cast<uint8_t *>(gi + row * giv.h * es);
+        return direct ? reinterpret_cast<uint8_t *>(gi + row * giv.h * es) : stage;
     };
     // row `row` (in `from`: the stage, or the row itself), after zeros for the rows before that no
     // window reached
@@ -750,7 +758,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
         uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
         uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
-        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+        const int64_t bad = parity_row_any<DT, FP16, NT, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, rowA);
         if (b) put(hs + 1, rowB);
@@ -758,11 +766,21 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
         uint8_t *row = target(last, s.stage);
-        parity_ring_out<DT, FP16>(P, s, row);
+        parity_ring_out<DT, FP16, NT>(P, s, row);
         put(last, row);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
+}
+
+template <DType DT, bool FP16, bool NT>
+MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        const uint8_t *next_mask, bool k3, bool bits) {
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, NT, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3) return run_plane_parity_t<DT, FP16, NT, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (bits) return run_plane_parity_t<DT, FP16, NT, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_t<DT, FP16, NT, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
 }
 
 template <DType DT, bool FP16>
@@ -770,10 +788,12 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
                                          char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (k3) return run_plane_parity_t<DT, FP16, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (bits) return run_plane_parity_t<DT, FP16, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    return run_plane_parity_t<DT, FP16, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if constexpr (DT == DType::F32) {
+        // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
+        const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
+        if (nt) return run_plane_parity_k<DT, FP16, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+    }
+    return run_plane_parity_k<DT, FP16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
 }
 
 MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
