@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "acl/acl.h"
+
 namespace bench {
 
 namespace {
@@ -134,11 +136,14 @@ Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSec
     r.copyReps = std::max(1, reps);
     const int n = team.size();
 
-    // ---- copy bandwidth: two warm buffers, each thread memcpy's its slice
+    // ---- copy bandwidth: two warm buffers, each thread memcpy's its slice. They come from
+    // aclrtMalloc like the operators' tensors, so that both run on the same pages (huge ones).
     copyBytes = (copyBytes + 4095) / 4096 * 4096;
     r.copyBytes = copyBytes;
-    char *src = static_cast<char *>(std::aligned_alloc(4096, copyBytes));
-    char *dst = static_cast<char *>(std::aligned_alloc(4096, copyBytes));
+    void *srcMem = nullptr, *dstMem = nullptr;
+    if (aclrtMalloc(&srcMem, copyBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) srcMem = nullptr;
+    if (aclrtMalloc(&dstMem, copyBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) dstMem = nullptr;
+    char *src = static_cast<char *>(srcMem), *dst = static_cast<char *>(dstMem);
     if (src && dst) {
         auto slice = [&](int t, size_t &off, size_t &len) {
             const size_t per = (copyBytes / n + 63) / 64 * 64;
@@ -173,8 +178,8 @@ Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSec
         r.copyGBps = std::max(r.memcpyGBps, r.streamGBps);
         r.copyGBpsMedian = median_of(best);
     }
-    std::free(src);
-    std::free(dst);
+    if (src) (void)aclrtFree(src);
+    if (dst) (void)aclrtFree(dst);
 
     // ---- FMA peak
     __builtin_cpu_init();

@@ -3,6 +3,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -183,6 +186,50 @@ TEST_F(DeviceTest, MallocEveryPolicy) {
     for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY}) {
         void *p = nullptr;
         ASSERT_EQ(aclrtMalloc(&p, 128, policy), ACL_SUCCESS) << policy;
+        EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    }
+}
+
+// The VmFlags of the mapping that holds p ("hg": advised MADV_HUGEPAGE), or "" when not found.
+std::string vmFlagsOf(const void *p) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        uintptr_t lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (head >> std::hex >> lo >> dash >> hi && dash == '-' && line.find(':') > line.find(' ')) {
+            inside = lo <= at && at < hi;
+        } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+            return line + " ";
+        }
+    }
+    return "";
+}
+
+// CANN's policies: more than 1 MB with HUGE_FIRST / HUGE_ONLY goes on huge pages - here 2 MB-aligned
+// and advised MADV_HUGEPAGE wherever the kernel has transparent huge pages; NORMAL_ONLY never.
+TEST_F(DeviceTest, MallocHugePolicies) {
+    const size_t big = (size_t{3} << 20) + 5;
+    const bool thp = std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good();
+    for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY}) {
+        void *p = nullptr;
+        ASSERT_EQ(aclrtMalloc(&p, big, policy), ACL_SUCCESS) << policy;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t{2} << 20), 0u) << policy;
+        std::memset(p, 0x5a, big);  // every requested byte is usable (ASan checks the bounds)
+        EXPECT_EQ(static_cast<unsigned char *>(p)[big - 1], 0x5a);
+        if (thp) {
+            EXPECT_NE(vmFlagsOf(p).find(" hg "), std::string::npos) << "policy " << policy << ": " << vmFlagsOf(p);
+        }
+        EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    }
+    // NORMAL_ONLY and small sizes: the plain 64-byte alignment, and the whole size usable
+    for (auto [policy, size] : {std::pair{ACL_MEM_MALLOC_NORMAL_ONLY, big}, std::pair{ACL_MEM_MALLOC_HUGE_FIRST, size_t{1} << 20}}) {
+        void *p = nullptr;
+        ASSERT_EQ(aclrtMalloc(&p, size, policy), ACL_SUCCESS) << policy;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << policy;
+        std::memset(p, 0xa5, size);
         EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
     }
 }

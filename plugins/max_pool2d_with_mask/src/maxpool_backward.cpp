@@ -39,7 +39,9 @@
 
 namespace mpool {
 
-// Non-temporal stores pay off once gradInput cannot stay in the last-level cache anyway.
+// Non-temporal stores pay off once a FLOAT gradInput cannot stay in the last-level cache anyway.
+// 16-bit gradInputs are stored plainly at any size: on 32x64x112x112 (Zen 4, 1 and 2 threads)
+// plain stores were 10-35 % faster than streamed ones there, streamed ones 20-30 % faster for FLOAT.
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 // The vector int32 decode subtracts W up to kH - 1 times; past this a division is cheaper.
 constexpr int64_t kVectorMaxKh = 16;
@@ -161,6 +163,8 @@ inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n
 }
 
 #if MPOOL_X86
+#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
+
 constexpr __mmask16 kAll = 0xffff;
 constexpr int32_t kNoCode = 0x7fffffff;  // tile path: an output without a contribution
 
@@ -307,6 +311,14 @@ MPOOL_AVX512 inline __m512i spread_hi() {
     return _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
 }
 
+// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
+// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
+// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
+MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
+    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
+    return acc;
+}
+
 // One tile: codes and values of outputs ow0 .. ow0 + 15 into the window rows' ring rows at columns
 // c0 .. c0 + 31. rows[r]: window row r's ring row (column 0). KH: kH when 2 or 3 (the row loop
 // unrolled), 0: nrows at run time.
@@ -331,8 +343,8 @@ MPOOL_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code,
     for (int64_t r = 0; r < n; ++r) {
         float *p = rows[r] + c0;
         __m512 tl = _mm512_maskz_loadu_ps(m_lo, p), th = _mm512_maskz_loadu_ps(m_hi, p + 16);
-        tl = _mm512_mask_add_ps(tl, _mm512_cmpeq_epi32_mask(cl, want), tl, gl);
-        th = _mm512_mask_add_ps(th, _mm512_cmpeq_epi32_mask(ch, want), th, gh);
+        tl = acc_add(tl, _mm512_cmpeq_epi32_mask(cl, want), gl);
+        th = acc_add(th, _mm512_cmpeq_epi32_mask(ch, want), gh);
         _mm512_mask_storeu_ps(p, m_lo, tl);
         _mm512_mask_storeu_ps(p + 16, m_hi, th);
         want = _mm512_add_epi32(want, _mm512_set1_epi32(4));
@@ -446,16 +458,6 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 #if MPOOL_X86
 MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
 
-#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
-
-// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
-// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
-// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
-MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
-    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
-    return acc;
-}
-
 // The kernel-position masks of a block of 16 outputs ow0 + l, made where they are used (AVX-512 has
 // 8 mask registers): m(k, kw) for position k = kh * KW + kw of output ow0 + l, m1(kh) for position
 // (kh, 0) of the neighbour ow0 + l + 1 (k3 only).
@@ -537,11 +539,12 @@ MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, 
 }
 
 // 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
-// stage row (columns >= W are not written). EXACT_E / EXACT_O: every lane of that half is +0 or
+// row (columns >= W are not written). NT (FLOAT only): the row is gradInput's own, on whole 64-byte
+// lines (W a multiple of 16), streamed. EXACT_E / EXACT_O: every lane of that half is +0 or
 // 0 + g of one gradOutput value g already in the stored format (one contribution), so its rounding
 // is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
 // quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
-template <DType DT, bool FP16, bool EXACT_E, bool EXACT_O, bool FULL>
+template <DType DT, bool FP16, bool NT, bool EXACT_E, bool EXACT_O, bool FULL>
 MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
     const int64_t left = FULL ? 32 : W - col0;
     const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
@@ -564,8 +567,13 @@ MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         float *p = reinterpret_cast<float *>(row) + col0;
-        _mm512_mask_storeu_ps(p, lanes16(left), _mm512_permutex2var_ps(e, lo, o));
-        _mm512_mask_storeu_ps(p + 16, lanes16(left - 16), _mm512_permutex2var_ps(e, hi, o));
+        if constexpr (NT) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
+            _mm512_stream_ps(p, _mm512_permutex2var_ps(e, lo, o));
+            if (left > 16) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(e, hi, o));
+        } else {
+            _mm512_mask_storeu_ps(p, lanes16(left), _mm512_permutex2var_ps(e, lo, o));
+            _mm512_mask_storeu_ps(p + 16, lanes16(left - 16), _mm512_permutex2var_ps(e, hi, o));
+        }
     }
 }
 
@@ -584,7 +592,7 @@ MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
 }
 
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
-template <DType DT, bool FP16, bool K3, bool ALL, bool FULL, class M>
+template <DType DT, bool FP16, bool NT, bool K3, bool ALL, bool FULL, class M>
 MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
                            int64_t Wo, int64_t W, bool a, bool b, bool c) {
     const int64_t col0 = 2 * ow0;
@@ -597,13 +605,13 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            put32<DT, FP16, false, false, FULL>(e, o, rowA, col0, W);
+            put32<DT, FP16, NT, false, false, FULL>(e, o, rowA, col0, W);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
             __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
             o = acc_add(o, m.m1(1), g1);
-            put32<DT, FP16, true, false, FULL>(e, o, rowB, col0, W);
+            put32<DT, FP16, NT, true, false, FULL>(e, o, rowB, col0, W);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
@@ -612,41 +620,43 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
         }
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
-            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
+            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
                                         rowA, col0, W);
         if (ALL || b)
-            put32<DT, FP16, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
+            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
                                         rowB, col0, W);
     }
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
-MPOOL_AI int64_t parity_block_at(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
+MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
-    const Geometry &g = P.g;
     const int64_t Wo = g.Wo;
-    uint8_t *rowA = s.stage, *rowB = s.stage + P.stage_row;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
-        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
         Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
-        parity_block<DT, FP16, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
         if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
 }
 
-// One output row's window rows: finished rows into the stage (row A: window row 0, row B: the next),
-// k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
+// One output row's window rows: finished rows into rowA (window row 0) and rowB (the next) - the
+// gradInput rows themselves or the stage - and k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
-template <DType DT, bool FP16, bool K3, bool BITS, bool ALL>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
-                                const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    const Geometry &g = P.g;
+                                const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB) {
+    // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
+    // the plan's sizes and the slot's pointers would be reloaded (and their broadcasts redone) in
+    // every block; copies whose address never escapes stay in registers.
+    const Geometry g = P.g;
+    const Slot s = slot;
     const int64_t Wo = g.Wo;
     constexpr int KW = K3 ? 3 : 2;
     __m512i off[9];
@@ -660,26 +670,27 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, K3, BITS, ALL, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, K3, BITS, ALL, true, true>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, K3, BITS, ALL, false>(P, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, NT, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
 }
 
-// The k3 ring row, finished after the last output row, into stage row A.
-template <DType DT, bool FP16>
-MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s) {
+// The k3 ring row, finished after the last output row, into row.
+template <DType DT, bool FP16, bool NT>
+MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), s.stage, col0, P.g.W);
+        put32<DT, FP16, NT, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
 }
 
-template <DType DT, bool FP16, bool K3, bool BITS>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
 MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
-                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
-    return parity_row<DT, FP16, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+                                    int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
+                                    uint8_t *rowB) {
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, NT, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    return parity_row<DT, FP16, NT, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
 }
 
 #endif  // MPOOL_X86
@@ -710,7 +721,7 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
 // its row kernel without a dispatch per row.
-template <DType DT, bool FP16, bool K3, bool BITS>
+template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                         const uint8_t *next_mask) {
@@ -718,10 +729,19 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     constexpr bool k3 = K3;
     int64_t stored = 0;  // gradInput rows [0, stored) are out
-    // row `row` from the stage at `from`, after zeros for the rows before that no window reached
+    // The blocks write gradInput's rows themselves with plain stores, and with streamed ones when
+    // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
+    // stage and leave it as whole lines through the line stream.
+    const bool direct = !stream || NT;
+    auto target = [&](int64_t row, uint8_t *stage) {
+        return direct ? reinterpret_cast<uint8_t *>(gi + row * giv.h * es) : stage;
+    };
+    // row `row` (in `from`: the stage, or the row itself), after zeros for the rows before that no
+    // window reached
     auto put = [&](int64_t row, const uint8_t *from) {
         for (; stored < row; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
-        store_bytes(from, rb, gi + row * giv.h * es, stream);
+        char *dst = gi + row * giv.h * es;
+        if (from != reinterpret_cast<const uint8_t *>(dst)) store_bytes(from, rb, dst, stream);
         stored = row + 1;
     };
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
@@ -736,18 +756,31 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
-        const int64_t bad = parity_row_any<DT, FP16, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c);
+        uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
+        uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
+        const int64_t bad = parity_row_any<DT, FP16, NT, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
         if (bad >= 0) return oh * g.Wo + bad;
-        if (a) put(hs, s.stage);
-        if (b) put(hs + 1, s.stage + P.stage_row);
+        if (a) put(hs, rowA);
+        if (b) put(hs + 1, rowB);
     }
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
-        parity_ring_out<DT, FP16>(P, s);
-        put(last, s.stage);
+        uint8_t *row = target(last, s.stage);
+        parity_ring_out<DT, FP16, NT>(P, s, row);
+        put(last, row);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
+}
+
+template <DType DT, bool FP16, bool NT>
+MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        const uint8_t *next_mask, bool k3, bool bits) {
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, NT, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3) return run_plane_parity_t<DT, FP16, NT, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (bits) return run_plane_parity_t<DT, FP16, NT, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_t<DT, FP16, NT, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
 }
 
 template <DType DT, bool FP16>
@@ -755,10 +788,12 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
                                          char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (k3) return run_plane_parity_t<DT, FP16, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (bits) return run_plane_parity_t<DT, FP16, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    return run_plane_parity_t<DT, FP16, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if constexpr (DT == DType::F32) {
+        // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
+        const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
+        if (nt) return run_plane_parity_k<DT, FP16, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+    }
+    return run_plane_parity_k<DT, FP16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
 }
 
 MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
@@ -914,7 +949,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const int64_t es = elem_size(P.dt);
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
-                         (store_ == StoreMode::Auto && g.planes() * g.H * g.W * es > kStreamBytes));
+                         (store_ == StoreMode::Auto && es == 4 && g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
 

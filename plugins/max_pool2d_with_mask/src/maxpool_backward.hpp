@@ -28,7 +28,7 @@ struct BadIndex {
     bool found() const { return plane >= 0; }
 };
 
-enum class StoreMode { Auto, Plain, Streaming };  // Auto: streaming when gradInput is > 16 MB
+enum class StoreMode { Auto, Plain, Streaming };  // Auto: streaming when a FLOAT gradInput is > 16 MB
 
 class BackwardKernel {
 public:

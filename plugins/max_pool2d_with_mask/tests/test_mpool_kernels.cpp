@@ -5,6 +5,7 @@
 // still compares the scalar path against itself at other thread partitions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -218,6 +219,66 @@ TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512ForwardAgree) {
                     EXPECT_TRUE(masks[i] == masks[0]);
                 }
             }
+}
+
+// Several outputs routing to one element, every gradOutput a NaN of its own payload: the sum keeps
+// the earliest output's NaN (ops.md's ascending order, x86's first-source rule), on every path -
+// a path whose masked add let the compiler swap its operands would keep a later one. Each output
+// takes the element of its window nearest a row = 1 and a column = hub (mod 4), so that
+// neighbouring windows of overlapping geometries share it (hub 1: odd columns, 2: even ones too).
+TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
+    const Geometry geoms[] = {
+        {1, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1: the parity path
+        {1, 2, 7, 70, 7, 36, 3, 2, 1, 2, 1, 1},    // k3x2 s1x2: the tile path
+        {1, 1, 5, 40, 5, 40, 5, 5, 1, 1, 2, 2},    // k5 s1 p2: the per-output path
+    };
+    auto dist = [](int64_t x, int64_t to) { const int64_t r = ((x - to) % 4 + 4) % 4; return std::min(r, 4 - r); };
+    for (const Geometry &g : geoms)
+    for (int64_t hub : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "H " << g.H << " W " << g.W << " k " << g.kH << "x" << g.kW << " hub " << hub);
+        const int64_t outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
+        std::vector<uint32_t> go(static_cast<size_t>(outs)), expect(static_cast<size_t>(ins), 0u);
+        std::vector<int32_t> mask(static_cast<size_t>(outs));
+        int64_t shared = 0;
+        for (int64_t p = 0; p < g.planes(); ++p)
+            for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
+                const int64_t oh = j / g.Wo, ow = j % g.Wo, o = p * g.Ho * g.Wo + j;
+                int64_t best = -1, bh = 0, bw = 0;
+                for (int64_t ih = g.row_lo(oh); ih < g.row_hi(oh); ++ih)
+                    for (int64_t iw = g.col_lo(ow); iw < g.col_hi(ow); ++iw)
+                        if (best < 0 || dist(ih, 1) + dist(iw, hub) < best) best = dist(ih, 1) + dist(iw, hub), bh = ih, bw = iw;
+                mask[static_cast<size_t>(o)] = static_cast<int32_t>(bh * g.W + bw);
+                go[static_cast<size_t>(o)] = 0x7fc00000u | static_cast<uint32_t>(o + 1);  // quiet NaN, payload o + 1
+                uint32_t &e = expect[static_cast<size_t>(p * g.H * g.W + bh * g.W + bw)];
+                if (e == 0) e = go[static_cast<size_t>(o)];  // the earliest NaN stays
+                else ++shared;
+            }
+        ASSERT_GT(shared, g.planes() * g.Ho) << "the geometry must make outputs share elements";
+        const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+        for (int path = 0; path < 4; ++path) {  // scalar, parity + tiles, per output, tiles only
+            if (path != 0 && !cpu_has_avx512()) continue;
+            for (int64_t slots : {1, 2}) {
+                BackwardKernel k(g, DType::F32, false, MaskLayout::Int32, slots);
+                k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
+                k.set_stride2_tiles(path == 1 || path == 3);
+                k.set_parity(path == 1);
+                Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 4));
+                BadIndex bad;
+                ASSERT_TRUE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad));
+                std::vector<uint32_t> got(static_cast<size_t>(ins));
+                std::memcpy(got.data(), gi.p, static_cast<size_t>(ins * 4));
+                int64_t wrong = 0, first = -1;
+                for (int64_t i = 0; i < ins; ++i)
+                    if (got[static_cast<size_t>(i)] != expect[static_cast<size_t>(i)]) {
+                        if (first < 0) first = i;
+                        ++wrong;
+                    }
+                EXPECT_EQ(wrong, 0) << "path " << path << " slots " << slots << ": first at " << first << std::hex
+                                    << " got 0x" << (first >= 0 ? got[static_cast<size_t>(first)] : 0u) << " want 0x"
+                                    << (first >= 0 ? expect[static_cast<size_t>(first)] : 0u);
+            }
+        }
+    }
 }
 
 }  // namespace
