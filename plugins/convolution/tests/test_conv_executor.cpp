@@ -195,6 +195,37 @@ struct Prepared {
     }
 };
 
+// Depthwise kernels (direct: 3x3 pad 1 stride 1 and 2; channel-blocked: dilated) never read their
+// scratch before writing it: a workspace of NaN bytes gives the exact integer results, every mask.
+TEST(Depthwise, NanFilledWorkspace) {
+    Runtime::use("atlas-a2");
+    for (const cref::Conv &c : {conv2d(2, 35, 35, 7, 7, 3, 3, 1, 1, 1, 1, 35), conv2d(2, 17, 17, 9, 37, 3, 3, 1, 1, 1, 1, 17),
+                                conv2d(2, 17, 17, 10, 35, 3, 3, 2, 2, 1, 1, 17), conv2d(2, 5, 5, 9, 21, 3, 3, 1, 1, 2, 2, 5)})
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+            const Data d = intData(c, 61);
+            const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+            for (int m = 1; m < 8; ++m) {
+                Call k;
+                k.c = c;
+                k.dt = dt;
+                k.mask = {(m & 1) != 0, (m & 2) != 0, (m & 4) != 0};
+                k.wsFill = 0xff;
+                const Result r = runBackward(k, d.go, d.in, d.w);
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                const std::string at = std::string(dtName(dt)) + " mask " + std::to_string(m) + " W " + std::to_string(c.in[1]);
+                if (k.mask[0]) {
+                    EXPECT_TRUE(sameBits(dt, r.gi, ref.gradInput, "gradInput")) << at;
+                }
+                if (k.mask[1]) {
+                    EXPECT_TRUE(sameBits(dt, r.gw, ref.gradWeight, "gradWeight")) << at;
+                }
+                if (k.mask[2]) {
+                    EXPECT_TRUE(sameBits(dt, r.gb, ref.gradBias, "gradBias")) << at;
+                }
+            }
+        }
+}
+
 TEST(Executor, WorkspaceDeterministicAndTooSmall) {
     Runtime::use("atlas-a2");
     Prepared a, b;
