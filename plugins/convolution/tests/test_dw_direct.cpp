@@ -4,7 +4,7 @@
 // tolerance on random data - for every subset of outputs, an unselected output is never written, and
 // the scratch is never read before it is written (it starts as NaN bytes). Shapes: channel counts
 // 1/5/16/17/33/35, every width 1-130 at strides 1 and 2, MobileNet's planes, odd sizes, planes of one
-// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush). Infinities and
+// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush), narrow and wide. Infinities and
 // NaN next to the padding give what the reference gives (skipped taps, never 0 * inf). Same bytes at
 // 1, 2 and 3 threads.
 #include <gtest/gtest.h>
@@ -45,6 +45,7 @@ const Case kCases[] = {
     {"odd_13x9", 3, 17, 13, 9, 1},
     {"wide_130", 1, 5, 4, 130, 1},
     {"flush_inside_plane", 3, 1, 40, 40, 1},
+    {"narrow_flush_inside_plane", 3, 2, 80, 13, 1},
     {"s2_7x7", 2, 35, 7, 7, 2},
     {"s2_14", 2, 17, 14, 14, 2},
     {"s2_28", 1, 16, 28, 28, 2},
@@ -227,7 +228,7 @@ TEST(DwDirect, NonFiniteNextToPadding) {
 }
 
 TEST(DwDirect, SameBytesAtAnyThreadCount) {
-    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[12], kCases[13], kCases[22]})
+    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23]})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             const Data d = makeData(c, dt, 7, false);
             const bool avx = hasAvx512();
