@@ -396,8 +396,39 @@ DWD_AVX inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev
 
 // Stride 2 gradWeight of one plane, 16 gradient columns j of a row per step: tap column 0 reads
 // input column 2j - 1 (the previous odd column), 1 reads 2j, 2 reads 2j + 1.
+// Rows of one step (Wo <= 16): input row 2oy + 1 (tap row 2 of gradient row oy) is row 2(oy + 1) - 1
+// (tap row 0 of the next): split once, kept for the next row. Each tap's sums in the same order.
+template <bool BF16>
+DWD_AVX void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
+    const __mmask16 k1 = first_lanes(p.Wo), k0 = static_cast<__mmask16>(k1 & 0xfffe), k2 = first_lanes(p.W / 2);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 ev, od, om;  // input row 2oy - 1: even columns, odd columns, odd columns one lane on
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, k1);
+        if (oy > 0) {  // row 2oy - 1, split as the previous row's tap row 2
+            vs.acc[0] = _mm512_mask3_fmadd_ps(g, om, vs.acc[0], k0);
+            vs.acc[1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[1], k1);
+            vs.acc[2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[2], k2);
+        }
+        DWD_UNROLL for (int a = 1; a < 3; ++a) {
+            const int64_t iy = 2 * oy - 1 + a;
+            if (iy >= p.H) continue;
+            even_odd<BF16>(p.x, p.gx + iy * p.W, p.W, ev, od);
+            om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), zero, 15));
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
 template <bool BF16>
 DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
+    if (p.Wo <= kL) {
+        gw_s2_one_step_avx<BF16>(p, vs);
+        return;
+    }
     for (int64_t oy = 0; oy < p.Ho; ++oy) {
         __m512 prev_od[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
         for (int64_t j0 = 0; j0 < p.Wo; j0 += kL) {

@@ -194,8 +194,8 @@ TEST(DwDirect, EveryWidth) {
 // reaching into the padding are skipped, so the results are what the reference gives (an infinity
 // where it has one, never a NaN from 0 * inf).
 TEST(DwDirect, NonFiniteNextToPadding) {
-    for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 3, 5, 18, 1}, Case{"inf", 2, 5, 7, 9, 2},
-                          Case{"inf", 1, 3, 6, 34, 2}})
+    for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 7, 5, 18, 1}, Case{"inf", 2, 5, 7, 9, 2},
+                          Case{"inf", 1, 7, 6, 34, 2}, Case{"inf", 2, 7, 9, 13, 2}, Case{"inf", 1, 7, 5, 37, 2}})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             Data d = makeData(c, dt, 900, false);
             const DwShape s = shapeOf(c);
@@ -212,12 +212,14 @@ TEST(DwDirect, NonFiniteNextToPadding) {
             const double inf = INFINITY;
             for (int64_t ch = 0; ch < s.N * s.C; ++ch) {
                 const int64_t gy = ch * s.Ho * s.Wo, gx = ch * s.H * s.W;
-                switch (ch % 5) {  // one border position per plane, a different one each time
-                    case 0: put(d.dy, gy, inf); break;                                  // gradient corner
-                    case 1: put(d.x, gx + s.W - 1, -inf); break;                        // input top right
-                    case 2: put(d.dy, gy + (s.Ho - 1) * s.Wo + s.Wo / 2, inf); break;  // gradient bottom row
-                    case 3: put(d.x, gx + (s.H / 2) * s.W, NAN); break;                 // input left column
-                    default: put(d.x, gx + s.H * s.W - 1, inf); break;                  // input bottom right
+                switch (ch % 7) {  // one border position per plane, a different one each time
+                    case 0: put(d.dy, gy, inf); break;                                        // gradient corner
+                    case 1: put(d.x, gx + s.W - 1, -inf); break;                              // input top right
+                    case 2: put(d.dy, gy + (s.Ho - 1) * s.Wo + s.Wo / 2, inf); break;        // gradient bottom row
+                    case 3: put(d.x, gx + (s.H / 2) * s.W, NAN); break;                       // input left column
+                    case 4: put(d.dy, gy + (s.Ho / 2) * s.Wo + s.Wo - 1, -inf); break;       // gradient right column
+                    case 5: put(d.dy, gy + s.Ho * s.Wo - 1, inf); break;                      // gradient bottom right
+                    default: put(d.x, gx + s.H * s.W - 1, inf); break;                        // input bottom right
                 }
             }
             put(d.w, 0, inf);       // channel 0 tap (0, 0)
