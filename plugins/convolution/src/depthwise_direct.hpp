@@ -4,8 +4,10 @@
 // kernels spend most of their time transposing 16 planes to channels-last and back).
 //   Stride 1: vectors of 16 consecutive positions of the flattened plane (p = y*W + x; a 7x7 plane
 //             is 4 vectors, not 7 one-row vectors); tap (a, b) is a fixed element offset, and a
-//             per-vector table of masks says which lanes' tap lands inside the plane. FLOAT
-//             gradWeight of rows narrower than a vector shifts loaded vectors instead of reloading.
+//             per-vector table of masks says which lanes' tap lands inside the plane. Rows of 9 to
+//             16 (14x14): a vector per row instead, the rows it meets kept in registers and shifted
+//             a lane either way (no mask table). FLOAT gradWeight of the other rows narrower than a
+//             vector (7x7) shifts loaded vectors instead of reloading.
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
 //             (their taps differ), an input row pair at a time, and interleaves them on the store.
