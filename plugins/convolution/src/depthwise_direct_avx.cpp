@@ -1,0 +1,469 @@
+// The AVX-512 spelling of the direct depthwise kernels (depthwise_direct.hpp says what they compute;
+// the scalar spelling in depthwise_direct.cpp does the same arithmetic per element).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "aclnn_cpu/numeric_avx512.hpp"
+#include "depthwise_direct_common.hpp"
+
+namespace conv::dwd {
+
+namespace {
+
+#define DWD_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+#define DWD_UNROLL _Pragma("GCC unroll 9")
+
+constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
+constexpr int64_t kNarrow = kL;              // stride 1: rows narrower than a vector take their taps from a sliding window
+constexpr __mmask16 kAll16 = 0xffff;
+
+// The lanes l < n (n clamped to [0, 16]).
+__mmask16 first_lanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u); }
+__mmask32 first_lanes32(int64_t n) { return n >= 32 ? 0xffffffffu : n <= 0 ? 0u : (1u << n) - 1u; }
+
+template <bool BF16>
+DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
+    if constexpr (BF16) return acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(k, static_cast<const uint16_t *>(p) + i));
+    else return _mm512_maskz_loadu_ps(k, static_cast<const float *>(p) + i);
+}
+
+template <bool OUT_BF16>
+DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
+    if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
+    else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
+}
+
+// Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
+// offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
+// chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
+template <bool BF16, bool OUT_BF16, int U>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
+                                                                 int64_t v, void *dx, int64_t first) {
+    const int64_t p0 = v * kL;
+    __m512 acc[U];
+    for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
+    uint32_t full4;  // four vectors' flags at once (the table is padded to whole groups)
+    std::memcpy(&full4, m.full + v, 4);
+    constexpr uint32_t ours = U >= 4 ? 0xffffffffu : (1u << (8 * U)) - 1u;  // the flags of our U vectors
+    if ((full4 & ours) == (0x01010101u & ours)) {
+        DWD_UNROLL for (int t = 0; t < 9; ++t)
+            for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, kAll16), acc[u]);
+        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, kAll16, acc[u]);
+    } else {
+        const uint16_t *mk = m.mask + v * 9;
+        DWD_UNROLL for (int t = 0; t < 9; ++t)
+            for (int u = 0; u < U; ++u) {
+                const __mmask16 k = mk[u * 9 + 8 - t];
+                acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, k), acc[u], k);
+            }
+        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
+    }
+}
+
+template <bool BF16, bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    int64_t off[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        wv[t] = _mm512_set1_ps(w[t]);
+        off[t] = p.gy + (1 - t / 3) * p.W + (1 - t % 3);
+    }
+    int64_t v = 0;
+    for (; v + kGroup <= m.nv; v += kGroup) gi_s1_vectors<BF16, OUT_BF16, kGroup>(p.dy, wv, off, m, v, dx, first);
+    switch (m.nv - v) {  // the last vectors, without empty ones
+        case 3: gi_s1_vectors<BF16, OUT_BF16, 3>(p.dy, wv, off, m, v, dx, first); break;
+        case 2: gi_s1_vectors<BF16, OUT_BF16, 2>(p.dy, wv, off, m, v, dx, first); break;
+        case 1: gi_s1_vectors<BF16, OUT_BF16, 1>(p.dy, wv, off, m, v, dx, first); break;
+        default: break;
+    }
+}
+
+// Even and odd columns (16 each) interleaved into 32 consecutive ones of dx (BF16: rounded once).
+template <bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
+    if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
+        const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
+        const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
+                                             _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+        _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, both);
+    } else {
+        const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+        float *d = static_cast<float *>(dx) + at;
+        _mm512_mask_storeu_ps(d, static_cast<__mmask16>(k), _mm512_permutex2var_ps(e, lo_idx, o));
+        _mm512_mask_storeu_ps(d + kL, static_cast<__mmask16>(k >> 16), _mm512_permutex2var_ps(e, hi_idx, o));
+    }
+}
+
+// A gradient row's columns j0 + l (mask k0) and j0 + 1 + l (mask k1). The last step of a row takes
+// the second from the first, one lane on (what it needs of the first is inside k0).
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, int64_t row, int64_t j0, __mmask16 k0, __mmask16 k1,
+                                                             __m512 &d0, __m512 &d1) {
+    d0 = load<BF16>(p.dy, row + j0, k0);
+    if (p.Wo - j0 <= kL) d1 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(k1, _mm512_setzero_si512(), _mm512_castps_si512(d0), 1));
+    else d1 = load<BF16>(p.dy, row + j0 + 1, k1);
+}
+
+// Stride 2 gradInput: even and odd columns of an input row pair's 32 columns (16 gradient columns j)
+// from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
+// k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
+// j + 1 and 2 at j. Row k is read once for both input rows.
+template <bool BF16, bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    const __m512 zero = _mm512_setzero_ps();
+    for (int64_t k = 0; 2 * k < p.H; ++k) {
+        const bool odd_row = 2 * k + 1 < p.H, below = k + 1 < p.Ho;
+        const int64_t r0 = p.gy + k * p.Wo, r1 = r0 + p.Wo;
+        for (int64_t j0 = 0; 2 * j0 < p.W; j0 += kL) {
+            const int64_t left = p.W - 2 * j0;  // input columns from 2 * j0 to the row's end
+            const __mmask16 ke = first_lanes((left + 1) / 2), ko = first_lanes(left / 2);
+            const __mmask16 ko1 = ko & first_lanes(p.Wo - 1 - j0);  // tap column 0 reads j + 1
+            const __mmask32 km = first_lanes32(left);
+            const int64_t at = first + 2 * k * p.W + 2 * j0;
+            __m512 a0, a1;
+            load_pair<BF16>(p, r0, j0, ke, ko1, a0, a1);
+            __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
+            __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+            store_even_odd<OUT_BF16>(dx, at, km, e, o);
+            if (!odd_row) continue;
+            e = zero, o = zero;
+            if (below) {
+                __m512 b0, b1;
+                load_pair<BF16>(p, r1, j0, ke, ko1, b0, b1);
+                e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
+                o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
+                o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
+            }
+            e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
+            o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+            store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
+        }
+    }
+}
+
+// Narrow planes (W < kNarrow), gradWeight: every tap offset s = dy * W + dx is at most a vector, so
+// a tap's input vector is two neighbouring plane vectors shifted by s lanes (one load per vector,
+// not nine). A sliding window of three vectors of the plane, each loaded with the plane's lanes
+// only. Measured: FLOAT 7x7 and 14x14 -13 %; BF16 (half-width loads) no faster, it keeps its
+// loads, and so does gradInput (four vectors' chains side by side measured faster there).
+struct Window {
+    __m512 prev, cur, next;
+};
+
+// Lane l of the result: plane position 16v + l + s (s in (-16, 16)); lanes from outside the plane
+// are zero (their taps are masked off anyway).
+DWD_AVX __attribute__((always_inline)) inline __m512 shifted(const Window &w, int64_t s, const __m512i &idx) {
+    if (s == 0) return w.cur;
+    if (s > 0) return _mm512_permutex2var_ps(w.cur, idx, w.next);
+    return _mm512_permutex2var_ps(w.prev, idx, w.cur);
+}
+
+// The permute indices of the 9 offsets (dy, dx) in MaskTable's order.
+DWD_AVX __attribute__((always_inline)) inline void shift_indices(int64_t W, int64_t sh[9], __m512i idx[9]) {
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int i = 0; i < 9; ++i) {
+        sh[i] = (i / 3 - 1) * W + (i % 3 - 1);
+        idx[i] = _mm512_add_epi32(lanes, _mm512_set1_epi32(static_cast<int>(sh[i] >= 0 ? sh[i] : kL + sh[i])));
+    }
+}
+
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline void slide(Window &w, const void *src, int64_t first, int64_t v, int64_t nv, int64_t P) {
+    w.prev = w.cur;
+    w.cur = w.next;
+    w.next = v + 2 < nv ? load<BF16>(src, first + (v + 2) * kL, first_lanes(P - (v + 2) * kL)) : _mm512_setzero_ps();
+}
+
+
+// Stride 1 gradInput of rows of at most a vector (8 < W <= 16), four rows at a time: each gradient
+// row loaded once per step, its columns one lane on either side by a register shift, tap columns
+// masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
+// FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
+template <bool BF16, bool OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    constexpr int R = 4;
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    const __mmask16 kw = first_lanes(p.W);
+    // tap column b reads gradient column x + 1 - b: b = 0 needs x + 1 < W, b = 2 needs x >= 1
+    const __mmask16 kc[3] = {first_lanes(p.W - 1), kw, static_cast<__mmask16>(kw & 0xfffe)};
+    const __m512i zero = _mm512_setzero_si512();
+    for (int64_t y0 = 0; y0 < p.H; y0 += R) {
+        __m512 g[R + 2];  // gradient rows y0 - 1 .. y0 + R
+        for (int i = 0; i < R + 2; ++i) {
+            const int64_t oy = y0 - 1 + i;
+            g[i] = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
+        }
+        __m512 acc[R];
+        for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
+        DWD_UNROLL for (int a = 0; a < 3; ++a)
+            for (int u = 0; u < R; ++u) {
+                const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
+                if (oy < 0 || oy >= p.H) continue;
+                const __m512 c = g[u + 2 - a];
+                const __m512 right = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, zero, _mm512_castps_si512(c), 1));
+                const __m512 left = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), zero, 15));
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3], right, acc[u], kc[0]);
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c, acc[u], kc[1]);
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], left, acc[u], kc[2]);
+            }
+        for (int u = 0; u < R && y0 + u < p.H; ++u) store<OUT_BF16>(dx, first + (y0 + u) * p.W, kw, acc[u]);
+    }
+}
+
+// gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
+// per-plane work of a 7x7 plane is small enough that a call per plane would show.
+template <bool BF16, bool OUT_BF16, bool S2>
+DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        if constexpr (S2) gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        else if (by_rows(p.W)) gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        else gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+    }
+}
+
+// gradWeight lane sums in registers; `sum` holds the double sums (9 x 16).
+struct VecSums {
+    __m512 acc[9];
+    double *sum;
+    int64_t count;
+    bool fresh;  // no flush yet: the first one stores (the same value as adding to zeros; the
+                 // sign of a zero may differ, which the lanes' sum from +0 does not keep)
+};
+
+DWD_AVX inline void flush_avx(VecSums &vs) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512 a = vs.acc[t];
+        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
+        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 1)));
+        double *s = vs.sum + t * kL;
+        _mm512_storeu_pd(s, vs.fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+        _mm512_storeu_pd(s + 8, vs.fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        vs.acc[t] = _mm512_setzero_ps();
+    }
+    vs.count = 0;
+    vs.fresh = false;
+}
+
+// An input row of the plane from element `first`, zero outside the plane's rows.
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
+    return iy >= 0 && iy < p.H ? load<BF16>(p.x, p.gx + iy * p.W, kw) : _mm512_setzero_ps();
+}
+
+// Stride 1 gradWeight by rows (by_rows): a vector per gradient row; the three input rows it meets
+// kept in registers (one new row per step), their columns one lane on either side by a shift.
+template <bool BF16>
+DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
+    const __mmask16 kw = first_lanes(p.W);
+    // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
+    const __mmask16 kb[3] = {static_cast<__mmask16>(kw & 0xfffe), kw, first_lanes(p.W - 1)};
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 xr[3] = {_mm512_setzero_ps(), plane_row<BF16>(p, 0, kw), plane_row<BF16>(p, 1, kw)};  // rows oy - 1 .. oy + 1
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, kw);
+        DWD_UNROLL for (int a = 0; a < 3; ++a) {
+            const int64_t iy = oy - 1 + a;
+            if (iy < 0 || iy >= p.H) continue;
+            const __m512 c = xr[a];
+            const __m512 left = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), zero, 15));
+            const __m512 right = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, zero, _mm512_castps_si512(c), 1));
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, left, vs.acc[a * 3], kb[0]);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, c, vs.acc[a * 3 + 1], kb[1]);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, right, vs.acc[a * 3 + 2], kb[2]);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+        xr[0] = xr[1], xr[1] = xr[2], xr[2] = plane_row<BF16>(p, oy + 2, kw);
+    }
+}
+
+// Narrow planes: the input's tap vectors from a sliding window.
+template <bool BF16>
+DWD_AVX void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+    __m512i idx[9];
+    int64_t sh[9];
+    shift_indices(p.W, sh, idx);
+    Window win{_mm512_setzero_ps(), _mm512_setzero_ps(), load<BF16>(p.x, p.gx, first_lanes(m.P))};
+    slide<BF16>(win, p.x, p.gx, -1, m.nv, m.P);
+    for (int64_t v = 0; v < m.nv; ++v) {
+        const uint16_t *mk = m.mask + v * 9;
+        const __m512 g = load<BF16>(p.dy, p.gy + v * kL, mk[4]);
+        DWD_UNROLL for (int t = 0; t < 9; ++t) {
+            const __mmask16 k = mk[t];
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g, shifted(win, sh[t], idx[t]), vs.acc[t], k);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+        slide<BF16>(win, p.x, p.gx, v, m.nv, m.P);
+    }
+}
+
+// Stride 1 gradWeight of one plane: tap t pairs dy[p] with x[p + (a - 1) * W + (b - 1)], entry t
+// of the vector's masks.
+template <bool BF16>
+DWD_AVX void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+    int64_t off[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) off[t] = p.gx + (t / 3 - 1) * p.W + (t % 3 - 1);
+    for (int64_t v = 0; v < m.nv; ++v) {
+        const int64_t p0 = v * kL;
+        if (m.full[v]) {
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, kAll16);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, kAll16), vs.acc[t]);
+        } else {
+            const uint16_t *mk = m.mask + v * 9;
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, mk[4]);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) {
+                const __mmask16 k = mk[t];
+                vs.acc[t] = _mm512_mask3_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, k), vs.acc[t], k);
+            }
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// Input columns 2 * j0 .. 2 * j0 + 31 of one row (the rest of the row only, zeros past it) as the
+// even and the odd columns.
+template <bool BF16>
+DWD_AVX inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev, __m512 &od) {
+    if constexpr (BF16) {  // a BF16 pair in a 32-bit lane: the even column low, the odd one high
+        const __m512i v = _mm512_maskz_loadu_epi16(first_lanes32(left), static_cast<const uint16_t *>(x) + at);
+        ev = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+        od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+    } else {
+        const float *f = static_cast<const float *>(x) + at;
+        const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(left), f), hi = _mm512_maskz_loadu_ps(first_lanes(left - kL), f + kL);
+        ev = _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
+        od = _mm512_permutex2var_ps(lo, _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1), hi);
+    }
+}
+
+// Rows of one step (Wo <= 16): input row 2oy + 1 (tap row 2 of gradient row oy) is row 2(oy + 1) - 1
+// (tap row 0 of the next): split once, kept for the next row. Each tap's sums in the same order.
+template <bool BF16>
+DWD_AVX void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
+    const __mmask16 k1 = first_lanes(p.Wo), k0 = static_cast<__mmask16>(k1 & 0xfffe), k2 = first_lanes(p.W / 2);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 ev, od, om;  // input row 2oy - 1: even columns, odd columns, odd columns one lane on
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, k1);
+        if (oy > 0) {  // row 2oy - 1, split as the previous row's tap row 2
+            vs.acc[0] = _mm512_mask3_fmadd_ps(g, om, vs.acc[0], k0);
+            vs.acc[1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[1], k1);
+            vs.acc[2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[2], k2);
+        }
+        DWD_UNROLL for (int a = 1; a < 3; ++a) {
+            const int64_t iy = 2 * oy - 1 + a;
+            if (iy >= p.H) continue;
+            even_odd<BF16>(p.x, p.gx + iy * p.W, p.W, ev, od);
+            om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), zero, 15));
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// Stride 2 gradWeight of one plane, 16 gradient columns j of a row per step: tap column 0 reads
+// input column 2j - 1 (the previous odd column), 1 reads 2j, 2 reads 2j + 1.
+template <bool BF16>
+DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
+    if (p.Wo <= kL) {
+        gw_s2_one_step_avx<BF16>(p, vs);
+        return;
+    }
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        __m512 prev_od[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t j0 = 0; j0 < p.Wo; j0 += kL) {
+            const int64_t left = p.W - 2 * j0;
+            const __mmask16 k1 = first_lanes(p.Wo - j0);
+            const __mmask16 k0 = j0 == 0 ? static_cast<__mmask16>(k1 & 0xfffe) : k1;
+            const __mmask16 k2 = first_lanes(left / 2);
+            const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo + j0, k1);
+            DWD_UNROLL for (int a = 0; a < 3; ++a) {
+                const int64_t iy = 2 * oy - 1 + a;
+                if (iy < 0 || iy >= p.H) continue;
+                __m512 ev, od;
+                even_odd<BF16>(p.x, p.gx + iy * p.W + 2 * j0, left, ev, od);
+                const __m512 om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), _mm512_castps_si512(prev_od[a]), 15));
+                prev_od[a] = od;
+                vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+                vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+                vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+            }
+            if (++vs.count == kFlush) flush_avx(vs);
+        }
+    }
+}
+
+// Every 64-byte line of `bytes` bytes from p into L2.
+void prefetch_span(const void *p, int64_t bytes) {
+    const char *c = static_cast<const char *>(p);
+    for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T1);
+}
+
+// gradWeight of channels [c0, c1) over images [n0, n1), channel by channel, each channel's images in
+// order with its lane sums in registers. A small task's planes (one contiguous span per image and
+// operand) are all fetched into L2 first: a channel's planes are an image apart, which the hardware
+// prefetchers do not follow; a large one's next plane while this one computes. A channel's vectors
+// are summed in the order the scalar spelling walks them: the same flushes, the same bytes.
+template <bool BF16>
+DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
+                         double *out) {
+    const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
+    const int64_t span = (c1 - c0) * (in_plane + out_plane) * es;  // bytes per image
+    const bool all = span * (n1 - n0) <= kPrefetchAll;
+    auto fetch = [&](int64_t n, int64_t ca, int64_t cb) {
+        prefetch_span(static_cast<const uint8_t *>(p.dy) + (n * C + ca) * out_plane * es, (cb - ca) * out_plane * es);
+        prefetch_span(static_cast<const uint8_t *>(p.x) + (n * C + ca) * in_plane * es, (cb - ca) * in_plane * es);
+    };
+    if (all)
+        for (int64_t n = n0; n < n1; ++n) fetch(n, c0, c1);
+    for (int64_t c = c0; c < c1; ++c) {
+        VecSums vs{{}, &cs->sum[0][0], 0, true};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
+        for (int64_t n = n0; n < n1; ++n) {
+            if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
+            p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
+            if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
+            else if (p.s == 1 && p.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(p, m, vs);
+            else if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
+            else gw_s2_avx<BF16>(p, vs);
+        }
+        flush_avx(vs);
+        lanes_in_order(cs->sum, out + (c - c0) * 9);
+    }
+}
+
+}  // namespace
+
+void gi_planes_avx(bool bf16, bool dx_bf16, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0,
+                   int64_t q1) {
+    switch ((bf16 ? 1 : 0) + (dx_bf16 ? 2 : 0) + (p.s == 2 ? 4 : 0)) {
+        case 0: gi_planes<false, false, false>(p, m, w, dx, C, q0, q1); break;
+        case 1: gi_planes<true, false, false>(p, m, w, dx, C, q0, q1); break;
+        case 2: gi_planes<false, true, false>(p, m, w, dx, C, q0, q1); break;
+        case 3: gi_planes<true, true, false>(p, m, w, dx, C, q0, q1); break;
+        case 4: gi_planes<false, false, true>(p, m, w, dx, C, q0, q1); break;
+        case 5: gi_planes<true, false, true>(p, m, w, dx, C, q0, q1); break;
+        case 6: gi_planes<false, true, true>(p, m, w, dx, C, q0, q1); break;
+        default: gi_planes<true, true, true>(p, m, w, dx, C, q0, q1); break;
+    }
+}
+
+void gw_channels_avx(bool bf16, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                     ChannelSums *cs, double *out) {
+    if (bf16) gw_channels<true>(p, m, C, c0, c1, n0, n1, cs, out);
+    else gw_channels<false>(p, m, C, c0, c1, n0, n1, cs, out);
+}
+
+}  // namespace conv::dwd

@@ -1,0 +1,68 @@
+// Internal to the direct depthwise kernels (depthwise_direct.cpp: planning, scalar spelling, run;
+// depthwise_direct_avx.cpp: AVX-512 spelling): what both spellings share.
+#ifndef CONVOLUTION_SRC_DEPTHWISE_DIRECT_COMMON_HPP_
+#define CONVOLUTION_SRC_DEPTHWISE_DIRECT_COMMON_HPP_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "conv_types.hpp"
+
+namespace conv::dwd {
+
+constexpr int64_t kL = 16;            // lanes per vector
+constexpr int64_t kFlush = 64;        // gradWeight: vectors summed in FLOAT per lane before moving into double
+constexpr int kGroup = 4;             // stride-1 gradInput: vectors summed side by side (the mask table is padded to them)
+constexpr int64_t kMaxChannels = 16;  // gradWeight: channels per task, at most
+
+inline float value(const void *p, Dt dt, int64_t i) {
+    return dt == Dt::F32 ? static_cast<const float *>(p)[i] : acp::bf16_to_float(static_cast<const uint16_t *>(p)[i]);
+}
+
+// Where the operands of one (image, channel) plane start and how they are shaped.
+struct Planes {
+    const void *dy, *x;  // plane starts are element offsets: gy, gx
+    int64_t gy, gx;
+    int64_t H, W, Ho, Wo, s;
+};
+
+// The stride-1 mask table: per vector the 9 neighbour offsets' lanes and whether all are full (nv
+// vectors, padded to whole groups of kGroup with empty masks).
+struct MaskTable {
+    const uint16_t *mask;
+    const uint8_t *full;
+    int64_t nv, P, W;
+};
+
+// A gradWeight task's double lane sums of the channel at hand (a thread's scratch slot).
+struct ChannelSums {
+    double sum[9][kL];
+};
+
+// Stride 1 planes whose rows fill more than half a vector and at most one are walked row by row (a
+// vector per row: shifts in registers, no mask table); other stride-1 planes as flattened vectors.
+// Measured at 14x14: gradInput -43 % (FLOAT) / -22 % (BF16), gradWeight -38 % / -32 %; at 7x7
+// (7 of 16 lanes) rows were no faster.
+inline bool by_rows(int64_t W) { return W > kL / 2 && W <= kL; }
+
+// Per tap: the 16 lanes' double sums added in lane order. Lane-outer: the taps' nine sums are
+// independent chains (a tap-outer loop is one chain of 144 dependent adds per channel).
+inline void lanes_in_order(const double (&sum)[9][kL], double *out) {
+    double v[9] = {};
+    for (int64_t l = 0; l < kL; ++l)
+        for (int t = 0; t < 9; ++t) v[t] += sum[t][l];
+    std::copy(v, v + 9, out);
+}
+
+// The AVX-512 spelling's entry points (call only with AVX-512F/BW/VL present).
+// gradInput of planes [q0, q1) (plane q = image q / C, channel q % C) into dx (BF16 when dx_bf16).
+void gi_planes_avx(bool bf16, bool dx_bf16, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0,
+                   int64_t q1);
+// gradWeight of channels [c0, c1) over images [n0, n1): per channel its 9 tap sums into out.
+void gw_channels_avx(bool bf16, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                     ChannelSums *cs, double *out);
+
+}  // namespace conv::dwd
+
+#endif  // CONVOLUTION_SRC_DEPTHWISE_DIRECT_COMMON_HPP_
