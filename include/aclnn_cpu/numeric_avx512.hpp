@@ -33,6 +33,21 @@ ACP_AVX512_FN __m256i to_bf16(__m512 v) {
     return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, to_bf16_high(v), 16));
 }
 
+// Whether this CPU has AVX512_BF16's vcvtneps2bf16, read once when the library is loaded.
+inline const bool kCpuConvertsBf16 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+}();
+
+// float_to_bf16 by the CPU (kCpuConvertsBf16 only), for vectors the caller knows hold no subnormal:
+// vcvtneps2bf16 rounds to nearest even and quiets NaNs exactly as float_to_bf16 does, but reads a
+// subnormal as zero. (Inline asm: callers need no avx512bf16 target.)
+ACP_AVX512_FN __m256i to_bf16_no_subnormals(__m512 v) {
+    __m256i r;
+    __asm__("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
+    return r;
+}
+
 // bf16_to_float: exact.
 ACP_AVX512_FN __m512 from_bf16(__m256i h) {
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));

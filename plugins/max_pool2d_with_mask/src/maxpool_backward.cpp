@@ -540,17 +540,27 @@ MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, 
     return b;
 }
 
+// How put32 writes a finished row. Rows: plain (masked) stores into a row, gradInput's own or the
+// stage's. Stream: FLOAT rows of whole aligned 64-byte lines of gradInput, streamed. Bf16Cpu: BF16
+// rounded by the CPU's vcvtneps2bf16, for planes whose sums cannot be subnormal (bf16_sums_normal).
+enum class Out { Rows, Stream, Bf16Cpu };
+
 // 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
-// row (columns >= W are not written). NT (FLOAT only): the row is gradInput's own, on whole 64-byte
-// lines (W a multiple of 16), streamed. EXACT_E / EXACT_O: every lane of that half is +0 or
+// row (columns >= W are not written), as O says. EXACT_E / EXACT_O: every lane of that half is +0 or
 // 0 + g of one gradOutput value g already in the stored format (one contribution), so its rounding
 // is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
 // quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
-template <DType DT, bool FP16, bool NT, bool EXACT_E, bool EXACT_O, bool FULL>
+template <DType DT, bool FP16, Out O, bool EXACT_E, bool EXACT_O, bool FULL>
 MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
     const int64_t left = FULL ? 32 : W - col0;
     const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
-    if constexpr (DT == DType::BF16) {
+    if constexpr (DT == DType::BF16 && O == Out::Bf16Cpu) {
+        const __m512i he = _mm512_castsi256_si512(acp::avx512::to_bf16_no_subnormals(e));
+        const __m512i ho = _mm512_castsi256_si512(acp::avx512::to_bf16_no_subnormals(o));
+        const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                             6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, mix, ho));
+    } else if constexpr (DT == DType::BF16) {
         const __m512i he = EXACT_E ? _mm512_castps_si512(e) : acp::avx512::to_bf16_high(e);
         const __m512i ho = EXACT_O ? _mm512_castps_si512(o) : acp::avx512::to_bf16_high(o);
         const __m512i high = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17, 47, 15,
@@ -569,7 +579,7 @@ MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         float *p = reinterpret_cast<float *>(row) + col0;
-        if constexpr (NT) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
+        if constexpr (O == Out::Stream) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
             _mm512_stream_ps(p, _mm512_permutex2var_ps(e, lo, o));
             if (left > 16) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(e, hi, o));
         } else {
@@ -594,7 +604,7 @@ MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
 }
 
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
-template <DType DT, bool FP16, bool NT, bool K3, bool ALL, bool FULL, class M>
+template <DType DT, bool FP16, Out O, bool K3, bool ALL, bool FULL, class M>
 MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
                            int64_t Wo, int64_t W, bool a, bool b, bool c) {
     const int64_t col0 = 2 * ow0;
@@ -607,13 +617,13 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            put32<DT, FP16, NT, false, false, FULL>(e, o, rowA, col0, W);
+            put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_add_ps(m.m(4, 1), zero, gv);
             __m512 o = _mm512_maskz_add_ps(m.m(5, 2), zero, gv);
             o = acc_add(o, m.m1(1), g1);
-            put32<DT, FP16, NT, true, false, FULL>(e, o, rowB, col0, W);
+            put32<DT, FP16, O, true, false, FULL>(e, o, rowB, col0, W);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_add_ps(m.m(8, 2), zero, gv);
@@ -622,27 +632,27 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
         }
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
-            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
+            put32<DT, FP16, O, true, true, FULL>(_mm512_maskz_add_ps(m.m(0, 0), zero, gv), _mm512_maskz_add_ps(m.m(1, 1), zero, gv),
                                         rowA, col0, W);
         if (ALL || b)
-            put32<DT, FP16, NT, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
+            put32<DT, FP16, O, true, true, FULL>(_mm512_maskz_add_ps(m.m(2, 0), zero, gv), _mm512_maskz_add_ps(m.m(3, 1), zero, gv),
                                         rowB, col0, W);
     }
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
     const int64_t Wo = g.Wo;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
-        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
         Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
-        parity_block<DT, FP16, NT, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
         if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
@@ -651,7 +661,7 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
 // One output row's window rows: finished rows into rowA (window row 0) and rowB (the next) - the
 // gradInput rows themselves or the stage - and k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
-template <DType DT, bool FP16, bool NT, bool K3, bool BITS, bool ALL>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL>
 MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
                                 const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB) {
     // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
@@ -672,27 +682,27 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, NT, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, NT, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : first ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+                    : parity_block_at<DT, FP16, O, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }
     return -1;
 }
 
 // The k3 ring row, finished after the last output row, into row.
-template <DType DT, bool FP16, bool NT>
+template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, NT, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
+        put32<DT, FP16, O, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
 }
 
-template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AVX512 int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                     int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
                                     uint8_t *rowB) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, NT, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
-    return parity_row<DT, FP16, NT, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, O, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+    return parity_row<DT, FP16, O, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
 }
 
 #endif  // MPOOL_X86
@@ -723,7 +733,7 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
 // its row kernel without a dispatch per row.
-template <DType DT, bool FP16, bool NT, bool K3, bool BITS>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                         const uint8_t *next_mask) {
@@ -734,7 +744,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     // The blocks write gradInput's rows themselves with plain stores, and with streamed ones when
     // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
     // stage and leave it as whole lines through the line stream.
-    const bool direct = !stream || NT;
+    const bool direct = !stream || O == Out::Stream;
     auto target = [&](int64_t row, uint8_t *stage) {
         return direct ? reinterpret_cast<uint8_t *>(gi + row * giv.h * es) : stage;
     };
@@ -760,7 +770,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
         uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
         uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
-        const int64_t bad = parity_row_any<DT, FP16, NT, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+        const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, rowA);
         if (b) put(hs + 1, rowB);
@@ -768,21 +778,43 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     const int64_t last = (g.Ho - 1) * g.sH - g.pH + 2;  // k3: the ring's row after the last output row
     if (k3 && last >= 0 && last < g.H) {
         uint8_t *row = target(last, s.stage);
-        parity_ring_out<DT, FP16, NT>(P, s, row);
+        parity_ring_out<DT, FP16, O>(P, s, row);
         put(last, row);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
     return -1;
 }
 
-template <DType DT, bool FP16, bool NT>
+// Whether no sum of a BF16 plane can be subnormal, so that the CPU's conversion (which reads
+// subnormals as zero) rounds every sum as float_to_bf16 does: every gradOutput value is 0, not
+// finite, or at least 2^-100 in magnitude. Then each value is a multiple of 2^-107 (its ulp), and
+// so is every FLOAT partial sum - exact below 2^-83, rounded to a multiple of its own ulp (>= 2^-106)
+// above - hence 0 or at least 2^-107, far above FLOAT's subnormals (< 2^-126).
+MPOOL_AVX512 bool bf16_sums_normal(const Geometry &g, const char *go, View4 gov) {
+    if (gov.w != 1) return false;  // (strided rows: the integer rounding, no scan)
+    // |bits| in (0, 27 << 7): a BF16 subnormal or a normal below 2^-100 (biased exponent < 27)
+    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1), lim = _mm512_set1_epi16((27 << 7) - 1);
+    __mmask32 tiny = 0;
+    for (int64_t oh = 0; oh < g.Ho; ++oh) {
+        const uint16_t *row = reinterpret_cast<const uint16_t *>(go) + oh * gov.h;
+        for (int64_t i = 0; i < g.Wo; i += 32) {
+            const int64_t n = std::min<int64_t>(32, g.Wo - i);
+            const __mmask32 m = n == 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << n) - 1);
+            const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi16(m, row + i), mag);
+            tiny |= _mm512_mask_cmplt_epu16_mask(m, _mm512_sub_epi16(v, one), lim);
+        }
+    }
+    return tiny == 0;
+}
+
+template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                         const uint8_t *next_mask, bool k3, bool bits) {
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, NT, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (k3) return run_plane_parity_t<DT, FP16, NT, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (bits) return run_plane_parity_t<DT, FP16, NT, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    return run_plane_parity_t<DT, FP16, NT, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
 }
 
 template <DType DT, bool FP16>
@@ -793,9 +825,13 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
     if constexpr (DT == DType::F32) {
         // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
         const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
-        if (nt) return run_plane_parity_k<DT, FP16, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+        if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
     }
-    return run_plane_parity_k<DT, FP16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+    if constexpr (DT == DType::BF16) {  // (k2's sums are single values: their rounding is left out anyway)
+        if (k3 && acp::avx512::kCpuConvertsBf16 && bf16_sums_normal(P.g, go, gov))
+            return run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+    }
+    return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
 }
 
 MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,

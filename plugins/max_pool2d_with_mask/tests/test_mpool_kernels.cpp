@@ -226,30 +226,42 @@ TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512ForwardAgree) {
 // a path whose masked add let the compiler swap its operands would keep a later one. Each output
 // takes the element of its window nearest a row = 1 and a column = hub (mod 4), so that
 // neighbouring windows of overlapping geometries share it (hub 1: odd columns, 2: even ones too).
+// Int32 masks that route each output to the element of its window nearest a row = 1 and a column =
+// hub (mod 4): neighbouring windows of overlapping geometries share it (hub 1: odd columns, 2:
+// even ones too).
+std::vector<int32_t> hub_mask(const Geometry &g, int64_t hub) {
+    auto dist = [](int64_t x, int64_t to) { const int64_t r = ((x - to) % 4 + 4) % 4; return std::min(r, 4 - r); };
+    std::vector<int32_t> mask(static_cast<size_t>(g.planes() * g.Ho * g.Wo));
+    for (int64_t p = 0; p < g.planes(); ++p)
+        for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
+            const int64_t oh = j / g.Wo, ow = j % g.Wo;
+            int64_t best = -1, bh = 0, bw = 0;
+            for (int64_t ih = g.row_lo(oh); ih < g.row_hi(oh); ++ih)
+                for (int64_t iw = g.col_lo(ow); iw < g.col_hi(ow); ++iw)
+                    if (best < 0 || dist(ih, 1) + dist(iw, hub) < best) best = dist(ih, 1) + dist(iw, hub), bh = ih, bw = iw;
+            mask[static_cast<size_t>(p * g.Ho * g.Wo + j)] = static_cast<int32_t>(bh * g.W + bw);
+        }
+    return mask;
+}
+
 TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
     const Geometry geoms[] = {
         {1, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1: the parity path
         {1, 2, 7, 70, 7, 36, 3, 2, 1, 2, 1, 1},    // k3x2 s1x2: the tile path
         {1, 1, 5, 40, 5, 40, 5, 5, 1, 1, 2, 2},    // k5 s1 p2: the per-output path
     };
-    auto dist = [](int64_t x, int64_t to) { const int64_t r = ((x - to) % 4 + 4) % 4; return std::min(r, 4 - r); };
     for (const Geometry &g : geoms)
     for (int64_t hub : {1, 2}) {
         SCOPED_TRACE(::testing::Message() << "H " << g.H << " W " << g.W << " k " << g.kH << "x" << g.kW << " hub " << hub);
         const int64_t outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
         std::vector<uint32_t> go(static_cast<size_t>(outs)), expect(static_cast<size_t>(ins), 0u);
-        std::vector<int32_t> mask(static_cast<size_t>(outs));
+        const std::vector<int32_t> mask = hub_mask(g, hub);
         int64_t shared = 0;
         for (int64_t p = 0; p < g.planes(); ++p)
             for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
-                const int64_t oh = j / g.Wo, ow = j % g.Wo, o = p * g.Ho * g.Wo + j;
-                int64_t best = -1, bh = 0, bw = 0;
-                for (int64_t ih = g.row_lo(oh); ih < g.row_hi(oh); ++ih)
-                    for (int64_t iw = g.col_lo(ow); iw < g.col_hi(ow); ++iw)
-                        if (best < 0 || dist(ih, 1) + dist(iw, hub) < best) best = dist(ih, 1) + dist(iw, hub), bh = ih, bw = iw;
-                mask[static_cast<size_t>(o)] = static_cast<int32_t>(bh * g.W + bw);
+                const int64_t o = p * g.Ho * g.Wo + j;
                 go[static_cast<size_t>(o)] = 0x7fc00000u | static_cast<uint32_t>(o + 1);  // quiet NaN, payload o + 1
-                uint32_t &e = expect[static_cast<size_t>(p * g.H * g.W + bh * g.W + bw)];
+                uint32_t &e = expect[static_cast<size_t>(p * g.H * g.W + mask[static_cast<size_t>(o)])];
                 if (e == 0) e = go[static_cast<size_t>(o)];  // the earliest NaN stays
                 else ++shared;
             }
@@ -279,6 +291,47 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
             }
         }
     }
+}
+
+// BF16 k3 sums on the parity path: planes whose values make no subnormal sum may be rounded by the
+// CPU's vcvtneps2bf16 (which reads subnormals as zero); a plane with tiny values must keep the
+// integer rounding. Plane 0: ordinary values; plane 1: values near FLOAT's smallest normal that
+// cancel into subnormal sums where windows share elements (the CPU rounding would flush them);
+// plane 2: one value of 2^-101 among ordinary ones (integer rounding, the sums stay normal). Every
+// path gives the scalar path's bytes.
+TEST(MaxPool2dWithMaskKernels, Bf16SubnormalSumsKeepTheirBits) {
+    const Geometry g{1, 3, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1};
+    const int64_t outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W, plane = g.Ho * g.Wo;
+    const std::vector<int32_t> mask = hub_mask(g, 1);
+    std::vector<uint16_t> go(static_cast<size_t>(outs));
+    Rand r{2024};
+    for (int64_t j = 0; j < plane; ++j) {
+        go[static_cast<size_t>(j)] = static_cast<uint16_t>(0x3f80 + r.in(-500, 500));  // about 1
+        // +-(1 + m / 128) * 2^-126 (exponent 1) and BF16 subnormals: neighbours cancel below 2^-126
+        const uint16_t tiny = static_cast<uint16_t>((r.in(0, 1) ? 0x0080 : 0x0000) + r.in(1, 127));
+        go[static_cast<size_t>(plane + j)] = static_cast<uint16_t>(tiny | (j % 2 ? 0x8000 : 0));
+        go[static_cast<size_t>(2 * plane + j)] = static_cast<uint16_t>(0x3f80 + r.in(-500, 500));
+    }
+    go[static_cast<size_t>(2 * plane + plane / 2)] = 0x0d00;  // 2^-101: below the CPU rounding's bound
+    const View4 gov{g.C * plane, plane, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+    std::vector<std::vector<uint16_t>> results;
+    for (int path = 0; path < 2; ++path) {  // scalar, parity
+        if (path != 0 && !cpu_has_avx512()) continue;
+        BackwardKernel k(g, DType::BF16, false, MaskLayout::Int32, 1);
+        k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
+        k.set_parity(path == 1);
+        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 2));
+        BadIndex bad;
+        ASSERT_TRUE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad));
+        results.emplace_back(reinterpret_cast<uint16_t *>(gi.p), reinterpret_cast<uint16_t *>(gi.p) + ins);
+    }
+    int64_t subnormal = 0;  // the case must be there: nonzero BF16 subnormal results in plane 1
+    for (int64_t i = g.H * g.W; i < 2 * g.H * g.W; ++i) {
+        const uint16_t b = results[0][static_cast<size_t>(i)];
+        subnormal += (b & 0x7f80) == 0 && (b & 0x7f) != 0;
+    }
+    EXPECT_GT(subnormal, 20);
+    for (size_t i = 1; i < results.size(); ++i) EXPECT_TRUE(results[i] == results[0]) << "path " << i << " differs";
 }
 
 }  // namespace
