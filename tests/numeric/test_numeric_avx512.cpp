@@ -1,0 +1,115 @@
+// include/aclnn_cpu/numeric_avx512.hpp against numeric.hpp: every vector conversion gives the
+// scalar function's bits, 16 lanes at a time, on every BF16 / FLOAT16 encoding and on FLOAT bit
+// patterns of every class (random, ties, subnormals, infinities, NaNs of every payload).
+// to_bf16_no_subnormals (the CPU's vcvtneps2bf16) is held to float_to_bf16 on every FLOAT that is
+// not subnormal - the promise its callers rely on - and shown to differ on subnormals.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
+
+namespace {
+
+using acp::bits_of;
+using acp::float_of;
+
+bool cpu_has_avx512() {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+// FLOAT bit patterns of every class: random words, values near ties and with every low half, and
+// subnormals, infinities, NaNs of both signs.
+std::vector<uint32_t> float_patterns() {
+    std::vector<uint32_t> v;
+    std::mt19937 rng(11);
+    for (int i = 0; i < (1 << 20); ++i) v.push_back(static_cast<uint32_t>(rng()));
+    for (uint32_t upper = 0; upper <= 0xffff; upper += 7)
+        for (uint32_t low : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu, 0x0fffu, 0x1000u}) v.push_back(upper << 16 | low);
+    for (uint32_t s : {0u, 0x80000000u})
+        for (uint32_t m : {0u, 1u, 0x3ffu, 0x400000u, 0x7fffffu, 0x12345u}) {
+            v.push_back(s | m);               // zero, subnormals
+            v.push_back(s | 0x7f800000u | m); // inf, NaNs
+            v.push_back(s | 0x00800000u | m); // smallest normals
+        }
+    while (v.size() % 16) v.push_back(0);
+    return v;
+}
+
+bool subnormal(uint32_t x) { return (x & 0x7f800000u) == 0 && (x & 0x7fffffu) != 0; }
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void to_16bit(const std::vector<uint32_t> &x, std::vector<uint16_t> &half,
+                                                                   std::vector<uint16_t> &bf, std::vector<uint16_t> &bf_cpu,
+                                                                   bool cpu) {
+    for (size_t i = 0; i < x.size(); i += 16) {
+        const __m512 v = _mm512_loadu_ps(x.data() + i);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(half.data() + i), acp::avx512::to_half(v));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(bf.data() + i), acp::avx512::to_bf16(v));
+        if (cpu) _mm256_storeu_si256(reinterpret_cast<__m256i *>(bf_cpu.data() + i), acp::avx512::to_bf16_no_subnormals(v));
+    }
+}
+
+TEST(NumericAvx512, FloatTo16BitMatchesTheScalarRounding) {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL) on this CPU: the vector spellings cannot run";
+    const std::vector<uint32_t> x = float_patterns();
+    std::vector<uint16_t> half(x.size()), bf(x.size()), bf_cpu(x.size());
+    const bool cpu = acp::avx512::kCpuConvertsBf16;
+    to_16bit(x, half, bf, bf_cpu, cpu);
+    int64_t subnormals = 0, flushed = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        const float f = float_of(x[i]);
+        ASSERT_EQ(half[i], acp::float_to_half(f)) << std::hex << x[i];
+        ASSERT_EQ(bf[i], acp::float_to_bf16(f)) << std::hex << x[i];
+        if (!cpu) continue;
+        if (!subnormal(x[i])) {
+            ASSERT_EQ(bf_cpu[i], acp::float_to_bf16(f)) << std::hex << x[i];
+        } else {
+            ++subnormals;
+            flushed += bf_cpu[i] != acp::float_to_bf16(f);
+        }
+    }
+    if (cpu) {
+        EXPECT_GT(subnormals, 0);
+        EXPECT_GT(flushed, 0) << "vcvtneps2bf16 reads subnormals as zero: the reason its callers must rule them out";
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void from_16bit(const std::vector<uint16_t> &h, std::vector<uint32_t> &half,
+                                                                     std::vector<uint32_t> &bf) {
+    for (size_t i = 0; i < h.size(); i += 16) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(h.data() + i));
+        _mm512_storeu_ps(reinterpret_cast<float *>(half.data() + i), acp::avx512::from_half(v));
+        _mm512_storeu_ps(reinterpret_cast<float *>(bf.data() + i), acp::avx512::from_bf16(v));
+    }
+}
+
+TEST(NumericAvx512, Every16BitEncodingWidensAsTheScalarFunctions) {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL) on this CPU: the vector spellings cannot run";
+    std::vector<uint16_t> h(65536);
+    for (uint32_t i = 0; i < 65536; ++i) h[i] = static_cast<uint16_t>(i);
+    std::vector<uint32_t> half(h.size()), bf(h.size());
+    from_16bit(h, half, bf);
+    for (uint32_t i = 0; i < 65536; ++i) {
+        ASSERT_EQ(half[i], bits_of(acp::half_to_float(static_cast<uint16_t>(i)))) << std::hex << i;
+        ASSERT_EQ(bf[i], bits_of(acp::bf16_to_float(static_cast<uint16_t>(i)))) << std::hex << i;
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void hf32(const std::vector<uint32_t> &x, std::vector<uint32_t> &out) {
+    for (size_t i = 0; i < x.size(); i += 16)
+        _mm512_storeu_ps(reinterpret_cast<float *>(out.data() + i), acp::avx512::round_hf32(_mm512_loadu_ps(x.data() + i)));
+}
+
+TEST(NumericAvx512, Hf32RoundingMatchesTheScalarOne) {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL) on this CPU: the vector spellings cannot run";
+    const std::vector<uint32_t> x = float_patterns();
+    std::vector<uint32_t> out(x.size());
+    hf32(x, out);
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(out[i], bits_of(acp::round_to_hf32(float_of(x[i])))) << std::hex << x[i];
+}
+
+}  // namespace
