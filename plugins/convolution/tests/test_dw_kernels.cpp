@@ -84,32 +84,12 @@ DwShape shapeOf(const Case &c) {
 }
 
 
-struct Out {
-    std::vector<uint8_t> dx, dw;
-};
-
 // One run of the kernels with the outputs of `mask` (bit 0 dx, 1 dw); unselected outputs
 // stay canary bytes.
 Out runKernels(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx,
                int threads) {
     const DwShape s = shapeOf(c);
-    const DwBlocked k(s, dt);
-    Out o;
-    o.dx.assign(static_cast<size_t>(s.N * s.C * s.H * s.W) * (dxBf16 ? 2 : 4), kCanary);
-    o.dw.assign(static_cast<size_t>(s.C * s.kh * s.kw) * 4, kCanary);
-    const int slots = threads + 1;
-    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64);
-    auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
-    DwBlocked::Io io;
-    io.dy = dy.bytes.data(), io.x = x.bytes.data(), io.w = w.bytes.data();
-    io.dx = mask & 1 ? o.dx.data() : nullptr;
-    io.dx_bf16 = dxBf16;
-    io.dw = mask & 2 ? reinterpret_cast<float *>(o.dw.data()) : nullptr;
-    // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
-    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
-    tbb::task_arena arena(threads);
-    arena.execute([&] { k.run(io, aligned, slots, avx); });
-    return o;
+    return runPass(DwBlocked(s, dt), s, dxBf16, dy, x, w, mask, avx, threads, 0);
 }
 
 
