@@ -609,9 +609,10 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
                            int64_t Wo, int64_t W, bool a, bool b, bool c) {
     const int64_t col0 = 2 * ow0;
     const __m512 zero = _mm512_setzero_ps();
-    const __m512 gv = load_g<DT, FP16>(grow, ow0, FULL ? kAll : lanes16(Wo - ow0));
+    // (FLOAT computed as FLOAT16: the row arrives rounded, see run_plane_parity_t)
+    const __m512 gv = load_g<DT, false>(grow, ow0, FULL ? kAll : lanes16(Wo - ow0));
     if constexpr (K3) {
-        const __m512 g1 = load_g<DT, FP16>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
+        const __m512 g1 = load_g<DT, false>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
         if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
             __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
             e = acc_add(e, m.m(1, 1), gv);
@@ -763,6 +764,13 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         if (gov.w != 1) {
             for (int64_t i = 0; i < g.Wo; ++i)
                 std::memcpy(reinterpret_cast<char *>(s.grow) + i * es, grow + i * gov.w * es, static_cast<size_t>(es));
+            grow = reinterpret_cast<const char *>(s.grow);
+        }
+        if constexpr (FP16) {  // FLOAT computed as FLOAT16: the row rounded once, not in each block's two loads
+            for (int64_t i = 0; i < g.Wo; i += 16) {
+                const __m512 v = _mm512_maskz_loadu_ps(lanes16(g.Wo - i), reinterpret_cast<const float *>(grow) + i);
+                _mm512_storeu_ps(s.grow + i, acp::avx512::round_fp16(v));
+            }
             grow = reinterpret_cast<const char *>(s.grow);
         }
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
