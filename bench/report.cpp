@@ -18,7 +18,7 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     if (!o.noTorch) {
         if (torch.available)
             os << "peer: PyTorch " << torch.version << " (" << o.python << ", " << threads_str(torch.threads)
-               << "), each case right after ours, same repetitions\n";
+               << "), every case after all of ours, same repetitions\n";
         else
             os << "peer: PyTorch n/a - " << torch.reason << "\n";
     } else {

@@ -9,12 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <thread>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -125,13 +123,10 @@ void TorchPeer::time_case(Result &r) {
         r.torchMessage = "unexpected reply from the peer: " + one_line(line);
         return;
     }
-    // PyTorch's OpenMP workers spin for a while after its last parallel region; give them time to
-    // go to sleep, or they take CPU time from the bench's next case.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     r.torchStatus = cols[1] == "ok" ? "ok" : "error";
     r.torchMs = parse_times(cols[2]);
     r.torchMessage = cols.size() > 3 ? cols[3] : "";
-    std::cerr << "        PyTorch: ";
+    std::cerr << "[PyTorch] " << c.id() << "  ";
     if (r.torchStatus == "ok")
         std::cerr << "min " << fmt_ms(min_of(r.torchMs)) << " ms  median " << fmt_ms(r.torch_median()) << " ms\n";
     else

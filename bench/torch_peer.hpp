@@ -20,8 +20,8 @@ struct TorchInfo {
     std::string reason;  // when unavailable
 };
 
-// The PyTorch peer: one python process for the whole run, asked to time each case right after ours
-// (one JSON line in, one line out), so that both sides see the same machine load.
+// The PyTorch peer: one python process for the whole run, asked to time each case (one JSON line
+// in, one line out) once all of ours are timed - see bench/main.cpp.
 class TorchPeer {
 public:
     ~TorchPeer() { stop(); }

@@ -2,7 +2,7 @@
 
 aclnn-cpu-bench embeds this file at build time and starts it once per run:
     python3 torch_peer.py THREADS
-Protocol (one line each way per case, so that each case is timed in PyTorch right after ours):
+Protocol (one line each way per case; the bench sends them once all of its own cases are timed):
     peer -> bench, first:  "torch\t<version>\t<threads>"  or  "unavailable\t<reason>" (then exits)
     bench -> peer:         {"id", "dtype", "reps", "warmup", "code"} as one JSON line
     peer -> bench:         "<id>\tok\t<t1,t2,... ms>"  or  "<id>\terror\t-\t<message>"
