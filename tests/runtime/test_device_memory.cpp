@@ -241,6 +241,11 @@ TEST_F(DeviceTest, MallocErrors) {
     EXPECT_NE(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
     EXPECT_NE(shim_aclrtMalloc(&p, 16, 7), ACL_SUCCESS);
     EXPECT_NE(shim_aclrtMalloc(&p, 16, -1), ACL_SUCCESS);
+    // sizes whose rounding to the policy's alignment would wrap: refused, not a tiny block
+    for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_NORMAL_ONLY}) {
+        EXPECT_EQ(aclrtMalloc(&p, SIZE_MAX - 10, policy), ACL_ERROR_BAD_ALLOC) << policy;
+        EXPECT_NE(takeErr().find("cannot allocate"), std::string::npos);
+    }
     EXPECT_EQ(p, reinterpret_cast<void *>(0x1)) << "a failed aclrtMalloc must not write *devPtr";
     EXPECT_NE(aclrtFree(nullptr), ACL_SUCCESS);
 }
