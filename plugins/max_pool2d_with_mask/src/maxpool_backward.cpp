@@ -519,24 +519,39 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
 }
 
 // Bit masks: bit j of kernel position k's row is output j's bit (j = oh * Wo + ow0 + l < Ho * Wo,
-// so the 8-byte read stays inside the row, see bits48).
+// so the 8-byte read stays inside the row, see bits48). k2's four words are read up front; k3's
+// nine are read where they are used (kept in an array, they went through the stack in every
+// block: +0.4 to +0.7 us per 112x112 plane).
 template <bool K3>
 struct BitsBlock {
-    uint64_t w[K3 ? 9 : 4];
+    const uint8_t *at;  // byte j / 8 of kernel position 0's row
+    int64_t row_bytes;
+    unsigned shift;     // j % 8
     uint64_t live, live1;
-    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>(w[k] & live); }
-    MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((w[kh * 3] >> 1) & live1); }
+    uint64_t w[K3 ? 1 : 4];  // k2: the words
+    MPOOL_AI uint64_t read(int k) const {
+        uint64_t v;
+        std::memcpy(&v, at + k * row_bytes, 8);
+        return v >> shift;
+    }
+    MPOOL_AI uint64_t word(int k) const {
+        if constexpr (K3) return read(k);
+        return w[k];
+    }
+    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>(word(k) & live); }
+    MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((word(kh * 3) >> 1) & live1); }
 };
 
 template <bool K3, bool FULL>
 MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left) {
     BitsBlock<K3> b;
+    b.at = mask_plane + (j >> 3);
+    b.row_bytes = row_bytes;
+    b.shift = static_cast<unsigned>(j & 7);
     b.live = FULL ? kAll : lanes16(left);
     b.live1 = FULL ? kAll : lanes16(left - 1);
-    for (int k = 0; k < (K3 ? 9 : 4); ++k) {
-        std::memcpy(&b.w[k], mask_plane + k * row_bytes + (j >> 3), 8);
-        b.w[k] >>= (j & 7);
-    }
+    if constexpr (!K3)
+        for (int k = 0; k < 4; ++k) b.w[k] = b.read(k);
     return b;
 }
 
