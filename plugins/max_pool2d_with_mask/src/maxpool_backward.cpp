@@ -482,8 +482,10 @@ struct Int32Block {
 // FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input;
 // FIRST (with FULL): the same but for the k3 block at column 0, whose lane 0 has its kernel column 0
 // in the left padding (column -1) - the one lane the edge code would otherwise be run for.
+// COLS (without FULL): the last block of a row, fewer than 16 outputs, all of whose kernel columns
+// lie inside the input (112 columns: outputs 48 to 55) - the column checks left out there too.
 // a, b, c: window rows 0, 1, 2 lie inside the input.
-template <bool K3, bool FULL, bool FIRST = false>
+template <bool K3, bool FULL, bool FIRST = false, bool COLS = FULL>
 MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off,
                                 bool a, bool bb, bool c) {
     constexpr int KW = K3 ? 3 : 2;
@@ -500,11 +502,11 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     // kernel columns inside the input (unsigned: negative ones fail too); only the edge blocks have others
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     for (int kw = 0; kw < KW; ++kw)
-        b.col_in[kw] = FULL ? kAll : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
+        b.col_in[kw] = COLS ? b.live : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
     if (FIRST) b.col_in[0] = static_cast<__mmask16>(0xfffe);
     // the check: kernel columns [lo, lo + n) inside the input (FULL: all KW)
     __m512i lo = _mm512_setzero_si512(), n = _mm512_set1_epi32(KW);
-    if (!FULL || FIRST) {
+    if (!COLS || FIRST) {
         lo = _mm512_maskz_max_epi32(kAll, lo, _mm512_sub_epi32(lo, col));
         const __m512i hi = _mm512_maskz_min_epi32(kAll, n, _mm512_sub_epi32(vW, col));
         n = _mm512_maskz_max_epi32(kAll, _mm512_sub_epi32(hi, lo), _mm512_setzero_si512());
@@ -657,7 +659,7 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false, bool COLS = FULL>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c) {
@@ -666,7 +668,7 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
         parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
     } else {
-        Int32Block m = int32_block<K3, FULL, FIRST>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
+        Int32Block m = int32_block<K3, FULL, FIRST, COLS>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
         parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
         if (m.bad) return ow0 + __builtin_ctz(m.bad);
@@ -692,14 +694,18 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
     // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
     // at column -1) as a full one whose lane 0 has no column 0 (FIRST): at 112 columns half the
-    // blocks would be edge blocks otherwise
+    // blocks would be edge blocks otherwise; and a last block of fewer outputs whose kernel columns
+    // are all inside (COLS) without the column checks
     for (int64_t ow0 = 0; 2 * ow0 < g.W; ow0 += 16) {
         const bool inner = ow0 + 17 <= Wo && 2 * (ow0 + 16) <= g.W && 2 * (ow0 + 15) - g.pW + KW - 1 < g.W;
         const bool full = inner && 2 * ow0 - g.pW >= 0;
         const bool first = K3 && inner && ow0 == 0 && g.pW == 1;
+        const bool cols = !BITS && !inner && 2 * ow0 - g.pW >= 0 && ow0 < Wo &&
+                          2 * (std::min(ow0 + 16, Wo) - 1) - g.pW + KW - 1 < g.W;
         const int64_t bad =
             full    ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
             : first ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
+            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
                     : parity_block_at<DT, FP16, O, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
         if (bad >= 0) return bad;
     }

@@ -293,6 +293,49 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
     }
 }
 
+// A bad int32 index in a row's last, partial block of 16 outputs (112 columns: outputs 48 to 55,
+// whose kernel columns all lie inside the input, checked without the column tests): the index of
+// an element just left of the output's window, in the same row - a valid flat index, outside the
+// window. Every path reports exactly that output, at 1 and 2 partitions.
+TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
+    const Geometry geoms[] = {
+        {2, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1
+        {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},    // k3 s2 p1, 24 outputs: 16 and 8
+        {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},   // k2 s2
+    };
+    for (const Geometry &g : geoms)
+        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+            SCOPED_TRACE(::testing::Message() << "W " << g.W << " k" << g.kH << " dt " << static_cast<int>(dt));
+            const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
+            std::vector<uint8_t> go(static_cast<size_t>(outs * es), 0x3c);
+            std::vector<int32_t> mask(static_cast<size_t>(outs));
+            for (int64_t p = 0; p < g.planes(); ++p)
+                for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
+                    const int64_t oh = j / g.Wo, ow = j % g.Wo;
+                    mask[static_cast<size_t>(p * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_hi(ow) - 1);
+                }
+            const int64_t plane = 1, oh = 1, ow = g.Wo - 1, j = oh * g.Wo + ow;
+            ASSERT_GE(g.col_lo(ow), 1);
+            mask[static_cast<size_t>(plane * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_lo(ow) - 1);
+            const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+            for (int path = 0; path < 4; ++path) {  // scalar, parity + tiles, per output, tiles only
+                if (path != 0 && !cpu_has_avx512()) continue;
+                for (int64_t slots : {1, 2}) {
+                    BackwardKernel k(g, dt, false, MaskLayout::Int32, slots);
+                    k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
+                    k.set_stride2_tiles(path == 1 || path == 3);
+                    k.set_parity(path == 1);
+                    Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
+                    BadIndex bad;
+                    EXPECT_FALSE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad))
+                        << "path " << path << " slots " << slots;
+                    EXPECT_EQ(bad.plane, plane) << "path " << path << " slots " << slots;
+                    EXPECT_EQ(bad.j, j) << "path " << path << " slots " << slots;
+                }
+            }
+        }
+}
+
 // BF16 k3 sums on the parity path: planes whose values make no subnormal sum may be rounded by the
 // CPU's vcvtneps2bf16 (which reads subnormals as zero); a plane with tiny values must keep the
 // integer rounding. Plane 0: ordinary values; plane 1: values near FLOAT's smallest normal that
