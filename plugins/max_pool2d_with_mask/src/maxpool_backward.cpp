@@ -951,13 +951,13 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
 
 }  // namespace
 
-BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, MaskLayout layout, int64_t slots) {
+BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, MaskLayout layout, int64_t threads) {
     auto P = std::make_shared<BackwardPlan>();
     P->g = g;
     P->dt = dt;
     P->fp16 = fp16_compute && dt == DType::F32;
     P->layout = layout;
-    P->slots = std::max<int64_t>(1, std::min(slots, std::max<int64_t>(g.planes(), 1)));
+    P->slots = std::max<int64_t>(1, std::min(std::max<int64_t>(threads, 1) * kPartsPerThread, g.planes()));
     // 16-bit results keep one ring row more when the stored pieces (sH rows each) would otherwise
     // start mid-ring: run_plane may then hold a finished row back (k3 s2: pieces of rows 2i, 2i + 1
     // in a ring of 4 stay whole; k2 s2 needs no spare row).
@@ -1020,8 +1020,9 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
 
-    // Slot s takes planes [s * planes / slots, (s + 1) * planes / slots): a plane's bits never
-    // depend on which slot (thread) computes it.
+    // Part (slot) s takes planes [s * planes / slots, (s + 1) * planes / slots) with its own
+    // scratch, on whichever thread is free: a plane's bits never depend on which part or thread
+    // computes it.
     auto body = [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t si = range.begin(); si != range.end(); ++si) {
             const Slot s = slot_at(P, scratch, si);
@@ -1056,9 +1057,9 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
             if (stream) stream_finish(ls);
         }
     };
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, P.slots, 1), body, tbb::static_partitioner());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, P.slots, 1), body, tbb::simple_partitioner());
 
-    for (int64_t si = 0; si < P.slots; ++si) {  // slots cover ascending plane ranges: the first found is first
+    for (int64_t si = 0; si < P.slots; ++si) {  // parts cover ascending plane ranges: the first found is first
         const BadIndex &b = *slot_at(P, scratch, si).bad;
         if (b.found()) {
             *bad = b;

@@ -32,9 +32,12 @@ enum class StoreMode { Auto, Plain, Streaming };  // Auto: streaming when a FLOA
 
 class BackwardKernel {
 public:
-    // slots: independent work partitions (the runtime's thread count); each gets its own scratch.
-    BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, MaskLayout layout, int64_t slots);
-    // Workspace the run needs (scratch of every slot), in bytes.
+    // threads: the runtime's thread count. The planes are split into kPartsPerThread parts per
+    // thread, each with its own scratch, taken by whichever thread is free: a thread that stalls
+    // (a preempted virtual CPU) leaves its remaining parts to the others.
+    static constexpr int64_t kPartsPerThread = 8;
+    BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, MaskLayout layout, int64_t threads);
+    // Workspace the run needs (scratch of every part), in bytes.
     uint64_t scratch_bytes() const;
     // gradOutput / gradInput: element 0 of (N, C, Ho, Wo) / (N, C, H, W) views with any strides;
     // mask: the dense mask bytes (N, C, kH * kW, row bytes); scratch: scratch_bytes() bytes.
