@@ -73,6 +73,9 @@ struct BackwardPlan {
     enum class Parity { None, K2S2, K3S2P1 } parity = Parity::None;
     int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
     int64_t slot_bytes = 0;
+    // k3, per kernel position k: kh * W + kw in 16 lanes, the int32 blocks' compare operands (made
+    // once here: made per row, they were ~10 % of a plane's time)
+    alignas(64) int32_t pos_off[9][16] = {};
 };
 
 namespace {
@@ -689,8 +692,10 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     const Slot s = slot;
     const int64_t Wo = g.Wo;
     constexpr int KW = K3 ? 3 : 2;
-    __m512i off[9];
-    for (int k = 0; k < KW * KW; ++k) off[k] = _mm512_set1_epi32(static_cast<int32_t>(k / KW * g.W + k % KW));
+    // k2's four compare operands stay in registers; k3's nine come from the plan's table
+    __m512i off2[4];
+    for (int k = 0; k < 4; ++k) off2[k] = _mm512_set1_epi32(static_cast<int32_t>(k / 2 * g.W + k % 2));
+    const __m512i *off = K3 ? reinterpret_cast<const __m512i *>(P.pos_off) : off2;
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
     // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
     // at column -1) as a full one whose lane 0 has no column 0 (FIRST): at 112 columns half the
@@ -1000,6 +1005,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         P->dir_cols = round_up16(g.Wo) + 32;
         P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
         P->stage_bytes = 2 * P->stage_row;
+        for (int64_t k = 0; k < 9; ++k)
+            for (int l = 0; l < 16; ++l) P->pos_off[k][l] = static_cast<int32_t>(k / 3 * g.W + k % 3);
     }
     P->slot_bytes = static_cast<int64_t>(slot_bytes(*P));
     plan_ = std::move(P);
