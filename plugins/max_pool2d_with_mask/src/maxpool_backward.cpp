@@ -451,11 +451,11 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // from our forward) route to distinct elements, so they need nothing special; bits into the padding
 // land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane).
 //
-// Measured (Zen 4, 1 thread, in cache, 8 planes of 112x112, k3 s2 p1, plain stores), per plane:
-// FLOAT 2.1 us, FLOAT16 2.3, BF16 2.8, FLOAT16 bit mask 2.3, FLOAT computed as FLOAT16 with the bit
-// mask 3.1. Tried and dropped (no gain or slower): each block's neighbour values shifted out of the
-// next block's (valignd, one conversion less but a loop-carried value), the kernel-position
-// offsets set once per plane instead of per row, the bit-mask prefetch one plane further ahead,
+// Measured (Zen 4, 1 thread, 64 planes of 112x112 in L2/L3, k3 s2 p1, plain stores), per plane:
+// FLOAT 2.3 us, FLOAT16 2.3, BF16 2.3, FLOAT16 bit mask 2.2, FLOAT computed as FLOAT16 with the bit
+// mask 3.0. Tried and dropped (no gain or slower): each block's neighbour values shifted out of the
+// next block's (valignd, one conversion less but a loop-carried value), k2's kernel-position
+// offsets from the plan's table (k3's come from there: -8 to -16 %), the bit-mask prefetch one plane further ahead,
 // one check of the bad lanes per row instead of per block (+4 %), vcvtne2ps2bf16 for the BF16 rows
 // (its subnormal guard costs what it saves), rows stored one output row late (store forwarding
 // was not the cost of streamed 16-bit rows: streaming itself was).
