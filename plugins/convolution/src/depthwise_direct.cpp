@@ -79,8 +79,19 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
 }
 
 // One plane into the lane sums, vector by vector as the AVX-512 spelling walks it: stride 1 the
-// flattened plane (or by rows, by_rows), stride 2 each row's output columns.
+// flattened plane (or pitched vectors of two rows, pitched; or by rows, by_rows), stride 2 each
+// row's output columns.
 void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
+    if (p.s == 1 && pitched(p.H, p.W)) {  // pitched vectors: two rows each, lane (y % 2) * kPitch + x
+        for (int64_t y0 = 0; y0 < p.Ho; y0 += 2) {
+            for (int64_t l = 0; l < kL; ++l) {
+                const int64_t oy = y0 + l / kPitch, ox = l % kPitch;
+                if (oy < p.Ho && ox < p.Wo) gw_lane_scalar(p, dt, oy, ox, l, ls);
+            }
+            ls.vector_done();
+        }
+        return;
+    }
     if (p.s == 1 && !by_rows(p.W)) {
         const int64_t P = p.Ho * p.Wo;
         for (int64_t p0 = 0; p0 < P; p0 += kL) {

@@ -2,6 +2,7 @@
 // the scalar spelling in depthwise_direct.cpp does the same arithmetic per element).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
@@ -13,6 +14,7 @@ namespace {
 
 #define DWD_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 #define DWD_UNROLL _Pragma("GCC unroll 9")
+#define PITCH_UNROLL _Pragma("GCC unroll 8")
 
 constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
 constexpr int64_t kNarrow = kL;              // stride 1: rows narrower than a vector take their taps from a sliding window
@@ -217,10 +219,160 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     }
 }
 
+// Pitched vectors (pitched(W), depthwise_direct_common.hpp): the permutes between two dense rows
+// and a pitched vector, and the lanes a tap may use by column.
+struct Pitch {
+    __m512i in32, in16;    // pitched lane <- dense element of the two rows (BF16: into the odd 16-bit
+                           // lanes, the even ones zeroed: the BF16 bits above 16 zero bits are the float)
+    __m512i out32, out16;  // dense element j < 2W of the two rows <- pitched lane (BF16: its high half)
+    __mmask16 kw;          // lanes x < W
+    __mmask32 kw16;        // kw's lanes' high 16-bit halves
+    __mmask16 kl, kr;      // lanes 1 <= x < W (column x - 1 inside), x + 1 < W (column x + 1 inside)
+};
+
+DWD_AVX Pitch make_pitch(int64_t W) {
+    alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
+    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {};
+    Pitch pt{};
+    unsigned kw = 0, kl = 0, kr = 0, kw16 = 0;
+    for (int64_t l = 0; l < kL; ++l) {
+        const int64_t x = l % kPitch, dense = l / kPitch * W + x;
+        if (x >= W) continue;
+        i32[l] = static_cast<int32_t>(dense);
+        i16[2 * l + 1] = static_cast<int16_t>(dense);
+        o32[dense] = static_cast<int32_t>(l);
+        o16[dense] = static_cast<int16_t>(2 * l + 1);
+        kw |= 1u << l, kw16 |= 1u << (2 * l + 1);
+        if (x >= 1) kl |= 1u << l;
+        if (x + 1 < W) kr |= 1u << l;
+    }
+    pt.in32 = _mm512_load_si512(i32), pt.out32 = _mm512_load_si512(o32);
+    pt.in16 = _mm512_load_si512(i16), pt.out16 = _mm512_load_si512(o16);
+    pt.kw = static_cast<__mmask16>(kw), pt.kl = static_cast<__mmask16>(kl), pt.kr = static_cast<__mmask16>(kr);
+    pt.kw16 = kw16;
+    return pt;
+}
+
+// Rows r and r + 1 of a plane (from element `at`, P elements) as a pitched vector; rows past the
+// plane are zero.
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline __m512 pitched_rows(const void *src, int64_t at, int64_t r, int64_t W, int64_t P,
+                                                                  const Pitch &pt) {
+    const int64_t off = r * W;
+    const __mmask16 k = first_lanes(P - off);
+    if constexpr (BF16) {
+        const __m512i v = _mm512_maskz_loadu_epi16(k, static_cast<const uint16_t *>(src) + at + off);
+        return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(pt.kw16, pt.in16, v));
+    } else {
+        return _mm512_maskz_permutexvar_ps(pt.kw, pt.in32, _mm512_maskz_loadu_ps(k, static_cast<const float *>(src) + at + off));
+    }
+}
+
+// Lane l <- lane l + 1 (column x + 1) and lane l <- lane l - 1 (column x - 1); what comes in from
+// outside is never used (the column masks leave those lanes out).
+DWD_AVX __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_setzero_si512(), _mm512_castps_si512(v), 1));
+}
+DWD_AVX __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(v), _mm512_setzero_si512(), 15));
+}
+// Rows 2u - 1 and 2u from the pitched vectors of rows 2u - 2, 2u - 1 (lo) and 2u, 2u + 1 (hi).
+DWD_AVX __attribute__((always_inline)) inline __m512 odd_pair(__m512 hi, __m512 lo) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(hi), _mm512_castps_si512(lo), 8));
+}
+
+// The lanes of pitched vector u (rows 2u, 2u + 1) whose row y is inside and whose row y + dy is too.
+constexpr unsigned row_lanes(int H, int u, int dy) {
+    unsigned m = 0;
+    for (int h = 0; h < 2; ++h) {
+        const int y = 2 * u + h;
+        if (y < H && y + dy >= 0 && y + dy < H) m |= 0xffu << (8 * h);
+    }
+    return m;
+}
+
+// The pitched vectors of a plane of H rows (e: rows 2u, 2u + 1; o: rows 2u - 1, 2u; rows outside zero).
+template <bool BF16, int H>
+struct PitchedPlane {
+    static constexpr int U = (H + 1) / 2;
+    __m512 e[U + 1], o[U + 1];
+    DWD_AVX __attribute__((always_inline)) PitchedPlane(const void *src, int64_t at, int64_t W, const Pitch &pt) {
+        const __m512 zero = _mm512_setzero_ps();
+        PITCH_UNROLL for (int u = 0; u < U; ++u) e[u] = pitched_rows<BF16>(src, at, 2 * u, W, H * W, pt);
+        e[U] = zero;
+        o[0] = odd_pair(e[0], zero);
+        PITCH_UNROLL for (int u = 1; u <= U; ++u) o[u] = odd_pair(e[u], e[u - 1]);
+    }
+};
+
+// Stride 1 gradInput of a pitched plane of H rows: output vector u's tap rows 0, 1, 2 read the
+// gradient's rows y + 1, y, y - 1: odd pair u + 1, even pair u, odd pair u, shifted a lane for
+// tap columns 0 and 2. The vectors' sums side by side (independent chains), each one's taps in tap
+// order: the same bytes as gi_s1_avx. Masks: tap column b by column, tap rows 0 and 2 also by row
+// in the first and last vectors (compile-time constants).
+template <bool BF16, bool OUT_BF16, int H>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
+                                                                     int64_t first) {
+    using Plane = PitchedPlane<BF16, H>;
+    constexpr int U = Plane::U;
+    const int64_t W = p.W, P = H * W;
+    const Plane g(p.dy, p.gy, W, pt);
+    const __mmask16 kc[3] = {pt.kr, pt.kw, pt.kl};  // tap column b reads column x + 1 - b
+    __m512 acc[U];
+    PITCH_UNROLL for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const int a = t / 3, b = t % 3;
+        const __m512 wv = _mm512_set1_ps(w[t]);
+        PITCH_UNROLL for (int u = 0; u < U; ++u) {
+            const unsigned rows = a == 1 ? 0xffffu : row_lanes(H, u, 1 - a);
+            if (rows == 0) continue;
+            const __m512 r = a == 0 ? g.o[u + 1] : a == 1 ? g.e[u] : g.o[u];
+            const __m512 src = b == 0 ? next_column(r) : b == 1 ? r : prev_column(r);
+            const __mmask16 k = rows == 0xffffu ? kc[b] : static_cast<__mmask16>(kc[b] & rows);
+            acc[u] = _mm512_mask3_fmadd_ps(wv, src, acc[u], k);
+        }
+    }
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const int64_t off = 2 * u * W;
+        if constexpr (OUT_BF16) {
+            const __m512i c = _mm512_maskz_permutexvar_epi16(0xffffffffu, pt.out16, acp::avx512::to_bf16_high(acc[u]));
+            _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes32(std::min(2 * W, P - off)), c);
+        } else {
+            _mm512_mask_storeu_ps(static_cast<float *>(dx) + first + off, first_lanes(std::min(2 * W, P - off)),
+                                  _mm512_maskz_permutexvar_ps(kAll16, pt.out32, acc[u]));
+        }
+    }
+}
+
+// gi_planes for pitched planes of H rows.
+template <bool BF16, bool OUT_BF16, int H>
+DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    const Pitch pt = make_pitch(p.W);
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        gi_s1_pitched_avx<BF16, OUT_BF16, H>(p, pt, wf, dx, q * p.H * p.W);
+    }
+}
+
 // gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
 // per-plane work of a 7x7 plane is small enough that a call per plane would show.
 template <bool BF16, bool OUT_BF16, bool S2>
 DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    if (!S2 && pitched(p.H, p.W)) {
+        switch (p.H) {
+            case 1: gi_pitched_planes<BF16, OUT_BF16, 1>(p, w, dx, C, q0, q1); return;
+            case 2: gi_pitched_planes<BF16, OUT_BF16, 2>(p, w, dx, C, q0, q1); return;
+            case 3: gi_pitched_planes<BF16, OUT_BF16, 3>(p, w, dx, C, q0, q1); return;
+            case 4: gi_pitched_planes<BF16, OUT_BF16, 4>(p, w, dx, C, q0, q1); return;
+            case 5: gi_pitched_planes<BF16, OUT_BF16, 5>(p, w, dx, C, q0, q1); return;
+            case 6: gi_pitched_planes<BF16, OUT_BF16, 6>(p, w, dx, C, q0, q1); return;
+            case 7: gi_pitched_planes<BF16, OUT_BF16, 7>(p, w, dx, C, q0, q1); return;
+            default: gi_pitched_planes<BF16, OUT_BF16, 8>(p, w, dx, C, q0, q1); return;
+        }
+    }
     for (int64_t q = q0; q < q1; ++q) {
         float wf[9];
         const int64_t c = q % C;
@@ -284,6 +436,32 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
         }
         if (++vs.count == kFlush) flush_avx(vs);
         xr[0] = xr[1], xr[1] = xr[2], xr[2] = plane_row<BF16>(p, oy + 2, kw);
+    }
+}
+
+// Stride 1 gradWeight of a pitched plane of H rows: gradient vector u's tap rows 0, 1, 2 read the
+// input's rows y - 1, y, y + 1: odd pair u, even pair u, odd pair u + 1, shifted a lane for tap
+// columns 0 and 2. Lane l of every tap sums the products of gradient position l of each vector
+// (the scalar spelling's pitched walk).
+template <bool BF16, int H>
+DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
+    using Plane = PitchedPlane<BF16, H>;
+    constexpr int U = Plane::U;
+    const int64_t W = p.W, P = H * W;
+    const Plane x(p.x, p.gx, W, pt);
+    const __mmask16 kb[3] = {pt.kl, pt.kw, pt.kr};  // tap column b reads column x - 1 + b
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const __m512 g = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
+        DWD_UNROLL for (int t = 0; t < 9; ++t) {
+            const int a = t / 3, b = t % 3;
+            const unsigned rows = row_lanes(H, u, a - 1);
+            if (rows == 0) continue;
+            const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
+            const __m512 src = b == 0 ? prev_column(r) : b == 1 ? r : next_column(r);
+            const __mmask16 k = rows == 0xffffu ? kb[b] : static_cast<__mmask16>(kb[b] & rows);
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g, src, vs.acc[t], k);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
     }
 }
 
@@ -405,6 +583,21 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
     }
 }
 
+// gw_s1_pitched_avx of a plane of H rows.
+template <bool BF16>
+DWD_AVX inline void gw_pitched_plane(int H, const Planes &p, const Pitch &pt, VecSums &vs) {
+    switch (H) {
+        case 1: gw_s1_pitched_avx<BF16, 1>(p, pt, vs); break;
+        case 2: gw_s1_pitched_avx<BF16, 2>(p, pt, vs); break;
+        case 3: gw_s1_pitched_avx<BF16, 3>(p, pt, vs); break;
+        case 4: gw_s1_pitched_avx<BF16, 4>(p, pt, vs); break;
+        case 5: gw_s1_pitched_avx<BF16, 5>(p, pt, vs); break;
+        case 6: gw_s1_pitched_avx<BF16, 6>(p, pt, vs); break;
+        case 7: gw_s1_pitched_avx<BF16, 7>(p, pt, vs); break;
+        default: gw_s1_pitched_avx<BF16, 8>(p, pt, vs); break;
+    }
+}
+
 // Every 64-byte line of `bytes` bytes from p into L2.
 void prefetch_span(const void *p, int64_t bytes) {
     const char *c = static_cast<const char *>(p);
@@ -428,13 +621,16 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
     };
     if (all)
         for (int64_t n = n0; n < n1; ++n) fetch(n, c0, c1);
+    const int pitch = p.s == 1 && pitched(p.H, p.W) ? static_cast<int>(p.H) : 0;
+    const Pitch pt = pitch ? make_pitch(p.W) : Pitch{};
     for (int64_t c = c0; c < c1; ++c) {
         VecSums vs{{}, &cs->sum[0][0], 0, true};
         DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
         for (int64_t n = n0; n < n1; ++n) {
             if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
-            if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
+            if (pitch) gw_pitched_plane<BF16>(pitch, p, pt, vs);
+            else if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
             else if (p.s == 1 && p.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(p, m, vs);
             else if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
             else gw_s2_avx<BF16>(p, vs);

@@ -46,6 +46,15 @@ struct ChannelSums {
 // (7 of 16 lanes) rows were no faster.
 inline bool by_rows(int64_t W) { return W > kL / 2 && W <= kL; }
 
+// Stride 1 planes of 5 to 7 columns and at most 8 rows (7x7) are walked as pitched vectors: vector
+// u holds rows 2u (lanes 0-7) and 2u + 1 (lanes 8-15), column x in lane x of its half; lanes x >= W
+// and rows >= H are no position. The whole plane is a few registers: a tap is a lane shift of them
+// (no loads), and which lanes it may use depends on the column and, in the first and last vectors,
+// the row, known when H is (no mask table).
+constexpr int64_t kPitch = 8;
+constexpr int64_t kPitchRows = 8;
+inline bool pitched(int64_t H, int64_t W) { return W > kPitch / 2 && W < kPitch && H >= 1 && H <= kPitchRows; }
+
 // Per tap: the 16 lanes' double sums added in lane order. Lane-outer: the taps' nine sums are
 // independent chains (a tap-outer loop is one chain of 144 dependent adds per channel).
 inline void lanes_in_order(const double (&sum)[9][kL], double *out) {

@@ -210,8 +210,58 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         }
 }
 
+// Pitched planes (5 to 7 columns, at most 8 rows: whole planes in registers, masks by column and
+// edge row) and their neighbours either side (4 and 8 columns, 9 rows): every height 1-9 at widths
+// 4-8, with images enough that the FLOAT lane sums move into double inside a channel (kFlush).
+TEST(DwDirect, PitchedPlanesEveryHeight) {
+    uint64_t seed = 1500;
+    for (int64_t W = 4; W <= 8; ++W)
+        for (int64_t H = 1; H <= 9; ++H) {
+            const Case c{"pitched", 37, 3, H, W, 1};
+            for (const Dt dt : {Dt::F32, Dt::BF16})
+                for (const bool integers : {true, false})
+                    checkCase(c, dt, makeData(c, dt, seed++, integers), integers, {1, 2, 3},
+                              " H " + std::to_string(H) + " W " + std::to_string(W) + (integers ? " int" : " rand"));
+        }
+}
+
+// Pitched planes with one non-finite operand per plane at every position in turn, the other
+// planes of the channel finite: a tap reaching it from the padding side stays skipped (no NaN from
+// 0 * inf), the channel's other taps keep their bits (same as the scalar spelling, the reference
+// where it is finite).
+TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
+    for (const int64_t H : {7, 6, 8})
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const Case c{"pitched_inf", 3, H * 7, H, 7, 1};
+            Data d = makeData(c, dt, 1700 + static_cast<uint64_t>(H), false);
+            const DwShape s = shapeOf(c);
+            auto put = [&](Operand &o, int64_t i, double v) {
+                o.value[static_cast<size_t>(i)] = v;
+                const auto f = static_cast<float>(v);
+                if (dt == Dt::F32) {
+                    std::memcpy(o.bytes.data() + i * 4, &f, 4);
+                } else {
+                    const uint16_t h = acp::float_to_bf16(f);
+                    std::memcpy(o.bytes.data() + i * 2, &h, 2);
+                }
+            };
+            const int64_t P = H * 7;
+            for (int64_t ch = 0; ch < s.C; ++ch) {  // image 0: gradient position ch; image 1: input position ch; image 2 finite
+                put(d.dy, ch * P + ch, ch % 2 ? -INFINITY : INFINITY);
+                put(d.x, (s.C + ch) * P + ch, ch % 3 ? INFINITY : NAN);
+            }
+            for (int64_t t = 0; t < 9; ++t) put(d.w, t * 10, t % 2 ? INFINITY : -INFINITY);  // channel t: tap t
+            const cref::Grads ref = cref::backward(refConv(c), d.dy.value, d.x.value, d.w.value);
+            // the taps of a channel that no non-finite operand reaches stay finite: some must
+            size_t finite = 0;
+            for (const double v : ref.gradWeight) finite += std::isfinite(v) ? 1 : 0;
+            EXPECT_GT(finite, 0u);
+            checkCase(c, dt, d, false, {3}, " pitched non-finite H " + std::to_string(H));
+        }
+}
+
 TEST(DwDirect, SameBytesAtAnyThreadCount) {
-    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23]})
+    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23], Case{"pitched_flush", 37, 9, 7, 7, 1}})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             const Data d = makeData(c, dt, 7, false);
             const bool avx = hasAvx512();
