@@ -176,7 +176,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
         });
     }
     if (io.dw == nullptr) return;
-    // per (channel, image range): 9 tap sums (the lanes added in lane order), after the slots
+    // per (channel, image range): 9 tap sums (the lanes added pairwise), after the slots
     auto *sums = reinterpret_cast<double *>(scratch + slot_bytes() * static_cast<uint64_t>(slots));
     const int64_t parts = parts_, groups = (s.C + group_ - 1) / group_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups * parts, 1), [&](const tbb::blocked_range<int64_t> &r) {
@@ -199,7 +199,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
                     gw_plane_scalar(p, dt, ls);
                 }
                 ls.flush();
-                lanes_in_order(ls.sum, sums + (c * parts + q) * 9);
+                lanes_pairwise(ls.sum, sums + (c * parts + q) * 9);
             }
         }
     });

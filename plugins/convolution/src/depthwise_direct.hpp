@@ -18,8 +18,8 @@
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once.
 //   gradWeight per channel over a fixed range of images: per tap and lane (the lane a position
 //              takes is its lane in the vectors above: flattened, row or pitched), FLOAT sums over the
-//              vectors in order, moved into double every kFlush vectors; the lanes added in lane
-//              order, the image ranges in order. A task takes a few channels of small planes (their
+//              vectors in order, moved into double every kFlush vectors; the lanes added
+//              pairwise (lanes_pairwise), the image ranges in order. A task takes a few channels of small planes (their
 //              planes fetched into L2 first). Fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic

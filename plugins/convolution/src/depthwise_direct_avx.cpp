@@ -407,6 +407,16 @@ DWD_AVX inline void flush_avx(VecSums &vs) {
     vs.fresh = false;
 }
 
+// lanes_pairwise in vectors: 16 lanes, 8 + 8, 4 + 4, 2 + 2, 1 + 1.
+DWD_AVX inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512d v8 = _mm512_add_pd(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
+        const __m256d v4 = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
+        const __m128d v2 = _mm_add_pd(_mm256_castpd256_pd128(v4), _mm256_extractf128_pd(v4, 1));
+        out[t] = _mm_cvtsd_f64(_mm_add_sd(v2, _mm_unpackhi_pd(v2, v2)));
+    }
+}
+
 // An input row of the plane from element `first`, zero outside the plane's rows.
 template <bool BF16>
 DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
@@ -636,7 +646,7 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
             else gw_s2_avx<BF16>(p, vs);
         }
         flush_avx(vs);
-        lanes_in_order(cs->sum, out + (c - c0) * 9);
+        lanes_pairwise_avx(cs->sum, out + (c - c0) * 9);
     }
 }
 
