@@ -430,22 +430,26 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
     const __mmask16 kw = first_lanes(p.W);
     // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
     const __mmask16 kb[3] = {static_cast<__mmask16>(kw & 0xfffe), kw, first_lanes(p.W - 1)};
-    const __m512i zero = _mm512_setzero_si512();
-    __m512 xr[3] = {_mm512_setzero_ps(), plane_row<BF16>(p, 0, kw), plane_row<BF16>(p, 1, kw)};  // rows oy - 1 .. oy + 1
+    // rows oy - 1 .. oy + 1, each with its columns one lane on either side (shifted once per row)
+    struct Row {
+        __m512 left, mid, right;
+    };
+    auto row = [&](int64_t iy) DWD_AVX {
+        const __m512 c = plane_row<BF16>(p, iy, kw);
+        return Row{prev_column(c), c, next_column(c)};
+    };
+    Row xr[3] = {Row{}, row(0), row(1)};
     for (int64_t oy = 0; oy < p.Ho; ++oy) {
         const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, kw);
         DWD_UNROLL for (int a = 0; a < 3; ++a) {
             const int64_t iy = oy - 1 + a;
             if (iy < 0 || iy >= p.H) continue;
-            const __m512 c = xr[a];
-            const __m512 left = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), zero, 15));
-            const __m512 right = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, zero, _mm512_castps_si512(c), 1));
-            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, left, vs.acc[a * 3], kb[0]);
-            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, c, vs.acc[a * 3 + 1], kb[1]);
-            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, right, vs.acc[a * 3 + 2], kb[2]);
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, xr[a].left, vs.acc[a * 3], kb[0]);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
         }
         if (++vs.count == kFlush) flush_avx(vs);
-        xr[0] = xr[1], xr[1] = xr[2], xr[2] = plane_row<BF16>(p, oy + 2, kw);
+        xr[0] = xr[1], xr[1] = xr[2], xr[2] = row(oy + 2);
     }
 }
 
