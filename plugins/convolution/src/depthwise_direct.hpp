@@ -15,7 +15,9 @@
 //             them into even and odd columns; gradInput computes even and odd input columns apart
 //             (their taps differ), an input row pair at a time, and interleaves them on the store.
 //   gradInput  per input position: the taps whose gradient position is inside, in tap order
-//              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once.
+//              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
+//              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
+//              subnormal, bf16_sums_normal in the AVX-512 spelling: the same bits).
 //   gradWeight per channel over a fixed range of images: per tap and lane (the lane a position
 //              takes is its lane in the vectors above: flattened, row or pitched), FLOAT sums over the
 //              vectors in order, moved into double every kFlush vectors; the lanes added

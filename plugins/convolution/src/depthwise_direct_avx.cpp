@@ -30,16 +30,22 @@ DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
     else return _mm512_maskz_loadu_ps(k, static_cast<const float *>(p) + i);
 }
 
-template <bool OUT_BF16>
+// gradInput's stores: OUT_BF16 0 FLOAT, kOutBf16 BF16 rounded by float_to_bf16's integer spelling,
+// kOutCpu the same rounding by the CPU (vcvtneps2bf16; planes whose sums cannot be subnormal, see
+// bf16_sums_normal).
+constexpr int kOutBf16 = 1, kOutCpu = 2;
+
+template <int OUT_BF16>
 DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
-    if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
+    if constexpr (OUT_BF16 == kOutCpu) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16_no_subnormals(v));
+    else if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
     else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
 }
 
 // Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
 // offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
 // chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
-template <bool BF16, bool OUT_BF16, int U>
+template <bool BF16, int OUT_BF16, int U>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
                                                                  int64_t v, void *dx, int64_t first) {
     const int64_t p0 = v * kL;
@@ -63,7 +69,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy,
     }
 }
 
-template <bool BF16, bool OUT_BF16>
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     int64_t off[9];
@@ -82,9 +88,15 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, co
 }
 
 // Even and odd columns (16 each) interleaved into 32 consecutive ones of dx (BF16: rounded once).
-template <bool OUT_BF16>
+template <int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
-    if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
+    if constexpr (OUT_BF16 == kOutCpu) {
+        const __m512i he = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(e), 0);
+        const __m512i ho = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(o), 0);
+        const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3,
+                                             34, 2, 33, 1, 32, 0);
+        _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, _mm512_permutex2var_epi16(he, mix, ho));
+    } else if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
         const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
         const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
                                              _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
@@ -112,7 +124,7 @@ DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, in
 // from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
 // k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
 // j + 1 and 2 at j. Row k is read once for both input rows.
-template <bool BF16, bool OUT_BF16>
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
@@ -187,7 +199,7 @@ DWD_AVX __attribute__((always_inline)) inline void slide(Window &w, const void *
 // row loaded once per step, its columns one lane on either side by a register shift, tap columns
 // masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
 // FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
-template <bool BF16, bool OUT_BF16>
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     constexpr int R = 4;
     __m512 wv[9];
@@ -225,6 +237,7 @@ struct Pitch {
     __m512i in32, in16;    // pitched lane <- dense element of the two rows (BF16: into the odd 16-bit
                            // lanes, the even ones zeroed: the BF16 bits above 16 zero bits are the float)
     __m512i out32, out16;  // dense element j < 2W of the two rows <- pitched lane (BF16: its high half)
+    __m256i out16c;        // dense element j < 2W <- pitched lane, 16-bit lanes (BF16 rounded by the CPU)
     __mmask16 kw;          // lanes x < W
     __mmask32 kw16;        // kw's lanes' high 16-bit halves
     __mmask16 kl, kr;      // lanes 1 <= x < W (column x - 1 inside), x + 1 < W (column x + 1 inside)
@@ -232,7 +245,7 @@ struct Pitch {
 
 DWD_AVX Pitch make_pitch(int64_t W) {
     alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
-    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {};
+    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {};
     Pitch pt{};
     unsigned kw = 0, kl = 0, kr = 0, kw16 = 0;
     for (int64_t l = 0; l < kL; ++l) {
@@ -242,12 +255,14 @@ DWD_AVX Pitch make_pitch(int64_t W) {
         i16[2 * l + 1] = static_cast<int16_t>(dense);
         o32[dense] = static_cast<int32_t>(l);
         o16[dense] = static_cast<int16_t>(2 * l + 1);
+        o16c[dense] = static_cast<int16_t>(l);
         kw |= 1u << l, kw16 |= 1u << (2 * l + 1);
         if (x >= 1) kl |= 1u << l;
         if (x + 1 < W) kr |= 1u << l;
     }
     pt.in32 = _mm512_load_si512(i32), pt.out32 = _mm512_load_si512(o32);
     pt.in16 = _mm512_load_si512(i16), pt.out16 = _mm512_load_si512(o16);
+    pt.out16c = _mm256_load_si256(reinterpret_cast<const __m256i *>(o16c));
     pt.kw = static_cast<__mmask16>(kw), pt.kl = static_cast<__mmask16>(kl), pt.kr = static_cast<__mmask16>(kr);
     pt.kw16 = kw16;
     return pt;
@@ -310,7 +325,7 @@ struct PitchedPlane {
 // tap columns 0 and 2. The vectors' sums side by side (independent chains), each one's taps in tap
 // order: the same bytes as gi_s1_avx. Masks: tap column b by column, tap rows 0 and 2 also by row
 // in the first and last vectors (compile-time constants).
-template <bool BF16, bool OUT_BF16, int H>
+template <bool BF16, int OUT_BF16, int H>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
                                                                      int64_t first) {
     using Plane = PitchedPlane<BF16, H>;
@@ -334,7 +349,10 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Plane
     }
     PITCH_UNROLL for (int u = 0; u < U; ++u) {
         const int64_t off = 2 * u * W;
-        if constexpr (OUT_BF16) {
+        if constexpr (OUT_BF16 == kOutCpu) {
+            const __m256i c = _mm256_permutexvar_epi16(pt.out16c, acp::avx512::to_bf16_no_subnormals(acc[u]));
+            _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes(std::min(2 * W, P - off)), c);
+        } else if constexpr (OUT_BF16) {
             const __m512i c = _mm512_maskz_permutexvar_epi16(0xffffffffu, pt.out16, acp::avx512::to_bf16_high(acc[u]));
             _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes32(std::min(2 * W, P - off)), c);
         } else {
@@ -344,8 +362,34 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Plane
     }
 }
 
+// BF16 gradInput sums that cannot be subnormal: when the plane's gradient values and the channel's
+// weights are each 0, not finite, or at least 2^-56 in magnitude (biased exponent >= 71). Such a
+// finite value is a multiple of its ulp, >= 2^-63, so each product is a multiple of 2^-126 and so
+// is every FLOAT sum of them (rounding keeps multiples of a power of two at or below its ulp):
+// 0 or normal. The CPU's vcvtneps2bf16 then rounds exactly as float_to_bf16 (it reads subnormals
+// as zero, and there are none).
+DWD_AVX bool bf16_sums_normal(const uint16_t *g, int64_t n, const uint16_t *w9) {
+    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1), lim = _mm512_set1_epi16((71 << 7) - 1);
+    auto tiny = [&](const uint16_t *v, __mmask32 k) DWD_AVX {
+        const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi16(k, v), mag);
+        return _mm512_mask_cmplt_epu16_mask(k, _mm512_sub_epi16(a, one), lim);
+    };
+    __mmask32 any = tiny(w9, first_lanes32(9));
+    for (int64_t i = 0; i < n; i += 32) any |= tiny(g + i, first_lanes32(n - i));
+    return any == 0;
+}
+
+// Whether plane p's BF16 gradInput may be rounded by the CPU (kOutCpu).
+template <bool BF16, int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, const void *w, int64_t c) {
+    if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
+    else
+        return acp::avx512::kCpuConvertsBf16 &&
+               bf16_sums_normal(static_cast<const uint16_t *>(p.dy) + p.gy, p.Ho * p.Wo, static_cast<const uint16_t *>(w) + c * 9);
+}
+
 // gi_planes for pitched planes of H rows.
-template <bool BF16, bool OUT_BF16, int H>
+template <bool BF16, int OUT_BF16, int H>
 DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     const Pitch pt = make_pitch(p.W);
     for (int64_t q = q0; q < q1; ++q) {
@@ -353,13 +397,14 @@ DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int
         const int64_t c = q % C;
         for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
         p.gy = q * p.Ho * p.Wo;
-        gi_s1_pitched_avx<BF16, OUT_BF16, H>(p, pt, wf, dx, q * p.H * p.W);
+        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H>(p, pt, wf, dx, q * p.H * p.W);
+        else gi_s1_pitched_avx<BF16, OUT_BF16, H>(p, pt, wf, dx, q * p.H * p.W);
     }
 }
 
 // gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
 // per-plane work of a 7x7 plane is small enough that a call per plane would show.
-template <bool BF16, bool OUT_BF16, bool S2>
+template <bool BF16, int OUT_BF16, bool S2>
 DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     if (!S2 && pitched(p.H, p.W)) {
         switch (p.H) {
@@ -378,9 +423,17 @@ DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, in
         const int64_t c = q % C;
         for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
         p.gy = q * p.Ho * p.Wo;
-        if constexpr (S2) gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
-        else if (by_rows(p.W)) gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
-        else gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) {
+            if constexpr (S2) gi_s2_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
+            else if (by_rows(p.W)) gi_s1_rows_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
+            else gi_s1_avx<BF16, kOutCpu>(p, m, wf, dx, q * p.H * p.W);
+        } else if constexpr (S2) {
+            gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        } else if (by_rows(p.W)) {
+            gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        } else {
+            gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+        }
     }
 }
 
@@ -659,14 +712,14 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
 void gi_planes_avx(bool bf16, bool dx_bf16, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0,
                    int64_t q1) {
     switch ((bf16 ? 1 : 0) + (dx_bf16 ? 2 : 0) + (p.s == 2 ? 4 : 0)) {
-        case 0: gi_planes<false, false, false>(p, m, w, dx, C, q0, q1); break;
-        case 1: gi_planes<true, false, false>(p, m, w, dx, C, q0, q1); break;
-        case 2: gi_planes<false, true, false>(p, m, w, dx, C, q0, q1); break;
-        case 3: gi_planes<true, true, false>(p, m, w, dx, C, q0, q1); break;
-        case 4: gi_planes<false, false, true>(p, m, w, dx, C, q0, q1); break;
-        case 5: gi_planes<true, false, true>(p, m, w, dx, C, q0, q1); break;
-        case 6: gi_planes<false, true, true>(p, m, w, dx, C, q0, q1); break;
-        default: gi_planes<true, true, true>(p, m, w, dx, C, q0, q1); break;
+        case 0: gi_planes<false, 0, false>(p, m, w, dx, C, q0, q1); break;
+        case 1: gi_planes<true, 0, false>(p, m, w, dx, C, q0, q1); break;
+        case 2: gi_planes<false, 1, false>(p, m, w, dx, C, q0, q1); break;
+        case 3: gi_planes<true, 1, false>(p, m, w, dx, C, q0, q1); break;
+        case 4: gi_planes<false, 0, true>(p, m, w, dx, C, q0, q1); break;
+        case 5: gi_planes<true, 0, true>(p, m, w, dx, C, q0, q1); break;
+        case 6: gi_planes<false, 1, true>(p, m, w, dx, C, q0, q1); break;
+        default: gi_planes<true, 1, true>(p, m, w, dx, C, q0, q1); break;
     }
 }
 
