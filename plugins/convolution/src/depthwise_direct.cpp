@@ -64,7 +64,8 @@ struct LaneSums {
 };
 
 // Lane l of a vector holds gradient position (oy, ox): every tap whose input position is inside.
-void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, LaneSums &ls) {
+// lane_by_input (pitched planes): tap column b sums into lane l - 1 + b, its input column's.
+void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, LaneSums &ls, bool lane_by_input = false) {
     const float g = value(p.dy, dt, p.gy + oy * p.Wo + ox);
     for (int64_t a = 0; a < 3; ++a) {
         const int64_t iy = oy * p.s - 1 + a;
@@ -72,7 +73,7 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
         for (int64_t b = 0; b < 3; ++b) {
             const int64_t ix = ox * p.s - 1 + b;
             if (ix < 0 || ix >= p.W) continue;
-            float &acc = ls.acc[a * 3 + b][l];
+            float &acc = ls.acc[a * 3 + b][lane_by_input ? l - 1 + b : l];
             acc = std::fma(g, value(p.x, dt, p.gx + iy * p.W + ix), acc);
         }
     }
@@ -82,11 +83,11 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
 // flattened plane (or pitched vectors of two rows, pitched; or by rows, by_rows), stride 2 each
 // row's output columns.
 void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
-    if (p.s == 1 && pitched(p.H, p.W)) {  // pitched vectors: two rows each, lane (y % 2) * kPitch + x
+    if (p.s == 1 && pitched(p.H, p.W)) {  // pitched vectors: two rows each, lane (y % 2) * kPitch + x (+ b - 1)
         for (int64_t y0 = 0; y0 < p.Ho; y0 += 2) {
             for (int64_t l = 0; l < kL; ++l) {
                 const int64_t oy = y0 + l / kPitch, ox = l % kPitch;
-                if (oy < p.Ho && ox < p.Wo) gw_lane_scalar(p, dt, oy, ox, l, ls);
+                if (oy < p.Ho && ox < p.Wo) gw_lane_scalar(p, dt, oy, ox, l, ls, true);
             }
             ls.vector_done();
         }

@@ -506,27 +506,29 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
     }
 }
 
-// Stride 1 gradWeight of a pitched plane of H rows: gradient vector u's tap rows 0, 1, 2 read the
-// input's rows y - 1, y, y + 1: odd pair u, even pair u, odd pair u + 1, shifted a lane for tap
-// columns 0 and 2. Lane l of every tap sums the products of gradient position l of each vector
-// (the scalar spelling's pitched walk).
+// Stride 1 gradWeight of a pitched plane of H rows: for gradient vector u (rows 2u, 2u + 1) tap rows
+// 0, 1, 2 read the input's rows y - 1, y, y + 1: odd pair u, even pair u, odd pair u + 1, unshifted;
+// tap columns 0 and 2 shift the gradient instead (a lane either way, two shifts per vector, not
+// four). So tap (a, b) sums the product of gradient position (y, x) in the lane of its input
+// column x - 1 + b (the scalar spelling's pitched walk, gw_lane_scalar's lane_by_input).
 template <bool BF16, int H>
 DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
     using Plane = PitchedPlane<BF16, H>;
     constexpr int U = Plane::U;
     const int64_t W = p.W, P = H * W;
     const Plane x(p.x, p.gx, W, pt);
-    const __mmask16 kb[3] = {pt.kl, pt.kw, pt.kr};  // tap column b reads column x - 1 + b
+    // lane of input column c, tap column b: gradient column c + 1 - b inside
+    const __mmask16 kb[3] = {pt.kr, pt.kw, pt.kl};
     PITCH_UNROLL for (int u = 0; u < U; ++u) {
-        const __m512 g = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
+        const __m512 g1 = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
+        const __m512 g[3] = {next_column(g1), g1, prev_column(g1)};
         DWD_UNROLL for (int t = 0; t < 9; ++t) {
             const int a = t / 3, b = t % 3;
             const unsigned rows = row_lanes(H, u, a - 1);
             if (rows == 0) continue;
             const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
-            const __m512 src = b == 0 ? prev_column(r) : b == 1 ? r : next_column(r);
             const __mmask16 k = rows == 0xffffu ? kb[b] : static_cast<__mmask16>(kb[b] & rows);
-            vs.acc[t] = _mm512_mask3_fmadd_ps(g, src, vs.acc[t], k);
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g[b], r, vs.acc[t], k);
         }
         if (++vs.count == kFlush) flush_avx(vs);
     }
