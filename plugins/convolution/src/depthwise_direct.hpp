@@ -13,7 +13,8 @@
 //             and, in the first and last vectors, by row (compile-time masks, no table).
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
-//             (their taps differ), an input row pair at a time, and interleaves them on the store.
+//             (their taps differ), an input row pair at a time, and interleaves them on the store
+//             (gradient rows of at most a vector: each loaded once, masks once per plane).
 //   gradInput  per input position: the taps whose gradient position is inside, in tap order
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
 //              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be

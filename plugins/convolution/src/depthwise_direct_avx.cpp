@@ -124,8 +124,49 @@ DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, in
 // from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
 // k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
 // j + 1 and 2 at j. Row k is read once for both input rows.
+// gi_s2_avx for gradient rows of at most a vector (Wo <= 16, one step per row): the masks once per
+// plane, and each gradient row loaded once (row k + 1 of input rows 2k + 1 is row k of 2k + 2).
+// Same taps in the same order.
+template <bool BF16, int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    const __m512 zero = _mm512_setzero_ps();
+    const int64_t left = p.W;
+    const __mmask16 ke = first_lanes((left + 1) / 2), ko = first_lanes(left / 2);
+    const __mmask16 ko1 = ko & first_lanes(p.Wo - 1);
+    const __mmask32 km = first_lanes32(left);
+    __m512 a0, a1;
+    load_pair<BF16>(p, p.gy, 0, ke, ko1, a0, a1);
+    for (int64_t k = 0; 2 * k < p.H; ++k) {
+        const int64_t at = first + 2 * k * p.W;
+        __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
+        __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
+        o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+        store_even_odd<OUT_BF16>(dx, at, km, e, o);
+        if (2 * k + 1 >= p.H) break;
+        e = zero, o = zero;
+        __m512 b0 = zero, b1 = zero;
+        if (k + 1 < p.Ho) {
+            load_pair<BF16>(p, p.gy + (k + 1) * p.Wo, 0, ke, ko1, b0, b1);
+            e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
+            o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
+        }
+        e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
+        o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
+        o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+        store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
+        a0 = b0, a1 = b1;
+    }
+}
+
 template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    if (p.Wo <= kL) {
+        gi_s2_one_step_avx<BF16, OUT_BF16>(p, w, dx, first);
+        return;
+    }
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
     const __m512 zero = _mm512_setzero_ps();
