@@ -19,11 +19,12 @@
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
 //              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
 //              subnormal, bf16_sums_normal in the AVX-512 spelling: the same bits).
-//   gradWeight per channel over a fixed range of images: per tap and lane (the lane a position
-//              takes is its lane in the vectors above: flattened, row or pitched), FLOAT sums over the
-//              vectors in order, moved into double every kFlush vectors; the lanes added
-//              pairwise (lanes_pairwise), the image ranges in order. A task takes a few channels of small planes (their
-//              planes fetched into L2 first). Fixed by the shape: same bytes at any thread count.
+//   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
+//              its gradient position's in the vectors above - flattened, row - or, pitched, its
+//              input column's), FLOAT sums over the vectors in order, moved into double every
+//              kFlush vectors; the lanes added pairwise (lanes_pairwise), the image ranges in
+//              order. A task takes a few channels of small planes (their planes fetched into L2
+//              first). Fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
 // per element: AVX-512 (depthwise_direct_avx.cpp) and scalar (std::fma, depthwise_direct.cpp, with
