@@ -371,12 +371,12 @@ struct PitchedPlane {
 // tap columns 0 and 2. The vectors' sums side by side (independent chains), each one's taps in tap
 // order: the same bytes as gi_s1_avx. Masks: tap column b by column, tap rows 0 and 2 also by row
 // in the first and last vectors (compile-time constants).
-template <bool BF16, int OUT_BF16, int H>
+template <bool BF16, int OUT_BF16, int H, int WC>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
                                                                      int64_t first) {
     using Plane = PitchedPlane<BF16, H>;
     constexpr int U = Plane::U;
-    const int64_t W = p.W, P = H * W;
+    const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
     const Plane g(p.dy, p.gy, W, pt);
     const __mmask16 kc[3] = {pt.kr, pt.kw, pt.kl};  // tap column b reads column x + 1 - b
     __m512 acc[U];
@@ -435,7 +435,7 @@ DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, c
 }
 
 // gi_planes for pitched planes of H rows.
-template <bool BF16, int OUT_BF16, int H>
+template <bool BF16, int OUT_BF16, int H, int WC>
 DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     const Pitch pt = make_pitch(p.W);
     for (int64_t q = q0; q < q1; ++q) {
@@ -443,8 +443,8 @@ DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int
         const int64_t c = q % C;
         for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
         p.gy = q * p.Ho * p.Wo;
-        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H>(p, pt, wf, dx, q * p.H * p.W);
-        else gi_s1_pitched_avx<BF16, OUT_BF16, H>(p, pt, wf, dx, q * p.H * p.W);
+        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+        else gi_s1_pitched_avx<BF16, OUT_BF16, H, WC>(p, pt, wf, dx, q * p.H * p.W);
     }
 }
 
@@ -452,16 +452,20 @@ DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int
 // per-plane work of a 7x7 plane is small enough that a call per plane would show.
 template <bool BF16, int OUT_BF16, bool S2>
 DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    if (!S2 && p.H == 7 && p.W == 7) {  // MobileNet's 7x7: every offset and mask a constant
+        gi_pitched_planes<BF16, OUT_BF16, 7, 7>(p, w, dx, C, q0, q1);
+        return;
+    }
     if (!S2 && pitched(p.H, p.W)) {
         switch (p.H) {
-            case 1: gi_pitched_planes<BF16, OUT_BF16, 1>(p, w, dx, C, q0, q1); return;
-            case 2: gi_pitched_planes<BF16, OUT_BF16, 2>(p, w, dx, C, q0, q1); return;
-            case 3: gi_pitched_planes<BF16, OUT_BF16, 3>(p, w, dx, C, q0, q1); return;
-            case 4: gi_pitched_planes<BF16, OUT_BF16, 4>(p, w, dx, C, q0, q1); return;
-            case 5: gi_pitched_planes<BF16, OUT_BF16, 5>(p, w, dx, C, q0, q1); return;
-            case 6: gi_pitched_planes<BF16, OUT_BF16, 6>(p, w, dx, C, q0, q1); return;
-            case 7: gi_pitched_planes<BF16, OUT_BF16, 7>(p, w, dx, C, q0, q1); return;
-            default: gi_pitched_planes<BF16, OUT_BF16, 8>(p, w, dx, C, q0, q1); return;
+            case 1: gi_pitched_planes<BF16, OUT_BF16, 1, 0>(p, w, dx, C, q0, q1); return;
+            case 2: gi_pitched_planes<BF16, OUT_BF16, 2, 0>(p, w, dx, C, q0, q1); return;
+            case 3: gi_pitched_planes<BF16, OUT_BF16, 3, 0>(p, w, dx, C, q0, q1); return;
+            case 4: gi_pitched_planes<BF16, OUT_BF16, 4, 0>(p, w, dx, C, q0, q1); return;
+            case 5: gi_pitched_planes<BF16, OUT_BF16, 5, 0>(p, w, dx, C, q0, q1); return;
+            case 6: gi_pitched_planes<BF16, OUT_BF16, 6, 0>(p, w, dx, C, q0, q1); return;
+            case 7: gi_pitched_planes<BF16, OUT_BF16, 7, 0>(p, w, dx, C, q0, q1); return;
+            default: gi_pitched_planes<BF16, OUT_BF16, 8, 0>(p, w, dx, C, q0, q1); return;
         }
     }
     for (int64_t q = q0; q < q1; ++q) {
@@ -557,11 +561,11 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
 // tap columns 0 and 2 shift the gradient instead (a lane either way, two shifts per vector, not
 // four). So tap (a, b) sums the product of gradient position (y, x) in the lane of its input
 // column x - 1 + b (the scalar spelling's pitched walk, gw_lane_scalar's lane_by_input).
-template <bool BF16, int H>
+template <bool BF16, int H, int WC>
 DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
     using Plane = PitchedPlane<BF16, H>;
     constexpr int U = Plane::U;
-    const int64_t W = p.W, P = H * W;
+    const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
     const Plane x(p.x, p.gx, W, pt);
     // lane of input column c, tap column b: gradient column c + 1 - b inside
     const __mmask16 kb[3] = {pt.kr, pt.kw, pt.kl};
@@ -702,14 +706,17 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
 template <bool BF16>
 DWD_AVX inline void gw_pitched_plane(int H, const Planes &p, const Pitch &pt, VecSums &vs) {
     switch (H) {
-        case 1: gw_s1_pitched_avx<BF16, 1>(p, pt, vs); break;
-        case 2: gw_s1_pitched_avx<BF16, 2>(p, pt, vs); break;
-        case 3: gw_s1_pitched_avx<BF16, 3>(p, pt, vs); break;
-        case 4: gw_s1_pitched_avx<BF16, 4>(p, pt, vs); break;
-        case 5: gw_s1_pitched_avx<BF16, 5>(p, pt, vs); break;
-        case 6: gw_s1_pitched_avx<BF16, 6>(p, pt, vs); break;
-        case 7: gw_s1_pitched_avx<BF16, 7>(p, pt, vs); break;
-        default: gw_s1_pitched_avx<BF16, 8>(p, pt, vs); break;
+        case 1: gw_s1_pitched_avx<BF16, 1, 0>(p, pt, vs); break;
+        case 2: gw_s1_pitched_avx<BF16, 2, 0>(p, pt, vs); break;
+        case 3: gw_s1_pitched_avx<BF16, 3, 0>(p, pt, vs); break;
+        case 4: gw_s1_pitched_avx<BF16, 4, 0>(p, pt, vs); break;
+        case 5: gw_s1_pitched_avx<BF16, 5, 0>(p, pt, vs); break;
+        case 6: gw_s1_pitched_avx<BF16, 6, 0>(p, pt, vs); break;
+        case 7:
+            if (p.W == 7) gw_s1_pitched_avx<BF16, 7, 7>(p, pt, vs);  // MobileNet's 7x7: offsets and masks constant
+            else gw_s1_pitched_avx<BF16, 7, 0>(p, pt, vs);
+            break;
+        default: gw_s1_pitched_avx<BF16, 8, 0>(p, pt, vs); break;
     }
 }
 
