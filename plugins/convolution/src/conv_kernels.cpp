@@ -3,7 +3,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "aclnn_cpu/dtype.hpp"
@@ -73,39 +72,26 @@ double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
 // exactly as row_sum sums each, then added in row order: the same bits, without a call and a
 // dispatch per row (small planes have many short rows: 7x7 depthwise layers spent ~15 % here).
 template <bool BF16>
-CK_AVX512 inline __attribute__((always_inline)) __m512d row_lanes_step(const uint8_t *row, int64_t i, __m512d v) {
-    __m256 f;
-    if constexpr (BF16) {
-        f = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + i * 2))), 16));
-    } else {
-        f = _mm256_loadu_ps(reinterpret_cast<const float *>(row + i * 4));
-    }
-    return _mm512_add_pd(v, _mm512_maskz_cvtps_pd(0xff, f));
-}
-
-// Four rows side by side (their lane sums are independent chains; one row's is a chain of n / 8
-// dependent adds), each row's lanes summed as row_sum does and the rows added in row order.
-template <bool BF16>
 CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
-    constexpr int kRows = 4;
     const int64_t es = BF16 ? 2 : 4, body = n / 16 * 16;
     double acc = 0;
-    for (int64_t r0 = 0; r0 < count; r0 += kRows) {
-        const int rows = static_cast<int>(std::min<int64_t>(kRows, count - r0));
-        const uint8_t *row[kRows];
-        __m512d v[kRows];
-        for (int k = 0; k < kRows; ++k) {
-            row[k] = p + (r0 + std::min(k, rows - 1)) * gap * es;  // (a short group repeats its last row, unused)
-            v[k] = _mm512_setzero_pd();
+    for (int64_t r = 0; r < count; ++r) {
+        const uint8_t *row = p + r * gap * es;
+        __m512d v = _mm512_setzero_pd();
+        for (int64_t i = 0; i < body; i += 8) {
+            __m256 f;
+            if constexpr (BF16) {
+                f = _mm256_castsi256_ps(_mm256_slli_epi32(
+                    _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + i * 2))), 16));
+            } else {
+                f = _mm256_loadu_ps(reinterpret_cast<const float *>(row + i * 4));
+            }
+            v = _mm512_add_pd(v, _mm512_maskz_cvtps_pd(0xff, f));
         }
-        for (int64_t i = 0; i < body; i += 8)
-            for (int k = 0; k < kRows; ++k) v[k] = row_lanes_step<BF16>(row[k], i, v[k]);
-        for (int k = 0; k < rows; ++k) {
-            double lane[8];
-            _mm512_storeu_pd(lane, v[k]);
-            for (int64_t i = body; i < n; ++i) lane[i % 8] += load(row[k] + i * es, BF16 ? kBf16 : kFloat);
-            acc += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-        }
+        double lane[8];
+        _mm512_storeu_pd(lane, v);
+        for (int64_t i = body; i < n; ++i) lane[i % 8] += load(row + i * es, BF16 ? kBf16 : kFloat);
+        acc += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
     }
     return acc;
 }

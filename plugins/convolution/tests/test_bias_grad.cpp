@@ -1,9 +1,9 @@
 // White-box test of the bias gradient (conv_kernels.cpp, compiled into this test): on dense NCHW
 // FLOAT and BF16 gradients its per-channel sums have exactly the bits of the order it documents -
 // per image row of the plane, element i into double lane i % 8 in index order, the lanes combined
-// as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), the images added in order from 0 - whatever the
-// vector spelling does side by side (images in groups of four, partial groups, plane sizes around
-// the 16-element vector step). Same bytes at 1 and 2 threads.
+// as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), the images added in order from 0 - on image counts
+// 1 to 9 and plane sizes around the AVX-512 spelling's 16-element step. Same bytes at 1 and 2
+// threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
