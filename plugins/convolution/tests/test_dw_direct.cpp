@@ -311,7 +311,7 @@ TEST(DwDirect, Bf16RoundingOfTinySums) {
 }
 
 TEST(DwDirect, SameBytesAtAnyThreadCount) {
-    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23], Case{"pitched_flush", 37, 9, 7, 7, 1}})
+    for (const Case &c : {kCases[0], kCases[1], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23], Case{"pitched_flush", 37, 9, 7, 7, 1}})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             const Data d = makeData(c, dt, 7, false);
             const bool avx = hasAvx512();
