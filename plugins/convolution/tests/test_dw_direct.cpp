@@ -4,9 +4,11 @@
 // tolerance on random data - for every subset of outputs, an unselected output is never written, and
 // the scratch is never read before it is written (it starts as NaN bytes). Shapes: channel counts
 // 1/5/16/17/33/35, every width 1-130 at strides 1 and 2, MobileNet's planes, odd sizes, planes of one
-// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush), narrow and wide. Infinities and
-// NaN next to the padding give what the reference gives (skipped taps, never 0 * inf). Same bytes at
-// 1, 2 and 3 threads.
+// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush), narrow and wide,
+// pitched 7x7-like planes at every height 1-9 and width 4-8. Infinities and NaN next to the padding
+// give what the reference gives (skipped taps, never 0 * inf), also at every position of a pitched
+// plane. BF16 gradInput rounded by the CPU only where no sum can be subnormal. Same bytes at 1, 2
+// and 3 threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
