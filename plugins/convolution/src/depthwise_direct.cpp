@@ -64,7 +64,8 @@ struct LaneSums {
 };
 
 // Lane l of a vector holds gradient position (oy, ox): every tap whose input position is inside.
-void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, LaneSums &ls) {
+// lane_by_input (pitched planes): tap column b sums into lane l - 1 + b, its input column's.
+void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, LaneSums &ls, bool lane_by_input = false) {
     const float g = value(p.dy, dt, p.gy + oy * p.Wo + ox);
     for (int64_t a = 0; a < 3; ++a) {
         const int64_t iy = oy * p.s - 1 + a;
@@ -72,15 +73,26 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
         for (int64_t b = 0; b < 3; ++b) {
             const int64_t ix = ox * p.s - 1 + b;
             if (ix < 0 || ix >= p.W) continue;
-            float &acc = ls.acc[a * 3 + b][l];
+            float &acc = ls.acc[a * 3 + b][lane_by_input ? l - 1 + b : l];
             acc = std::fma(g, value(p.x, dt, p.gx + iy * p.W + ix), acc);
         }
     }
 }
 
 // One plane into the lane sums, vector by vector as the AVX-512 spelling walks it: stride 1 the
-// flattened plane (or by rows, by_rows), stride 2 each row's output columns.
+// flattened plane (or pitched vectors of two rows, pitched; or by rows, by_rows), stride 2 each
+// row's output columns.
 void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
+    if (p.s == 1 && pitched(p.H, p.W)) {  // pitched vectors: two rows each, lane (y % 2) * kPitch + x (+ b - 1)
+        for (int64_t y0 = 0; y0 < p.Ho; y0 += 2) {
+            for (int64_t l = 0; l < kL; ++l) {
+                const int64_t oy = y0 + l / kPitch, ox = l % kPitch;
+                if (oy < p.Ho && ox < p.Wo) gw_lane_scalar(p, dt, oy, ox, l, ls, true);
+            }
+            ls.vector_done();
+        }
+        return;
+    }
     if (p.s == 1 && !by_rows(p.W)) {
         const int64_t P = p.Ho * p.Wo;
         for (int64_t p0 = 0; p0 < P; p0 += kL) {
@@ -165,7 +177,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
         });
     }
     if (io.dw == nullptr) return;
-    // per (channel, image range): 9 tap sums (the lanes added in lane order), after the slots
+    // per (channel, image range): 9 tap sums (the lanes added pairwise), after the slots
     auto *sums = reinterpret_cast<double *>(scratch + slot_bytes() * static_cast<uint64_t>(slots));
     const int64_t parts = parts_, groups = (s.C + group_ - 1) / group_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups * parts, 1), [&](const tbb::blocked_range<int64_t> &r) {
@@ -188,7 +200,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
                     gw_plane_scalar(p, dt, ls);
                 }
                 ls.flush();
-                lanes_in_order(ls.sum, sums + (c * parts + q) * 9);
+                lanes_pairwise(ls.sum, sums + (c * parts + q) * 9);
             }
         }
     });

@@ -7,16 +7,24 @@
 //             per-vector table of masks says which lanes' tap lands inside the plane. Rows of 9 to
 //             16 (14x14): a vector per row instead, the rows it meets kept in registers and shifted
 //             a lane either way (no mask table). FLOAT gradWeight of the other rows narrower than a
-//             vector (7x7) shifts loaded vectors instead of reloading.
+//             vector shifts loaded vectors instead of reloading. Planes of 5 to 7 columns and at
+//             most 8 rows (7x7): pitched vectors of two rows each (row pitch 8 lanes, pitched()),
+//             the whole plane in registers, each tap a lane shift of them; lanes masked by column
+//             and, in the first and last vectors, by row (compile-time masks, no table).
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
-//             (their taps differ), an input row pair at a time, and interleaves them on the store.
+//             (their taps differ), an input row pair at a time, and interleaves them on the store
+//             (gradient rows of at most a vector: each loaded once, masks once per plane).
 //   gradInput  per input position: the taps whose gradient position is inside, in tap order
-//              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once.
-//   gradWeight per channel over a fixed range of images: per tap and lane, FLOAT sums over the
-//              vectors in order, moved into double every kFlush vectors; the lanes added in lane
-//              order, the image ranges in order. A task takes a few channels of small planes (their
-//              planes fetched into L2 first). Fixed by the shape: same bytes at any thread count.
+//              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
+//              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
+//              subnormal, bf16_sums_normal in the AVX-512 spelling: the same bits).
+//   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
+//              its gradient position's in the vectors above - flattened, row - or, pitched, its
+//              input column's), FLOAT sums over the vectors in order, moved into double every
+//              kFlush vectors; the lanes added pairwise (lanes_pairwise), the image ranges in
+//              order. A task takes a few channels of small planes (their planes fetched into L2
+//              first). Fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
 // per element: AVX-512 (depthwise_direct_avx.cpp) and scalar (std::fma, depthwise_direct.cpp, with

@@ -2,6 +2,7 @@
 // the scalar spelling in depthwise_direct.cpp does the same arithmetic per element).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
@@ -13,6 +14,7 @@ namespace {
 
 #define DWD_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 #define DWD_UNROLL _Pragma("GCC unroll 9")
+#define PITCH_UNROLL _Pragma("GCC unroll 8")
 
 constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
 constexpr int64_t kNarrow = kL;              // stride 1: rows narrower than a vector take their taps from a sliding window
@@ -28,16 +30,22 @@ DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
     else return _mm512_maskz_loadu_ps(k, static_cast<const float *>(p) + i);
 }
 
-template <bool OUT_BF16>
+// gradInput's stores: OUT_BF16 0 FLOAT, kOutBf16 BF16 rounded by float_to_bf16's integer spelling,
+// kOutCpu the same rounding by the CPU (vcvtneps2bf16; planes whose sums cannot be subnormal, see
+// bf16_sums_normal).
+constexpr int kOutBf16 = 1, kOutCpu = 2;
+
+template <int OUT_BF16>
 DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
-    if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
+    if constexpr (OUT_BF16 == kOutCpu) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16_no_subnormals(v));
+    else if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
     else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
 }
 
 // Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
 // offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
 // chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
-template <bool BF16, bool OUT_BF16, int U>
+template <bool BF16, int OUT_BF16, int U>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
                                                                  int64_t v, void *dx, int64_t first) {
     const int64_t p0 = v * kL;
@@ -61,7 +69,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy,
     }
 }
 
-template <bool BF16, bool OUT_BF16>
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     int64_t off[9];
@@ -80,9 +88,15 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, co
 }
 
 // Even and odd columns (16 each) interleaved into 32 consecutive ones of dx (BF16: rounded once).
-template <bool OUT_BF16>
+template <int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
-    if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
+    if constexpr (OUT_BF16 == kOutCpu) {
+        const __m512i he = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(e), 0);
+        const __m512i ho = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(o), 0);
+        const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3,
+                                             34, 2, 33, 1, 32, 0);
+        _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + at, k, _mm512_permutex2var_epi16(he, mix, ho));
+    } else if constexpr (OUT_BF16) {  // each 32-bit lane: even column's BF16 low, odd column's high
         const __m512i eh = acp::avx512::to_bf16_high(e), oh = acp::avx512::to_bf16_high(o);
         const __m512i both = _mm512_or_si512(_mm512_maskz_srli_epi32(kAll16, eh, 16),
                                              _mm512_and_si512(oh, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
@@ -110,8 +124,49 @@ DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, in
 // from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
 // k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
 // j + 1 and 2 at j. Row k is read once for both input rows.
-template <bool BF16, bool OUT_BF16>
+// gi_s2_avx for gradient rows of at most a vector (Wo <= 16, one step per row): the masks once per
+// plane, and each gradient row loaded once (row k + 1 of input rows 2k + 1 is row k of 2k + 2).
+// Same taps in the same order.
+template <bool BF16, int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    const __m512 zero = _mm512_setzero_ps();
+    const int64_t left = p.W;
+    const __mmask16 ke = first_lanes((left + 1) / 2), ko = first_lanes(left / 2);
+    const __mmask16 ko1 = ko & first_lanes(p.Wo - 1);
+    const __mmask32 km = first_lanes32(left);
+    __m512 a0, a1;
+    load_pair<BF16>(p, p.gy, 0, ke, ko1, a0, a1);
+    for (int64_t k = 0; 2 * k < p.H; ++k) {
+        const int64_t at = first + 2 * k * p.W;
+        __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
+        __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
+        o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+        store_even_odd<OUT_BF16>(dx, at, km, e, o);
+        if (2 * k + 1 >= p.H) break;
+        e = zero, o = zero;
+        __m512 b0 = zero, b1 = zero;
+        if (k + 1 < p.Ho) {
+            load_pair<BF16>(p, p.gy + (k + 1) * p.Wo, 0, ke, ko1, b0, b1);
+            e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
+            o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
+            o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
+        }
+        e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
+        o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
+        o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+        store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
+        a0 = b0, a1 = b1;
+    }
+}
+
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    if (p.Wo <= kL) {
+        gi_s2_one_step_avx<BF16, OUT_BF16>(p, w, dx, first);
+        return;
+    }
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
     const __m512 zero = _mm512_setzero_ps();
@@ -181,11 +236,19 @@ DWD_AVX __attribute__((always_inline)) inline void slide(Window &w, const void *
 }
 
 
+// Lane l <- lane l + 1 (column x + 1) and lane l <- lane l - 1 (column x - 1); what comes in from
+// outside is never used (the column masks leave those lanes out).
+DWD_AVX __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_setzero_si512(), _mm512_castps_si512(v), 1));
+}
+DWD_AVX __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(v), _mm512_setzero_si512(), 15));
+}
 // Stride 1 gradInput of rows of at most a vector (8 < W <= 16), four rows at a time: each gradient
-// row loaded once per step, its columns one lane on either side by a register shift, tap columns
+// row loaded once, its columns one lane on either side by a register shift (once per row), tap columns
 // masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
 // FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
-template <bool BF16, bool OUT_BF16>
+template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     constexpr int R = 4;
     __m512 wv[9];
@@ -193,42 +256,234 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     const __mmask16 kw = first_lanes(p.W);
     // tap column b reads gradient column x + 1 - b: b = 0 needs x + 1 < W, b = 2 needs x >= 1
     const __mmask16 kc[3] = {first_lanes(p.W - 1), kw, static_cast<__mmask16>(kw & 0xfffe)};
-    const __m512i zero = _mm512_setzero_si512();
+    // gradient rows y0 - 1 .. y0 + R, each with its columns one lane either way (shifted once; the
+    // last two carried into the next step)
+    struct Row {
+        __m512 right, mid, left;
+    };
+    auto row = [&](int64_t oy) DWD_AVX {
+        const __m512 c = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
+        return Row{next_column(c), c, prev_column(c)};
+    };
+    Row g[R + 2];
+    g[R] = Row{}, g[R + 1] = row(0);
     for (int64_t y0 = 0; y0 < p.H; y0 += R) {
-        __m512 g[R + 2];  // gradient rows y0 - 1 .. y0 + R
-        for (int i = 0; i < R + 2; ++i) {
-            const int64_t oy = y0 - 1 + i;
-            g[i] = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
-        }
+        g[0] = g[R], g[1] = g[R + 1];
+        for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
         __m512 acc[R];
         for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
         DWD_UNROLL for (int a = 0; a < 3; ++a)
             for (int u = 0; u < R; ++u) {
                 const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
                 if (oy < 0 || oy >= p.H) continue;
-                const __m512 c = g[u + 2 - a];
-                const __m512 right = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, zero, _mm512_castps_si512(c), 1));
-                const __m512 left = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), zero, 15));
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3], right, acc[u], kc[0]);
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c, acc[u], kc[1]);
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], left, acc[u], kc[2]);
+                const Row &c = g[u + 2 - a];
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3], c.right, acc[u], kc[0]);
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c.mid, acc[u], kc[1]);
+                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], c.left, acc[u], kc[2]);
             }
         for (int u = 0; u < R && y0 + u < p.H; ++u) store<OUT_BF16>(dx, first + (y0 + u) * p.W, kw, acc[u]);
     }
 }
 
-// gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
-// per-plane work of a 7x7 plane is small enough that a call per plane would show.
-template <bool BF16, bool OUT_BF16, bool S2>
-DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+// Pitched vectors (pitched(W), depthwise_direct_common.hpp): the permutes between two dense rows
+// and a pitched vector, and the lanes a tap may use by column.
+struct Pitch {
+    __m512i in32, in16;    // pitched lane <- dense element of the two rows (BF16: into the odd 16-bit
+                           // lanes, the even ones zeroed: the BF16 bits above 16 zero bits are the float)
+    __m512i out32, out16;  // dense element j < 2W of the two rows <- pitched lane (BF16: its high half)
+    __m256i out16c;        // dense element j < 2W <- pitched lane, 16-bit lanes (BF16 rounded by the CPU)
+    __mmask16 kw;          // lanes x < W
+    __mmask32 kw16;        // kw's lanes' high 16-bit halves
+    __mmask16 kl, kr;      // lanes 1 <= x < W (column x - 1 inside), x + 1 < W (column x + 1 inside)
+};
+
+DWD_AVX Pitch make_pitch(int64_t W) {
+    alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
+    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {};
+    Pitch pt{};
+    unsigned kw = 0, kl = 0, kr = 0, kw16 = 0;
+    for (int64_t l = 0; l < kL; ++l) {
+        const int64_t x = l % kPitch, dense = l / kPitch * W + x;
+        if (x >= W) continue;
+        i32[l] = static_cast<int32_t>(dense);
+        i16[2 * l + 1] = static_cast<int16_t>(dense);
+        o32[dense] = static_cast<int32_t>(l);
+        o16[dense] = static_cast<int16_t>(2 * l + 1);
+        o16c[dense] = static_cast<int16_t>(l);
+        kw |= 1u << l, kw16 |= 1u << (2 * l + 1);
+        if (x >= 1) kl |= 1u << l;
+        if (x + 1 < W) kr |= 1u << l;
+    }
+    pt.in32 = _mm512_load_si512(i32), pt.out32 = _mm512_load_si512(o32);
+    pt.in16 = _mm512_load_si512(i16), pt.out16 = _mm512_load_si512(o16);
+    pt.out16c = _mm256_load_si256(reinterpret_cast<const __m256i *>(o16c));
+    pt.kw = static_cast<__mmask16>(kw), pt.kl = static_cast<__mmask16>(kl), pt.kr = static_cast<__mmask16>(kr);
+    pt.kw16 = kw16;
+    return pt;
+}
+
+// Rows r and r + 1 of a plane (from element `at`, P elements) as a pitched vector; rows past the
+// plane are zero.
+template <bool BF16>
+DWD_AVX __attribute__((always_inline)) inline __m512 pitched_rows(const void *src, int64_t at, int64_t r, int64_t W, int64_t P,
+                                                                  const Pitch &pt) {
+    const int64_t off = r * W;
+    const __mmask16 k = first_lanes(P - off);
+    if constexpr (BF16) {
+        const __m512i v = _mm512_maskz_loadu_epi16(k, static_cast<const uint16_t *>(src) + at + off);
+        return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(pt.kw16, pt.in16, v));
+    } else {
+        return _mm512_maskz_permutexvar_ps(pt.kw, pt.in32, _mm512_maskz_loadu_ps(k, static_cast<const float *>(src) + at + off));
+    }
+}
+
+// Rows 2u - 1 and 2u from the pitched vectors of rows 2u - 2, 2u - 1 (lo) and 2u, 2u + 1 (hi).
+DWD_AVX __attribute__((always_inline)) inline __m512 odd_pair(__m512 hi, __m512 lo) {
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(hi), _mm512_castps_si512(lo), 8));
+}
+
+// The lanes of pitched vector u (rows 2u, 2u + 1) whose row y is inside and whose row y + dy is too.
+constexpr unsigned row_lanes(int H, int u, int dy) {
+    unsigned m = 0;
+    for (int h = 0; h < 2; ++h) {
+        const int y = 2 * u + h;
+        if (y < H && y + dy >= 0 && y + dy < H) m |= 0xffu << (8 * h);
+    }
+    return m;
+}
+
+// The pitched vectors of a plane of H rows (e: rows 2u, 2u + 1; o: rows 2u - 1, 2u; rows outside zero).
+template <bool BF16, int H>
+struct PitchedPlane {
+    static constexpr int U = (H + 1) / 2;
+    __m512 e[U + 1], o[U + 1];
+    DWD_AVX __attribute__((always_inline)) PitchedPlane(const void *src, int64_t at, int64_t W, const Pitch &pt) {
+        const __m512 zero = _mm512_setzero_ps();
+        PITCH_UNROLL for (int u = 0; u < U; ++u) e[u] = pitched_rows<BF16>(src, at, 2 * u, W, H * W, pt);
+        e[U] = zero;
+        o[0] = odd_pair(e[0], zero);
+        PITCH_UNROLL for (int u = 1; u <= U; ++u) o[u] = odd_pair(e[u], e[u - 1]);
+    }
+};
+
+// Stride 1 gradInput of a pitched plane of H rows: output vector u's tap rows 0, 1, 2 read the
+// gradient's rows y + 1, y, y - 1: odd pair u + 1, even pair u, odd pair u, shifted a lane for
+// tap columns 0 and 2. The vectors' sums side by side (independent chains), each one's taps in tap
+// order: the same bytes as gi_s1_avx. Masks: tap column b by column, tap rows 0 and 2 also by row
+// in the first and last vectors (compile-time constants).
+template <bool BF16, int OUT_BF16, int H, int WC>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
+                                                                     int64_t first) {
+    using Plane = PitchedPlane<BF16, H>;
+    constexpr int U = Plane::U;
+    const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
+    const Plane g(p.dy, p.gy, W, pt);
+    const __mmask16 kc[3] = {pt.kr, pt.kw, pt.kl};  // tap column b reads column x + 1 - b
+    __m512 acc[U];
+    PITCH_UNROLL for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const int a = t / 3, b = t % 3;
+        const __m512 wv = _mm512_set1_ps(w[t]);
+        PITCH_UNROLL for (int u = 0; u < U; ++u) {
+            const unsigned rows = a == 1 ? 0xffffu : row_lanes(H, u, 1 - a);
+            if (rows == 0) continue;
+            const __m512 r = a == 0 ? g.o[u + 1] : a == 1 ? g.e[u] : g.o[u];
+            const __m512 src = b == 0 ? next_column(r) : b == 1 ? r : prev_column(r);
+            const __mmask16 k = rows == 0xffffu ? kc[b] : static_cast<__mmask16>(kc[b] & rows);
+            acc[u] = _mm512_mask3_fmadd_ps(wv, src, acc[u], k);
+        }
+    }
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const int64_t off = 2 * u * W;
+        if constexpr (OUT_BF16 == kOutCpu) {
+            const __m256i c = _mm256_permutexvar_epi16(pt.out16c, acp::avx512::to_bf16_no_subnormals(acc[u]));
+            _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes(std::min(2 * W, P - off)), c);
+        } else if constexpr (OUT_BF16) {
+            const __m512i c = _mm512_maskz_permutexvar_epi16(0xffffffffu, pt.out16, acp::avx512::to_bf16_high(acc[u]));
+            _mm512_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes32(std::min(2 * W, P - off)), c);
+        } else {
+            _mm512_mask_storeu_ps(static_cast<float *>(dx) + first + off, first_lanes(std::min(2 * W, P - off)),
+                                  _mm512_maskz_permutexvar_ps(kAll16, pt.out32, acc[u]));
+        }
+    }
+}
+
+// BF16 gradInput sums that cannot be subnormal: when the plane's gradient values and the channel's
+// weights are each 0, not finite, or at least 2^-56 in magnitude (biased exponent >= 71). Such a
+// finite value is a multiple of its ulp, >= 2^-63, so each product is a multiple of 2^-126 and so
+// is every FLOAT sum of them (rounding keeps multiples of a power of two at or below its ulp):
+// 0 or normal. The CPU's vcvtneps2bf16 then rounds exactly as float_to_bf16 (it reads subnormals
+// as zero, and there are none).
+DWD_AVX bool bf16_sums_normal(const uint16_t *g, int64_t n, const uint16_t *w9) {
+    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1), lim = _mm512_set1_epi16((71 << 7) - 1);
+    auto tiny = [&](const uint16_t *v, __mmask32 k) DWD_AVX {
+        const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi16(k, v), mag);
+        return _mm512_mask_cmplt_epu16_mask(k, _mm512_sub_epi16(a, one), lim);
+    };
+    __mmask32 any = tiny(w9, first_lanes32(9));
+    for (int64_t i = 0; i < n; i += 32) any |= tiny(g + i, first_lanes32(n - i));
+    return any == 0;
+}
+
+// Whether plane p's BF16 gradInput may be rounded by the CPU (kOutCpu).
+template <bool BF16, int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, const void *w, int64_t c) {
+    if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
+    else
+        return acp::avx512::kCpuConvertsBf16 &&
+               bf16_sums_normal(static_cast<const uint16_t *>(p.dy) + p.gy, p.Ho * p.Wo, static_cast<const uint16_t *>(w) + c * 9);
+}
+
+// gi_planes for pitched planes of H rows.
+template <bool BF16, int OUT_BF16, int H, int WC>
+DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    const Pitch pt = make_pitch(p.W);
     for (int64_t q = q0; q < q1; ++q) {
         float wf[9];
         const int64_t c = q % C;
         for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
         p.gy = q * p.Ho * p.Wo;
-        if constexpr (S2) gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
-        else if (by_rows(p.W)) gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
-        else gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+        else gi_s1_pitched_avx<BF16, OUT_BF16, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+    }
+}
+
+// gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
+// per-plane work of a 7x7 plane is small enough that a call per plane would show.
+template <bool BF16, int OUT_BF16, bool S2>
+DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    if (!S2 && p.H == 7 && p.W == 7) {  // MobileNet's 7x7: every offset and mask a constant
+        gi_pitched_planes<BF16, OUT_BF16, 7, 7>(p, w, dx, C, q0, q1);
+        return;
+    }
+    if (!S2 && pitched(p.H, p.W)) {
+        switch (p.H) {
+            case 1: gi_pitched_planes<BF16, OUT_BF16, 1, 0>(p, w, dx, C, q0, q1); return;
+            case 2: gi_pitched_planes<BF16, OUT_BF16, 2, 0>(p, w, dx, C, q0, q1); return;
+            case 3: gi_pitched_planes<BF16, OUT_BF16, 3, 0>(p, w, dx, C, q0, q1); return;
+            case 4: gi_pitched_planes<BF16, OUT_BF16, 4, 0>(p, w, dx, C, q0, q1); return;
+            case 5: gi_pitched_planes<BF16, OUT_BF16, 5, 0>(p, w, dx, C, q0, q1); return;
+            case 6: gi_pitched_planes<BF16, OUT_BF16, 6, 0>(p, w, dx, C, q0, q1); return;
+            case 7: gi_pitched_planes<BF16, OUT_BF16, 7, 0>(p, w, dx, C, q0, q1); return;
+            default: gi_pitched_planes<BF16, OUT_BF16, 8, 0>(p, w, dx, C, q0, q1); return;
+        }
+    }
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) {
+            if constexpr (S2) gi_s2_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
+            else if (by_rows(p.W)) gi_s1_rows_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
+            else gi_s1_avx<BF16, kOutCpu>(p, m, wf, dx, q * p.H * p.W);
+        } else if constexpr (S2) {
+            gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        } else if (by_rows(p.W)) {
+            gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        } else {
+            gi_s1_avx<BF16, OUT_BF16>(p, m, wf, dx, q * p.H * p.W);
+        }
     }
 }
 
@@ -255,6 +510,16 @@ DWD_AVX inline void flush_avx(VecSums &vs) {
     vs.fresh = false;
 }
 
+// lanes_pairwise in vectors: 16 lanes, 8 + 8, 4 + 4, 2 + 2, 1 + 1.
+DWD_AVX inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512d v8 = _mm512_add_pd(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
+        const __m256d v4 = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
+        const __m128d v2 = _mm_add_pd(_mm256_castpd256_pd128(v4), _mm256_extractf128_pd(v4, 1));
+        out[t] = _mm_cvtsd_f64(_mm_add_sd(v2, _mm_unpackhi_pd(v2, v2)));
+    }
+}
+
 // An input row of the plane from element `first`, zero outside the plane's rows.
 template <bool BF16>
 DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
@@ -268,22 +533,54 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
     const __mmask16 kw = first_lanes(p.W);
     // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
     const __mmask16 kb[3] = {static_cast<__mmask16>(kw & 0xfffe), kw, first_lanes(p.W - 1)};
-    const __m512i zero = _mm512_setzero_si512();
-    __m512 xr[3] = {_mm512_setzero_ps(), plane_row<BF16>(p, 0, kw), plane_row<BF16>(p, 1, kw)};  // rows oy - 1 .. oy + 1
+    // rows oy - 1 .. oy + 1, each with its columns one lane on either side (shifted once per row)
+    struct Row {
+        __m512 left, mid, right;
+    };
+    auto row = [&](int64_t iy) DWD_AVX {
+        const __m512 c = plane_row<BF16>(p, iy, kw);
+        return Row{prev_column(c), c, next_column(c)};
+    };
+    Row xr[3] = {Row{}, row(0), row(1)};
     for (int64_t oy = 0; oy < p.Ho; ++oy) {
         const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, kw);
         DWD_UNROLL for (int a = 0; a < 3; ++a) {
             const int64_t iy = oy - 1 + a;
             if (iy < 0 || iy >= p.H) continue;
-            const __m512 c = xr[a];
-            const __m512 left = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), zero, 15));
-            const __m512 right = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, zero, _mm512_castps_si512(c), 1));
-            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, left, vs.acc[a * 3], kb[0]);
-            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, c, vs.acc[a * 3 + 1], kb[1]);
-            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, right, vs.acc[a * 3 + 2], kb[2]);
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, xr[a].left, vs.acc[a * 3], kb[0]);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
         }
         if (++vs.count == kFlush) flush_avx(vs);
-        xr[0] = xr[1], xr[1] = xr[2], xr[2] = plane_row<BF16>(p, oy + 2, kw);
+        xr[0] = xr[1], xr[1] = xr[2], xr[2] = row(oy + 2);
+    }
+}
+
+// Stride 1 gradWeight of a pitched plane of H rows: for gradient vector u (rows 2u, 2u + 1) tap rows
+// 0, 1, 2 read the input's rows y - 1, y, y + 1: odd pair u, even pair u, odd pair u + 1, unshifted;
+// tap columns 0 and 2 shift the gradient instead (a lane either way, two shifts per vector, not
+// four). So tap (a, b) sums the product of gradient position (y, x) in the lane of its input
+// column x - 1 + b (the scalar spelling's pitched walk, gw_lane_scalar's lane_by_input).
+template <bool BF16, int H, int WC>
+DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
+    using Plane = PitchedPlane<BF16, H>;
+    constexpr int U = Plane::U;
+    const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
+    const Plane x(p.x, p.gx, W, pt);
+    // lane of input column c, tap column b: gradient column c + 1 - b inside
+    const __mmask16 kb[3] = {pt.kr, pt.kw, pt.kl};
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const __m512 g1 = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
+        const __m512 g[3] = {next_column(g1), g1, prev_column(g1)};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) {
+            const int a = t / 3, b = t % 3;
+            const unsigned rows = row_lanes(H, u, a - 1);
+            if (rows == 0) continue;
+            const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
+            const __mmask16 k = rows == 0xffffu ? kb[b] : static_cast<__mmask16>(kb[b] & rows);
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g[b], r, vs.acc[t], k);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
     }
 }
 
@@ -405,6 +702,24 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
     }
 }
 
+// gw_s1_pitched_avx of a plane of H rows.
+template <bool BF16>
+DWD_AVX inline void gw_pitched_plane(int H, const Planes &p, const Pitch &pt, VecSums &vs) {
+    switch (H) {
+        case 1: gw_s1_pitched_avx<BF16, 1, 0>(p, pt, vs); break;
+        case 2: gw_s1_pitched_avx<BF16, 2, 0>(p, pt, vs); break;
+        case 3: gw_s1_pitched_avx<BF16, 3, 0>(p, pt, vs); break;
+        case 4: gw_s1_pitched_avx<BF16, 4, 0>(p, pt, vs); break;
+        case 5: gw_s1_pitched_avx<BF16, 5, 0>(p, pt, vs); break;
+        case 6: gw_s1_pitched_avx<BF16, 6, 0>(p, pt, vs); break;
+        case 7:
+            if (p.W == 7) gw_s1_pitched_avx<BF16, 7, 7>(p, pt, vs);  // MobileNet's 7x7: offsets and masks constant
+            else gw_s1_pitched_avx<BF16, 7, 0>(p, pt, vs);
+            break;
+        default: gw_s1_pitched_avx<BF16, 8, 0>(p, pt, vs); break;
+    }
+}
+
 // Every 64-byte line of `bytes` bytes from p into L2.
 void prefetch_span(const void *p, int64_t bytes) {
     const char *c = static_cast<const char *>(p);
@@ -428,19 +743,22 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
     };
     if (all)
         for (int64_t n = n0; n < n1; ++n) fetch(n, c0, c1);
+    const int pitch = p.s == 1 && pitched(p.H, p.W) ? static_cast<int>(p.H) : 0;
+    const Pitch pt = pitch ? make_pitch(p.W) : Pitch{};
     for (int64_t c = c0; c < c1; ++c) {
         VecSums vs{{}, &cs->sum[0][0], 0, true};
         DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
         for (int64_t n = n0; n < n1; ++n) {
             if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
-            if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
+            if (pitch) gw_pitched_plane<BF16>(pitch, p, pt, vs);
+            else if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
             else if (p.s == 1 && p.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(p, m, vs);
             else if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
             else gw_s2_avx<BF16>(p, vs);
         }
         flush_avx(vs);
-        lanes_in_order(cs->sum, out + (c - c0) * 9);
+        lanes_pairwise_avx(cs->sum, out + (c - c0) * 9);
     }
 }
 
@@ -449,14 +767,14 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
 void gi_planes_avx(bool bf16, bool dx_bf16, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0,
                    int64_t q1) {
     switch ((bf16 ? 1 : 0) + (dx_bf16 ? 2 : 0) + (p.s == 2 ? 4 : 0)) {
-        case 0: gi_planes<false, false, false>(p, m, w, dx, C, q0, q1); break;
-        case 1: gi_planes<true, false, false>(p, m, w, dx, C, q0, q1); break;
-        case 2: gi_planes<false, true, false>(p, m, w, dx, C, q0, q1); break;
-        case 3: gi_planes<true, true, false>(p, m, w, dx, C, q0, q1); break;
-        case 4: gi_planes<false, false, true>(p, m, w, dx, C, q0, q1); break;
-        case 5: gi_planes<true, false, true>(p, m, w, dx, C, q0, q1); break;
-        case 6: gi_planes<false, true, true>(p, m, w, dx, C, q0, q1); break;
-        default: gi_planes<true, true, true>(p, m, w, dx, C, q0, q1); break;
+        case 0: gi_planes<false, 0, false>(p, m, w, dx, C, q0, q1); break;
+        case 1: gi_planes<true, 0, false>(p, m, w, dx, C, q0, q1); break;
+        case 2: gi_planes<false, 1, false>(p, m, w, dx, C, q0, q1); break;
+        case 3: gi_planes<true, 1, false>(p, m, w, dx, C, q0, q1); break;
+        case 4: gi_planes<false, 0, true>(p, m, w, dx, C, q0, q1); break;
+        case 5: gi_planes<true, 0, true>(p, m, w, dx, C, q0, q1); break;
+        case 6: gi_planes<false, 1, true>(p, m, w, dx, C, q0, q1); break;
+        default: gi_planes<true, 1, true>(p, m, w, dx, C, q0, q1); break;
     }
 }
 

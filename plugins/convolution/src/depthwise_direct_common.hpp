@@ -46,13 +46,26 @@ struct ChannelSums {
 // (7 of 16 lanes) rows were no faster.
 inline bool by_rows(int64_t W) { return W > kL / 2 && W <= kL; }
 
-// Per tap: the 16 lanes' double sums added in lane order. Lane-outer: the taps' nine sums are
-// independent chains (a tap-outer loop is one chain of 144 dependent adds per channel).
-inline void lanes_in_order(const double (&sum)[9][kL], double *out) {
-    double v[9] = {};
-    for (int64_t l = 0; l < kL; ++l)
-        for (int t = 0; t < 9; ++t) v[t] += sum[t][l];
-    std::copy(v, v + 9, out);
+// Stride 1 planes of 5 to 7 columns and at most 8 rows (7x7) are walked as pitched vectors: vector
+// u holds rows 2u (lanes 0-7) and 2u + 1 (lanes 8-15), column x in lane x of its half; lanes x >= W
+// and rows >= H are no position. The whole plane is a few registers: a tap is a lane shift of them
+// (no loads), and which lanes it may use depends on the column and, in the first and last vectors,
+// the row, known when H is (no mask table).
+constexpr int64_t kPitch = 8;
+constexpr int64_t kPitchRows = 8;
+inline bool pitched(int64_t H, int64_t W) { return W > kPitch / 2 && W < kPitch && H >= 1 && H <= kPitchRows; }
+
+// Per tap: the 16 lanes' double sums added pairwise, halving: lane l plus lane l + 8, then of those
+// l plus l + 4, l plus l + 2, and the last two (the order a vector of 8 doubles folds in: 4 adds per
+// tap, where adding the lanes one after the other was a chain of 16 and showed per channel).
+inline void lanes_pairwise(const double (&sum)[9][kL], double *out) {
+    for (int t = 0; t < 9; ++t) {
+        double v[kL];
+        std::copy(sum[t], sum[t] + kL, v);
+        for (int64_t h = kL / 2; h >= 1; h /= 2)
+            for (int64_t l = 0; l < h; ++l) v[l] = v[l] + v[l + h];
+        out[t] = v[0];
+    }
 }
 
 // The AVX-512 spelling's entry points (call only with AVX-512F/BW/VL present).

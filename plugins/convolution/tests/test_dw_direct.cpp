@@ -4,9 +4,11 @@
 // tolerance on random data - for every subset of outputs, an unselected output is never written, and
 // the scratch is never read before it is written (it starts as NaN bytes). Shapes: channel counts
 // 1/5/16/17/33/35, every width 1-130 at strides 1 and 2, MobileNet's planes, odd sizes, planes of one
-// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush), narrow and wide. Infinities and
-// NaN next to the padding give what the reference gives (skipped taps, never 0 * inf). Same bytes at
-// 1, 2 and 3 threads.
+// pixel, row or column, planes with more vectors than one FLOAT sum takes (kFlush), narrow and wide,
+// pitched 7x7-like planes at every height 1-9 and width 4-8. Infinities and NaN next to the padding
+// give what the reference gives (skipped taps, never 0 * inf), also at every position of a pitched
+// plane. BF16 gradInput rounded by the CPU only where no sum can be subnormal. Same bytes at 1, 2
+// and 3 threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -210,8 +212,108 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         }
 }
 
+// Pitched planes (5 to 7 columns, at most 8 rows: whole planes in registers, masks by column and
+// edge row) and their neighbours either side (4 and 8 columns, 9 rows): every height 1-9 at widths
+// 4-8, with images enough that the FLOAT lane sums move into double inside a channel (kFlush).
+TEST(DwDirect, PitchedPlanesEveryHeight) {
+    uint64_t seed = 1500;
+    for (int64_t W = 4; W <= 8; ++W)
+        for (int64_t H = 1; H <= 9; ++H) {
+            const Case c{"pitched", 37, 3, H, W, 1};
+            for (const Dt dt : {Dt::F32, Dt::BF16})
+                for (const bool integers : {true, false})
+                    checkCase(c, dt, makeData(c, dt, seed++, integers), integers, {1, 2, 3},
+                              " H " + std::to_string(H) + " W " + std::to_string(W) + (integers ? " int" : " rand"));
+        }
+}
+
+// Pitched planes with one non-finite operand per plane at every position in turn, the other
+// planes of the channel finite: a tap reaching it from the padding side stays skipped (no NaN from
+// 0 * inf), the channel's other taps keep their bits (same as the scalar spelling, the reference
+// where it is finite).
+TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
+    for (const int64_t H : {7, 6, 8})
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const Case c{"pitched_inf", 3, H * 7, H, 7, 1};
+            Data d = makeData(c, dt, 1700 + static_cast<uint64_t>(H), false);
+            const DwShape s = shapeOf(c);
+            auto put = [&](Operand &o, int64_t i, double v) {
+                o.value[static_cast<size_t>(i)] = v;
+                const auto f = static_cast<float>(v);
+                if (dt == Dt::F32) {
+                    std::memcpy(o.bytes.data() + i * 4, &f, 4);
+                } else {
+                    const uint16_t h = acp::float_to_bf16(f);
+                    std::memcpy(o.bytes.data() + i * 2, &h, 2);
+                }
+            };
+            const int64_t P = H * 7;
+            for (int64_t ch = 0; ch < s.C; ++ch) {  // image 0: gradient position ch; image 1: input position ch; image 2 finite
+                put(d.dy, ch * P + ch, ch % 2 ? -INFINITY : INFINITY);
+                put(d.x, (s.C + ch) * P + ch, ch % 3 ? INFINITY : NAN);
+            }
+            for (int64_t t = 0; t < 9; ++t) put(d.w, t * 10, t % 2 ? INFINITY : -INFINITY);  // channel t: tap t
+            const cref::Grads ref = cref::backward(refConv(c), d.dy.value, d.x.value, d.w.value);
+            // the taps of a channel that no non-finite operand reaches stay finite: some must
+            size_t finite = 0;
+            for (const double v : ref.gradWeight) finite += std::isfinite(v) ? 1 : 0;
+            EXPECT_GT(finite, 0u);
+            checkCase(c, dt, d, false, {3}, " pitched non-finite H " + std::to_string(H));
+        }
+}
+
+// BF16 gradInput is rounded by the CPU's vcvtneps2bf16 (which reads subnormals as zero) only in
+// planes whose sums cannot be subnormal (gradient and weights 0 or >= 2^-56): planes of tiny values
+// whose sums are subnormal keep them (the integer rounding, same bytes as the scalar spelling), and
+// values at the bound (exponent 2^-56, any mantissa and sign) take the CPU's rounding with the same
+// bytes. Both kinds of plane side by side in one tensor, at stride 1 (pitched, flattened, by rows)
+// and stride 2.
+TEST(DwDirect, Bf16RoundingOfTinySums) {
+    if (!hasAvx512()) GTEST_SKIP() << "no AVX-512: one spelling only";
+    auto put = [](Operand &o, int64_t i, double v) {
+        const uint16_t h = acp::float_to_bf16(static_cast<float>(v));
+        o.value[static_cast<size_t>(i)] = acp::bf16_to_float(h);
+        std::memcpy(o.bytes.data() + i * 2, &h, 2);
+    };
+    uint64_t seed = 2100;
+    for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1},
+                          Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
+        for (const bool bound : {false, true}) {
+            const DwShape s = shapeOf(c);
+            Data d = makeData(c, Dt::BF16, seed++, false);
+            acltest::Rng rng(seed++);
+            const int64_t Po = s.Ho * s.Wo;
+            // odd channels keep their values; even ones: tiny (sums ~2^-130) or at the bound
+            auto scaled = [&](double v, double tinyScale) {
+                if (!bound) return v * tinyScale;
+                const double m = 1.0 + static_cast<double>(static_cast<int>(rng.uniform(0.0, 128.0))) / 128.0;
+                return (v < 0 ? -m : m) * std::ldexp(1.0, -56);
+            };
+            for (int64_t q = 0; q < s.N * s.C; ++q) {
+                if (q % s.C % 2 != 0) continue;
+                for (int64_t i = 0; i < Po; ++i) put(d.dy, q * Po + i, scaled(d.dy.value[static_cast<size_t>(q * Po + i)], std::ldexp(1.0, -75)));
+            }
+            for (int64_t ch = 0; ch < s.C; ch += 2)
+                for (int64_t t = 0; t < 9; ++t) put(d.w, ch * 9 + t, scaled(d.w.value[static_cast<size_t>(ch * 9 + t)], std::ldexp(1.0, -55)));
+            const Out sc = runDirect(c, Dt::BF16, true, d.dy, d.x, d.w, 1, false, 2);
+            const Out av = runDirect(c, Dt::BF16, true, d.dy, d.x, d.w, 1, true, 2);
+            EXPECT_EQ(av.dx, sc.dx) << c.name << (bound ? " bound" : " tiny");
+            // the tiny planes do have subnormal results (what the CPU's rounding would have lost)
+            size_t subnormal = 0;
+            for (size_t i = 0; i + 1 < sc.dx.size(); i += 2) {
+                const uint16_t h = static_cast<uint16_t>(sc.dx[i] | sc.dx[i + 1] << 8);
+                subnormal += (h & 0x7f80) == 0 && (h & 0x7f) != 0 ? 1 : 0;
+            }
+            if (!bound) {
+                EXPECT_GT(subnormal, 0u) << c.name;
+            } else {
+                EXPECT_EQ(subnormal, 0u) << c.name;
+            }
+        }
+}
+
 TEST(DwDirect, SameBytesAtAnyThreadCount) {
-    for (const Case &c : {kCases[0], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23]})
+    for (const Case &c : {kCases[0], kCases[1], kCases[2], kCases[10], kCases[11], kCases[13], kCases[14], kCases[23], Case{"pitched_flush", 37, 9, 7, 7, 1}})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             const Data d = makeData(c, dt, 7, false);
             const bool avx = hasAvx512();
