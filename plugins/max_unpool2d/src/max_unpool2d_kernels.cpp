@@ -6,7 +6,9 @@
 // when the output is large). Everything else (1/2-byte elements, strided views, run tails) takes
 // typed scalar loops with the same range check. Elements are copied as bit patterns.
 //
-// Work is split with a static partition into (plane, row block) items (gather) or planes (scatter).
+// Work is split into (plane, row block) items (gather) or planes (scatter), taken by whichever thread
+// is free (TBB's auto partitioner): with a static split, a thread that stalled - a preempted virtual
+// CPU - left its half waiting (medians of the 32x64x112x112 gathers 5-25 % lower this way).
 // A bad index is recorded as an atomic minimum of its row-major position; items that start after
 // the minimum found so far are skipped, which never changes the minimum: the reported position is
 // the first bad one whatever the thread count or scheduling.
@@ -334,7 +336,7 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
         if (stream) store_fence();  // order the non-temporal stores before the task completes
 #endif
     };
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes * rb), body, tbb::static_partitioner());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes * rb), body, tbb::auto_partitioner());
 
     const int64_t pos = first_bad.load();
     if (pos == kNone) return {};
@@ -373,7 +375,7 @@ BadIndex ScatterKernel::run(const void *src, View4 sv, const void *idx, View4 iv
         if (stream) store_fence();
 #endif
     };
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes), body, tbb::static_partitioner());
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes), body, tbb::auto_partitioner());
     const int64_t pos = first_bad.load();
     if (pos == kNone) return {};
     return {pos, index_value(idx, iv, s, idx64_, pos)};
