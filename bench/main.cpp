@@ -85,7 +85,7 @@ int run(int argc, char **argv) {
 
     const std::string loadStart = load_average();
     std::cout << "aclnn-cpu-bench  " << started << "  " << cpu_model() << " (" << std::thread::hardware_concurrency()
-              << " cpus)  threads=" << o.threads << " reps=" << o.reps << " warmup=" << o.warmup
+              << " cpus)  threads=" << o.threads << " reps=" << o.reps << " warmup=" << o.warmup << (o.rounds > 1 ? " rounds=" + std::to_string(o.rounds) : std::string())
               << (o.quick ? " quick" : "") << "  load " << loadStart << "\n";
     Roofline roof;
     if (!o.noRoofline) {

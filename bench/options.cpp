@@ -34,7 +34,11 @@ void usage(std::ostream &os) {
           "  --filter SUBSTR   run only cases whose id contains SUBSTR (case-insensitive; repeatable,\n"
           "                    a case runs if it matches any). id = op/shape[/variant]/dtype/product\n"
           "  --reps N          timed repetitions per case (default 10, 5 with --quick; >= 5 recommended)\n"
-          "  --warmup N        untimed runs before timing (default 1)\n"
+          "  --warmup N        untimed runs before timing (default 1; with --rounds, before each round)\n"
+          "  --rounds N        split each case's repetitions into N rounds, one round of every case\n"
+          "                    after the other (default 1): the minimum then comes from the quietest\n"
+          "                    moment of the whole run, not of one case's few milliseconds (noisy\n"
+          "                    machines, virtual CPUs). Every selected case stays allocated meanwhile\n"
           "  --threads N       library threads (aclInit config), PyTorch threads and roofline threads\n"
           "                    (default 2)\n"
           "  --quick           small smoke-test cases only (CI); shorter roofline\n"
@@ -72,6 +76,8 @@ Options parse_options(int argc, char **argv) {
         } else if (a == "--reps") {
             o.reps = parse_int(a, value(), 1);
             o.repsGiven = true;
+        } else if (a == "--rounds") {
+            o.rounds = parse_int(a, value(), 1);
         } else if (a == "--warmup") {
             o.warmup = parse_int(a, value(), 0);
         } else if (a == "--threads") {
@@ -105,6 +111,8 @@ Options parse_options(int argc, char **argv) {
         }
     }
     if (o.quick && !o.repsGiven) o.reps = 5;
+    if (o.rounds > o.reps) usage_error("--rounds " + std::to_string(o.rounds) + " needs at least as many --reps (given " +
+                                       std::to_string(o.reps) + ")");
     if (o.python.empty()) {
         const char *env = std::getenv("ACLNN_CPU_BENCH_PYTHON");
         o.python = env && *env ? env : kDefaultPython;

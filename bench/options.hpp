@@ -15,6 +15,7 @@ struct Options {
     int reps = 10;
     bool repsGiven = false;
     int warmup = 1;
+    int rounds = 1;  // the timed repetitions split into rounds over all selected cases
     int threads = 2;
     std::vector<std::string> filters;
     bool quick = false;

@@ -66,8 +66,9 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     for (size_t x : w) total += x + 2;
     os << std::string(total - 2, '-') << "\n";
     for (const auto &row : rows) line(row);
-    os << "\nmin/med ms: min and median of " << o.reps << " timed runs (after " << o.warmup
-       << " warm-up), phase 2 + stream sync; ws: workspace bytes\n"
+    os << "\nmin/med ms: min and median of " << o.reps << " timed runs (after " << o.warmup << " warm-up"
+       << (o.rounds > 1 ? " in each of " + std::to_string(o.rounds) + " rounds over all cases" : std::string())
+       << "), phase 2 + stream sync; ws: workspace bytes\n"
           "rate: bytes (inputs read + outputs written) or FLOPs per min time; %limit: of the copy bandwidth\n"
           "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; speedup = PyTorch median / our median\n";
     bool anyTorchErr = false;
@@ -105,7 +106,7 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
     std::ofstream f(path);
     f << "{\n  \"tool\": \"aclnn-cpu-bench\",\n  \"format\": 1,\n  \"started\": " << json_str(started)
       << ",\n  \"host\": {\"cpu\": " << json_str(cpu_model()) << ", \"cpus\": " << std::thread::hardware_concurrency()
-      << ", \"loadavg_at_start\": " << json_str(loadStart) << ", \"loadavg_at_end\": " << json_str(load_average()) << "},\n  \"options\": {\"reps\": " << o.reps << ", \"warmup\": " << o.warmup << ", \"threads\": " << o.threads
+      << ", \"loadavg_at_start\": " << json_str(loadStart) << ", \"loadavg_at_end\": " << json_str(load_average()) << "},\n  \"options\": {\"reps\": " << o.reps << ", \"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds << ", \"threads\": " << o.threads
       << ", \"quick\": " << (o.quick ? "true" : "false") << ", \"filters\": [";
     for (size_t i = 0; i < o.filters.size(); ++i) f << (i ? ", " : "") << json_str(o.filters[i]);
     f << "]},\n  \"roofline\": ";

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "format.hpp"
@@ -26,25 +27,7 @@ std::string write_config(const fs::path &dir, const std::string &product, int th
     return p.string();
 }
 
-void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, size_t index, size_t total) {
-    r.ms.clear();
-    try {
-        Prepared p(stream);
-        c.prepare(p);
-        if (!p.planned()) throw CallError(c.id(), -1, "prepare() did not plan an executor (BENCH_PLAN missing)");
-        for (int i = 0; i < o.warmup; ++i) p.run();
-        for (int i = 0; i < o.reps; ++i) {
-            const auto t0 = Clock::now();
-            p.run();
-            r.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        }
-        r.workspace = p.workspace_bytes();
-        r.status = "ok";
-    } catch (const std::exception &e) {
-        r.status = "FAIL";
-        r.message = one_line(e.what());
-        r.ms.clear();
-    }
+void report_case(const Case &c, const Result &r, size_t index, size_t total) {
     char head[32];
     std::snprintf(head, sizeof head, "[%zu/%zu] ", index, total);
     std::cerr << head << c.id() << "  ";
@@ -52,6 +35,76 @@ void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, si
         std::cerr << "min " << fmt_ms(r.min()) << " ms  median " << fmt_ms(r.median()) << " ms\n";
     else
         std::cerr << "FAIL: " << r.message << "\n";
+}
+
+void fail(Result &r, const std::exception &e) {
+    r.status = "FAIL";
+    r.message = one_line(e.what());
+    r.ms.clear();
+}
+
+// `warmup` untimed runs, then `reps` timed ones appended to r.ms.
+void time_runs(Prepared &p, int warmup, int reps, Result &r) {
+    for (int i = 0; i < warmup; ++i) p.run();
+    for (int i = 0; i < reps; ++i) {
+        const auto t0 = Clock::now();
+        p.run();
+        r.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+}
+
+std::unique_ptr<Prepared> prepare(const Case &c, aclrtStream stream) {
+    auto p = std::make_unique<Prepared>(stream);
+    c.prepare(*p);
+    if (!p->planned()) throw CallError(c.id(), -1, "prepare() did not plan an executor (BENCH_PLAN missing)");
+    return p;
+}
+
+void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, size_t index, size_t total) {
+    r.ms.clear();
+    try {
+        std::unique_ptr<Prepared> p = prepare(c, stream);
+        time_runs(*p, o.warmup, o.reps, r);
+        r.workspace = p->workspace_bytes();
+        r.status = "ok";
+    } catch (const std::exception &e) {
+        fail(r, e);
+    }
+    report_case(c, r, index, total);
+}
+
+// --rounds: every case prepared first, then round k times reps_k runs of each case in turn (after
+// its warm-up runs), so that each case's samples spread over the whole run.
+void run_rounds(std::vector<Result *> &rs, aclrtStream stream, const Options &o, size_t &counter, size_t total,
+                const std::function<void(Result &)> &after) {
+    std::vector<std::unique_ptr<Prepared>> ps(rs.size());
+    for (size_t i = 0; i < rs.size(); ++i) {
+        rs[i]->ms.clear();
+        try {
+            ps[i] = prepare(*rs[i]->c, stream);
+            rs[i]->workspace = ps[i]->workspace_bytes();
+            rs[i]->status = "ok";
+        } catch (const std::exception &e) {
+            fail(*rs[i], e);
+        }
+    }
+    for (int k = 0; k < o.rounds; ++k) {
+        const int reps = o.reps / o.rounds + (k < o.reps % o.rounds ? 1 : 0);
+        for (size_t i = 0; i < rs.size(); ++i) {
+            if (!ps[i]) continue;
+            try {
+                time_runs(*ps[i], o.warmup, reps, *rs[i]);
+            } catch (const std::exception &e) {
+                fail(*rs[i], e);
+                ps[i].reset();
+            }
+        }
+    }
+    ps.clear();
+    for (Result *r : rs) {
+        report_case(*r->c, *r, ++counter, total);
+        if (after) after(*r);
+    }
 }
 
 }  // namespace
@@ -84,9 +137,13 @@ std::string run_in_process(const std::string &product, std::vector<Result *> &rs
     }
     const char *socp = aclrtGetSocName();
     const std::string soc = socp ? socp : "";
-    for (Result *r : rs) {
-        run_case(*r->c, stream, o, *r, ++counter, total);
-        if (after) after(*r);
+    if (o.rounds > 1) {
+        run_rounds(rs, stream, o, counter, total, after);
+    } else {
+        for (Result *r : rs) {
+            run_case(*r->c, stream, o, *r, ++counter, total);
+            if (after) after(*r);
+        }
     }
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
@@ -109,7 +166,7 @@ std::string run_in_child(const std::string &product, std::vector<Result *> &rs, 
     const std::string out = (tmp / ("child-" + product + ".tsv")).string();
     std::vector<std::string> args = {self_exe(),  "--child-product", product, "--child-out", out,
                                      "--reps",    std::to_string(o.reps),     "--warmup",    std::to_string(o.warmup),
-                                     "--threads", std::to_string(o.threads),
+                                     "--threads", std::to_string(o.threads),   "--rounds",    std::to_string(o.rounds),
                                      "--child-progress", std::to_string(counter) + "/" + std::to_string(total)};
     if (o.quick) args.push_back("--quick");
     for (const std::string &f : o.filters) {
