@@ -124,6 +124,16 @@ DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, in
 // from the gradient rows they meet. Input row 2k meets gradient row k (tap row 1), row 2k + 1 rows
 // k + 1 (tap row 0) and k (tap row 2); even columns take tap column 1 at j, odd ones tap column 0 at
 // j + 1 and 2 at j. Row k is read once for both input rows.
+// One tap row t of a gradient row (j: its columns, j1: those at j + 1) into an input row's even
+// columns e (tap (t, 1) at j) and odd columns o (tap (t, 0) at j + 1, then (t, 2) at j); wt: the
+// row's three weights.
+DWD_AVX __attribute__((always_inline)) inline void s2_row_taps(const __m512 *wt, __m512 j, __m512 j1, __mmask16 ke,
+                                                                __mmask16 ko, __mmask16 ko1, __m512 &e, __m512 &o) {
+    e = _mm512_mask3_fmadd_ps(wt[1], j, e, ke);
+    o = _mm512_mask3_fmadd_ps(wt[0], j1, o, ko1);
+    o = _mm512_mask3_fmadd_ps(wt[2], j, o, ko);
+}
+
 // gi_s2_avx for gradient rows of at most a vector (Wo <= 16, one step per row): the masks once per
 // plane, and each gradient row loaded once (row k + 1 of input rows 2k + 1 is row k of 2k + 2).
 // Same taps in the same order.
@@ -140,22 +150,17 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Plan
     load_pair<BF16>(p, p.gy, 0, ke, ko1, a0, a1);
     for (int64_t k = 0; 2 * k < p.H; ++k) {
         const int64_t at = first + 2 * k * p.W;
-        __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
-        __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
-        o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+        __m512 e = zero, o = zero;
+        s2_row_taps(wv + 3, a0, a1, ke, ko, ko1, e, o);
         store_even_odd<OUT_BF16>(dx, at, km, e, o);
         if (2 * k + 1 >= p.H) break;
         e = zero, o = zero;
         __m512 b0 = zero, b1 = zero;
         if (k + 1 < p.Ho) {
             load_pair<BF16>(p, p.gy + (k + 1) * p.Wo, 0, ke, ko1, b0, b1);
-            e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
-            o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
-            o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
+            s2_row_taps(wv, b0, b1, ke, ko, ko1, e, o);
         }
-        e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
-        o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
-        o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+        s2_row_taps(wv + 6, a0, a1, ke, ko, ko1, e, o);
         store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
         a0 = b0, a1 = b1;
     }
@@ -181,22 +186,17 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, co
             const int64_t at = first + 2 * k * p.W + 2 * j0;
             __m512 a0, a1;
             load_pair<BF16>(p, r0, j0, ke, ko1, a0, a1);
-            __m512 e = _mm512_mask3_fmadd_ps(wv[4], a0, zero, ke);
-            __m512 o = _mm512_mask3_fmadd_ps(wv[3], a1, zero, ko1);
-            o = _mm512_mask3_fmadd_ps(wv[5], a0, o, ko);
+            __m512 e = zero, o = zero;
+            s2_row_taps(wv + 3, a0, a1, ke, ko, ko1, e, o);
             store_even_odd<OUT_BF16>(dx, at, km, e, o);
             if (!odd_row) continue;
             e = zero, o = zero;
             if (below) {
                 __m512 b0, b1;
                 load_pair<BF16>(p, r1, j0, ke, ko1, b0, b1);
-                e = _mm512_mask3_fmadd_ps(wv[1], b0, e, ke);
-                o = _mm512_mask3_fmadd_ps(wv[0], b1, o, ko1);
-                o = _mm512_mask3_fmadd_ps(wv[2], b0, o, ko);
+                s2_row_taps(wv, b0, b1, ke, ko, ko1, e, o);
             }
-            e = _mm512_mask3_fmadd_ps(wv[7], a0, e, ke);
-            o = _mm512_mask3_fmadd_ps(wv[6], a1, o, ko1);
-            o = _mm512_mask3_fmadd_ps(wv[8], a0, o, ko);
+            s2_row_taps(wv + 6, a0, a1, ke, ko, ko1, e, o);
             store_even_odd<OUT_BF16>(dx, at + p.W, km, e, o);
         }
     }

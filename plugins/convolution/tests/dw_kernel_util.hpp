@@ -28,21 +28,24 @@ struct Operand {
     std::vector<uint8_t> bytes;
     std::vector<double> value;
 };
+// Element i = v stored in dt (BF16: rounded), its value the stored one.
+inline void setElement(Operand &o, Dt dt, int64_t i, double v) {
+    const auto f = static_cast<float>(v);
+    if (dt == Dt::F32) {
+        std::memcpy(o.bytes.data() + i * 4, &f, 4);
+        o.value[static_cast<size_t>(i)] = f;
+    } else {
+        const uint16_t h = acp::float_to_bf16(f);
+        std::memcpy(o.bytes.data() + i * 2, &h, 2);
+        o.value[static_cast<size_t>(i)] = acp::bf16_to_float(h);
+    }
+}
 inline Operand makeOperand(int64_t n, Dt dt, acltest::Rng &rng, bool integers) {
     Operand o;
     o.bytes.resize(static_cast<size_t>(n) * (dt == Dt::F32 ? 4 : 2));
     o.value.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-        const float f = integers ? static_cast<float>(rng.integer(-4, 4)) : static_cast<float>(rng.uniform(-1.0, 1.0));
-        if (dt == Dt::F32) {
-            std::memcpy(o.bytes.data() + i * 4, &f, 4);
-            o.value[static_cast<size_t>(i)] = f;
-        } else {
-            const uint16_t h = acp::float_to_bf16(f);
-            std::memcpy(o.bytes.data() + i * 2, &h, 2);
-            o.value[static_cast<size_t>(i)] = acp::bf16_to_float(h);
-        }
-    }
+    for (int64_t i = 0; i < n; ++i)
+        setElement(o, dt, i, integers ? static_cast<float>(rng.integer(-4, 4)) : static_cast<float>(rng.uniform(-1.0, 1.0)));
     return o;
 }
 

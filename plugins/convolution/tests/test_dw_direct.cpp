@@ -182,16 +182,7 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             Data d = makeData(c, dt, 900, false);
             const DwShape s = shapeOf(c);
-            auto put = [&](Operand &o, int64_t i, double v) {
-                o.value[static_cast<size_t>(i)] = v;
-                const auto f = static_cast<float>(v);
-                if (dt == Dt::F32) {
-                    std::memcpy(o.bytes.data() + i * 4, &f, 4);
-                } else {
-                    const uint16_t h = acp::float_to_bf16(f);
-                    std::memcpy(o.bytes.data() + i * 2, &h, 2);
-                }
-            };
+            auto put = [&](Operand &o, int64_t i, double v) { setElement(o, dt, i, v); };
             const double inf = INFINITY;
             for (int64_t ch = 0; ch < s.N * s.C; ++ch) {
                 const int64_t gy = ch * s.Ho * s.Wo, gx = ch * s.H * s.W;
@@ -237,16 +228,7 @@ TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
             const Case c{"pitched_inf", 3, H * 7, H, 7, 1};
             Data d = makeData(c, dt, 1700 + static_cast<uint64_t>(H), false);
             const DwShape s = shapeOf(c);
-            auto put = [&](Operand &o, int64_t i, double v) {
-                o.value[static_cast<size_t>(i)] = v;
-                const auto f = static_cast<float>(v);
-                if (dt == Dt::F32) {
-                    std::memcpy(o.bytes.data() + i * 4, &f, 4);
-                } else {
-                    const uint16_t h = acp::float_to_bf16(f);
-                    std::memcpy(o.bytes.data() + i * 2, &h, 2);
-                }
-            };
+            auto put = [&](Operand &o, int64_t i, double v) { setElement(o, dt, i, v); };
             const int64_t P = H * 7;
             for (int64_t ch = 0; ch < s.C; ++ch) {  // image 0: gradient position ch; image 1: input position ch; image 2 finite
                 put(d.dy, ch * P + ch, ch % 2 ? -INFINITY : INFINITY);
@@ -270,11 +252,7 @@ TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
 // and stride 2.
 TEST(DwDirect, Bf16RoundingOfTinySums) {
     if (!hasAvx512()) GTEST_SKIP() << "no AVX-512: one spelling only";
-    auto put = [](Operand &o, int64_t i, double v) {
-        const uint16_t h = acp::float_to_bf16(static_cast<float>(v));
-        o.value[static_cast<size_t>(i)] = acp::bf16_to_float(h);
-        std::memcpy(o.bytes.data() + i * 2, &h, 2);
-    };
+    auto put = [](Operand &o, int64_t i, double v) { setElement(o, Dt::BF16, i, v); };
     uint64_t seed = 2100;
     for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1},
                           Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
