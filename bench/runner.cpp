@@ -60,21 +60,9 @@ std::unique_ptr<Prepared> prepare(const Case &c, aclrtStream stream) {
     return p;
 }
 
-void run_case(const Case &c, aclrtStream stream, const Options &o, Result &r, size_t index, size_t total) {
-    r.ms.clear();
-    try {
-        std::unique_ptr<Prepared> p = prepare(c, stream);
-        time_runs(*p, o.warmup, o.reps, r);
-        r.workspace = p->workspace_bytes();
-        r.status = "ok";
-    } catch (const std::exception &e) {
-        fail(r, e);
-    }
-    report_case(c, r, index, total);
-}
-
-// --rounds: every case prepared first, then round k times reps_k runs of each case in turn (after
-// its warm-up runs), so that each case's samples spread over the whole run.
+// The cases of rs: every one prepared first, then in round k reps_k timed runs of each case in turn
+// (after its warm-up runs), so that with --rounds each case's samples spread over the whole run.
+// (Without, run_in_process passes one case at a time: prepared, timed and freed before the next.)
 void run_rounds(std::vector<Result *> &rs, aclrtStream stream, const Options &o, size_t &counter, size_t total,
                 const std::function<void(Result &)> &after) {
     std::vector<std::unique_ptr<Prepared>> ps(rs.size());
@@ -141,8 +129,8 @@ std::string run_in_process(const std::string &product, std::vector<Result *> &rs
         run_rounds(rs, stream, o, counter, total, after);
     } else {
         for (Result *r : rs) {
-            run_case(*r->c, stream, o, *r, ++counter, total);
-            if (after) after(*r);
+            std::vector<Result *> one{r};
+            run_rounds(one, stream, o, counter, total, after);
         }
     }
     aclrtDestroyStream(stream);

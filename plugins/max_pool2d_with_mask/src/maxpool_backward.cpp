@@ -694,7 +694,8 @@ MPOOL_AVX512 int64_t parity_row(const BackwardPlan &P, const void *grow, const u
     constexpr int KW = K3 ? 3 : 2;
     // k2's four compare operands stay in registers; k3's nine come from the plan's table
     __m512i off2[4];
-    for (int k = 0; k < 4; ++k) off2[k] = _mm512_set1_epi32(static_cast<int32_t>(k / 2 * g.W + k % 2));
+    if constexpr (!K3)
+        for (int k = 0; k < 4; ++k) off2[k] = _mm512_set1_epi32(static_cast<int32_t>(k / 2 * g.W + k % 2));
     const __m512i *off = K3 ? reinterpret_cast<const __m512i *>(P.pos_off) : off2;
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
     // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
