@@ -2,6 +2,9 @@
 
 #include <tbb/task_arena.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "../runtime/log.hpp"
@@ -268,7 +271,13 @@ void build_graph(aclOpExecutor &exec) {
                     }
                     const NodeSpec &n = e->nodes[static_cast<size_t>(id)];
                     t_current_node = id;
+                    const auto since = [run] {
+                        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - run->started).count();
+                    };
+                    const int64_t begin = run->times.empty() ? 0 : since();
                     const acp_status st = n.fn(n.data, run);
+                    if (!run->times.empty())
+                        run->times[static_cast<size_t>(id)] = {begin, since(), tbb::this_task_arena::current_thread_index()};
                     if (st != 0) host_fail(run, st, ("node '" + n.name + "' failed").c_str());
                     t_current_node = -1;
                     return continue_msg();
@@ -279,6 +288,45 @@ void build_graph(aclOpExecutor &exec) {
         }
     });
 }
+
+namespace {
+
+std::string ms(int64_t ns) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f ms", static_cast<double>(ns) * 1e-6);
+    return b;
+}
+
+// One line per node in the order they began (then those that did not run), and the run's total:
+// what ran when, for how long, on which arena thread.
+void report_timeline(aclOpExecutor &exec, const acp_run_ctx &run) {
+    const int64_t wall =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - run.started).count();
+    std::vector<size_t> order(exec.nodes.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const int64_t x = run.times[a].begin, y = run.times[b].begin;
+        return x >= 0 && (y < 0 || x < y);
+    });
+    const std::string head = "aclnn" + exec.op_name + " run " + std::to_string(++exec.timed_runs) + ": ";
+    std::vector<std::string> lines;
+    int64_t busy = 0;
+    for (size_t i : order) {
+        const auto &t = run.times[i];
+        if (t.begin < 0) {
+            lines.push_back(head + exec.nodes[i].name + " did not run");
+            continue;
+        }
+        busy += t.end - t.begin;
+        lines.push_back(head + exec.nodes[i].name + " at " + ms(t.begin) + " took " + ms(t.end - t.begin) + " on thread " +
+                        std::to_string(t.thread));
+    }
+    lines.push_back(head + std::to_string(exec.nodes.size()) + " nodes in " + ms(wall) + " (their times add up to " +
+                    ms(busy) + ", " + std::to_string(exec.state->threads) + " threads)");
+    log_timeline(lines);
+}
+
+}  // namespace
 
 int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size) {
     if (workspace_size < exec.workspace_size)
@@ -304,11 +352,14 @@ int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_si
     }
     if (exec.nodes.empty()) return ACLNN_SUCCESS;
     exec.current_run = &run;
+    if (exec.state->timeline) run.times.resize(exec.nodes.size());
+    run.started = std::chrono::steady_clock::now();
     exec.state->arena->execute([&] {
         exec.start->try_put(tbb::flow::continue_msg());
         exec.graph->wait_for_all();
     });
     exec.current_run = nullptr;
+    if (exec.state->timeline) report_timeline(exec, run);
     if (run.failed_node >= 0) fail(run.failure_code, run.failure_message);
     return ACLNN_SUCCESS;
 }

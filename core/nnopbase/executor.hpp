@@ -5,6 +5,7 @@
 
 #include <tbb/flow_graph.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -75,6 +76,7 @@ struct aclOpExecutor {
     std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> graph_nodes;
     std::mutex run_mutex;  // one run at a time per executor
     struct acp_run_ctx *current_run = nullptr;
+    uint64_t timed_runs = 0;  // numbers the timeline's runs of this executor
 
     ~aclOpExecutor();
 };
@@ -88,6 +90,14 @@ struct acp_run_ctx {
     int32_t failed_node = -1;
     int32_t failure_code = 0;
     std::string failure_message;
+    // The timeline (RuntimeState::timeline): per node, nanoseconds from the run's start to its begin and
+    // end (-1: did not run) and the arena thread that ran its body; each node writes its own entry.
+    struct NodeTime {
+        int64_t begin = -1, end = -1;
+        int thread = -1;
+    };
+    std::vector<NodeTime> times;  // empty without the timeline
+    std::chrono::steady_clock::time_point started;
 };
 
 namespace aclcpu {

@@ -25,6 +25,7 @@ struct Config {
     std::string product;
     int threads = 0;
     int log_level = -1;
+    int timeline = -1;  // -1: not set (the environment decides)
     std::vector<std::string> plugin_paths;
     std::map<std::string, std::string> implementations;
     std::vector<std::string> enabled_ops, disabled_ops;
@@ -66,12 +67,13 @@ Config parse_config(const std::string &path) {
         if (key == "product") c.product = v.as<std::string>();
         else if (key == "threads") c.threads = v.as<int>();
         else if (key == "log_level") c.log_level = v.as<int>();
+        else if (key == "timeline") c.timeline = v.as<bool>() ? 1 : 0;
         else if (key == "plugin_paths") c.plugin_paths = seq(v, path, "plugin_paths");
         else if (key == "enabled_ops") c.enabled_ops = seq(v, path, "enabled_ops");
         else if (key == "disabled_ops") c.disabled_ops = seq(v, path, "disabled_ops");
         else if (key == "implementations") {
             for (const auto &e : v) c.implementations[e.first.as<std::string>()] = e.second.as<std::string>();
-        } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, plugin_paths, enabled_ops, disabled_ops, implementations)");
+        } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, timeline, plugin_paths, enabled_ops, disabled_ops, implementations)");
     }
     if (c.threads < 0) throw std::runtime_error(path + ": threads must be >= 0, got " + std::to_string(c.threads));
     return c;
@@ -110,6 +112,11 @@ std::shared_ptr<const RuntimeState> build_state(const Config &c) {
     s->implementations = p->implementations;
     for (const auto &kv : c.implementations) s->implementations[kv.first] = kv.second;
     s->enabled_ops = c.enabled_ops;
+    if (c.timeline >= 0) {
+        s->timeline = c.timeline == 1;
+    } else if (const char *env = std::getenv("ACLNN_CPU_TIMELINE")) {
+        s->timeline = *env && std::string(env) != "0";
+    }
     s->disabled_ops = c.disabled_ops;
     s->generation = ++g_generation;
     return s;

@@ -24,6 +24,7 @@ struct RuntimeState {
     std::vector<std::string> plugin_paths;           // search order: installed, config, env
     std::map<std::string, std::string> implementations;  // operator -> preferred plugin (config over profile)
     std::vector<std::string> enabled_ops, disabled_ops;  // from the config file, on top of the profile
+    bool timeline = false;                           // log every run's node times (config `timeline`, env ACLNN_CPU_TIMELINE)
     uint64_t generation = 0;                         // bumps on every aclInit
 };
 

@@ -53,11 +53,19 @@ bool log_enabled(LogLevel level) {
     return level != LogLevel::None && static_cast<int>(level) >= effective_level();
 }
 
+namespace {
+std::mutex g_stderr;  // one writer at a time: lines of concurrent callers never interleave
+}  // namespace
+
 void log(LogLevel level, const std::string &message) {
     if (!log_enabled(level)) return;
-    static std::mutex m;
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(g_stderr);
     std::fprintf(stderr, "[aclnn-cpu %s] %s\n", level_name(level), message.c_str());
+}
+
+void log_timeline(const std::vector<std::string> &lines) {
+    std::lock_guard<std::mutex> lock(g_stderr);
+    for (const auto &l : lines) std::fprintf(stderr, "[aclnn-cpu TIMELINE] %s\n", l.c_str());
 }
 
 void set_config_log_level(int level) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "acl/acl_base.h"
 
@@ -18,6 +19,8 @@ ACL_FUNC_VISIBILITY void clear_error();
 
 ACL_FUNC_VISIBILITY bool log_enabled(LogLevel level);
 ACL_FUNC_VISIBILITY void log(LogLevel level, const std::string &message);
+// Timeline lines (RuntimeState::timeline): to stderr at any log level, one block at a time.
+ACL_FUNC_VISIBILITY void log_timeline(const std::vector<std::string> &lines);
 // Level from the config file; ASCEND_GLOBAL_LOG_LEVEL, when set, wins.
 ACL_FUNC_VISIBILITY void set_config_log_level(int level);
 

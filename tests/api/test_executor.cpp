@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,15 +88,16 @@ protected:
         aclrtResetDevice(0);
         coretest::RuntimeTest::TearDown();
     }
-    // Re-initializes the runtime as `product`.
-    void useProduct(const std::string &product) {
+    // Re-initializes the runtime with an aclInit config.
+    void useConfig(const std::string &yaml) {
         aclrtDestroyStream(stream_);
         stream_ = nullptr;
         ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
-        const std::string cfg = writeTempFile("product", "product: " + product + "\n");
+        const std::string cfg = writeTempFile("config", yaml);
         ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
         ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
     }
+    void useProduct(const std::string &product) { useConfig("product: " + product + "\n"); }
     aclrtStream stream_ = nullptr;
 };
 
@@ -613,6 +616,104 @@ TEST_F(ExecutorTest, OneRepeatableExecutorRunFromTwoThreads) {
     EXPECT_EQ(failures + failures_b, 0);
     EXPECT_EQ(p.gi, Problem::expected(p.go));
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+}
+
+// ---- the timeline (config `timeline`, env ACLNN_CPU_TIMELINE): each run's nodes, when, how long ----
+
+struct TimelineRun {
+    struct Node {
+        std::string name;
+        double at = -1, took = -1;
+        int thread = -1;
+    };
+    std::vector<Node> nodes;
+    int declared = -1;  // from the run's last line: "<n> nodes in <w> ms ..."
+    double wall = -1;
+};
+
+// The runs' lines of aclnnAvgPool2dBackward in `text`, by run number.
+std::map<int, TimelineRun> parseTimeline(const std::string &text) {
+    std::map<int, TimelineRun> runs;
+    const std::string head = "[aclnn-cpu TIMELINE] aclnnAvgPool2dBackward run ";
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(head, 0) != 0) continue;
+        std::istringstream l(line.substr(head.size()));
+        int run = 0;
+        char colon = 0;
+        std::string first, word;
+        l >> run >> colon >> first;
+        TimelineRun &r = runs[run];
+        if (line.find(" nodes in ") != std::string::npos) {
+            r.declared = std::stoi(first);
+            l >> word >> word >> r.wall;  // "nodes" "in" <wall>
+            continue;
+        }
+        TimelineRun::Node n;
+        n.name = first;
+        std::string at, ms1, took, ms2, on, thread;
+        l >> at >> n.at >> ms1 >> took >> n.took >> ms2 >> on >> thread >> n.thread;
+        r.nodes.push_back(n);
+    }
+    return runs;
+}
+
+TEST_F(ExecutorTest, TimelineListsEveryNodeOfEveryRun) {
+    ASSERT_NO_FATAL_FAILURE(useConfig("timeline: true\nthreads: 2\n"));
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    coretest::StderrCapture err;
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    const std::string text = err.text();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+    const auto runs = parseTimeline(text);
+    ASSERT_EQ(runs.size(), 2u) << text;
+    for (const auto &[number, r] : runs) {
+        EXPECT_TRUE(number == 1 || number == 2) << text;
+        ASSERT_GE(r.declared, 1) << text;
+        EXPECT_EQ(static_cast<int>(r.nodes.size()), r.declared) << text;
+        for (const auto &n : r.nodes) {
+            EXPECT_FALSE(n.name.empty()) << text;
+            EXPECT_GE(n.at, 0.0) << text;
+            EXPECT_GE(n.took, 0.0) << text;
+            EXPECT_LE(n.at + n.took, r.wall + 0.0015) << text;  // (each figure rounded to 0.001 ms)
+            EXPECT_TRUE(n.thread == 0 || n.thread == 1) << text;
+        }
+    }
+}
+
+TEST_F(ExecutorTest, TimelineIsOffUnlessAskedAndTheConfigWinsOverTheEnvironment) {
+    auto linesOfOneRun = [&] {
+        Problem p;
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+        coretest::StderrCapture err;
+        EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+        EXPECT_EQ(p.gi, Problem::expected(p.go));
+        return coretest::linesContaining(err.text(), "[aclnn-cpu TIMELINE]").size();
+    };
+    {
+        coretest::EnvGuard env("ACLNN_CPU_TIMELINE", std::nullopt);
+        ASSERT_NO_FATAL_FAILURE(useConfig("threads: 2\n"));
+        EXPECT_EQ(linesOfOneRun(), 0u) << "no timeline by default";
+    }
+    {
+        coretest::EnvGuard env("ACLNN_CPU_TIMELINE", "1");
+        ASSERT_NO_FATAL_FAILURE(useConfig("threads: 2\n"));
+        EXPECT_GE(linesOfOneRun(), 2u) << "ACLNN_CPU_TIMELINE=1: a node line and the run's line";
+        ASSERT_NO_FATAL_FAILURE(useConfig("timeline: false\n"));
+        EXPECT_EQ(linesOfOneRun(), 0u) << "the config's timeline: false wins over the environment";
+    }
+    {
+        coretest::EnvGuard env("ACLNN_CPU_TIMELINE", "0");
+        ASSERT_NO_FATAL_FAILURE(useConfig("threads: 2\n"));
+        EXPECT_EQ(linesOfOneRun(), 0u) << "ACLNN_CPU_TIMELINE=0";
+    }
 }
 
 }  // namespace
