@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include <algorithm>
 #include <array>
@@ -366,17 +367,25 @@ std::unordered_map<int, memory> data_args(const DnnlState &s, const memory &a, c
 
 namespace {
 
+// How many blocks of c channels a pass split by channels takes, or 0: whole blocks of oneDNN's
+// vector blocking (16 channels) each; up to 4, and for spatial kernels up to 16 of at least 32
+// channels (1x1 ones are a GEMM per block: thinner ones ran slower). dInput and dWeight are two
+// nodes on the same threads, each a loop over its blocks: the finer the blocks, the shorter one
+// thread waits at the end for the other's last block (16 blocks instead of 4: VGG-19's 14x14 and
+// ResNet-50's 7x7 3x3 layers -7 to -9 %, measured on this machine). Decided by the shape only.
+int64_t channel_blocks(const Geometry &g, int64_t c) {
+    for (int64_t b = g.k_size() > 1 ? 16 : 4; b >= 2; b /= 2)
+        if (c % b == 0 && (c / b) % 16 == 0 && (b <= 4 || c / b >= 32)) return b;
+    return 0;
+}
+
 // Result-channel blocks of a data pass, or 0 for the split by images. Where the weights outweigh
 // the activations (the 14x14 and 7x7 layers), each block is one call over the whole minibatch with
 // its slice of the weights: every weight is streamed once (not once per image or chunk), and the
-// weights' reorder is spread over the blocks instead of preceding them. Blocks of a multiple of 16
-// channels (oneDNN's vector blocking). Decided by the shape only.
+// weights' reorder is spread over the blocks instead of preceding them.
 int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
     if (g.G != 1 || !weights_dominate(g)) return 0;
-    const int64_t c = kind == DataPass::Kind::Forward ? g.OC : g.IC;
-    for (const int64_t b : {int64_t{4}, int64_t{2}})
-        if (c % b == 0 && (c / b) % 16 == 0) return b;
-    return 0;
+    return channel_blocks(g, kind == DataPass::Kind::Forward ? g.OC : g.IC);
 }
 
 // Sets up the pass by result-channel blocks when the shape calls for it and the blocked operand is
@@ -585,7 +594,7 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
                        mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * k], s.scratch_md);
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
 }
 
 bool DataPass::rounds_output() const {
@@ -650,7 +659,7 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
             }
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
 }
 
 // The operand into the blocked buffer 1, image by image in parallel (pass by channel blocks).
@@ -667,7 +676,7 @@ void DataPass::block_images(const void *a, void *const *bufs) const {
                            mem(s.a_one_blk, static_cast<uint8_t *>(bufs[1]) + nu * img_blk), nullptr, s.scratch_md);
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
 }
 
 void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
@@ -692,11 +701,11 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
             store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
     if (done && out_dt == OutDt::F32)  // every block has written its channels: each image is complete
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
             for (int64_t n = r.begin(); n < r.end(); ++n) done(n, static_cast<const float *>(out) + static_cast<size_t>(n) * s.c_image);
-        });
+        }, tbb::simple_partitioner());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -709,14 +718,10 @@ namespace {
 // wide layers: ResNet-50's 14x14 and 7x7 3x3 layers, -20 % CPU time on the 7x7 one), where the
 // batch split's full-size partials, their sum and their reorder are most of the traffic; on large
 // planes each block re-reading all of src costs more (measured on this machine: ResNet-50's 56x56
-// pointwise layers lose 10-30 % by channels). Blocks of a multiple of 16 channels (oneDNN's vector
-// blocking: a slice is whole blocks). Decided by the shape only.
-inline constexpr int64_t kWeightBlocks = 4;
+// pointwise layers lose 10-30 % by channels). Blocks as channel_blocks says.
 int64_t weight_channel_blocks(const Geometry &g) {
     if (g.G != 1 || !weights_dominate(g)) return 0;
-    for (const int64_t b : {kWeightBlocks, int64_t{2}})
-        if (g.OC % b == 0 && (g.OC / b) % 16 == 0) return b;
-    return 0;
+    return channel_blocks(g, g.OC);
 }
 
 }  // namespace
@@ -891,7 +896,7 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
             v.prim->execute(st, args);
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
         std::vector<const float *> parts;
         for (int64_t k = 0; k < chunks; ++k) parts.push_back(static_cast<const float *>(bufs[4 * k + 2]));
@@ -938,7 +943,7 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
                                      s.scratch_md);
                 }
                 st.wait();
-            });
+            }, tbb::simple_partitioner());
         } else {
             OneThread one;
             dnnl::stream st(cpu());
@@ -976,7 +981,7 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
             }
         }
         st.wait();
-    });
+    }, tbb::simple_partitioner());
 }
 
 }  // namespace conv

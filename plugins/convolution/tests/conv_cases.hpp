@@ -53,6 +53,8 @@ inline std::vector<Named> corpus() {
     v.push_back({"channel_blocks_oc64_ic20", conv2d(3, 20, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
     v.push_back({"channel_blocks_oc64_ic32", conv2d(3, 32, 64, 7, 7, 3, 3, 1, 1, 1, 1), {}});
     v.push_back({"channel_blocks_pointwise", conv2d(2, 64, 32, 3, 3, 1, 1), {}});
+    // 16 blocks of 32 input channels (dInput), 8 of 32 output channels (dWeight, forward)
+    v.push_back({"channel_blocks_16_and_8", conv2d(2, 512, 256, 4, 4, 3, 3, 1, 1, 1, 1), {}});
     v.push_back({"pointwise_plain_layout", conv2d(3, 8, 12, 9, 10, 1, 1), {}});  // FLOAT: oneDNN's GEMM on NCHW
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
