@@ -63,6 +63,8 @@ inline std::vector<Named> corpus() {
     // column stride 2, even left padding (0 and 2), odd widths: the phase split from the source rows
     v.push_back({"depthwise_sw2_pw0", conv2d(2, 6, 6, 11, 13, 3, 4, 2, 2, 2, 0, 6), {}});
     v.push_back({"depthwise_sw2_pw2", conv2d(3, 5, 5, 7, 13, 3, 5, 1, 2, 1, 2, 5), {}});
+    // own stride-1 kernel over whole flattened planes (BF16: each plane widened in the workspace)
+    v.push_back({"depthwise_3x3_w20", conv2d(2, 6, 6, 9, 20, 3, 3, 1, 1, 1, 1, 6), {}});
     v.push_back({"depthwise_multiplier2", conv2d(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 8), {}});
     {  // depthwise with dilation, asymmetric padding and unequal strides (own kernels)
         cref::Conv c = conv2d(2, 6, 6, 10, 11, 3, 5, 1, 2, 0, 0, 6);
