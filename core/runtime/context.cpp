@@ -55,6 +55,17 @@ std::vector<std::string> seq(const YAML::Node &n, const std::string &file, const
     return out;
 }
 
+// A scalar key's value as T, or one line naming the key, what it must be and what it is.
+template <class T>
+T scalar(const YAML::Node &v, const std::string &at, const std::string &key, const char *expected) {
+    try {
+        return v.as<T>();
+    } catch (const YAML::BadConversion &) {
+        throw std::runtime_error(at + ": '" + key + "' must be " + expected + ", got " +
+                                 (v.IsScalar() ? "'" + v.Scalar() + "'" : std::string("a list or mapping")));
+    }
+}
+
 Config parse_config(const std::string &path) {
     Config c;
     YAML::Node root = YAML::LoadFile(path);  // YAML::Exception on syntax errors
@@ -64,10 +75,10 @@ Config parse_config(const std::string &path) {
         const auto key = kv.first.as<std::string>();
         const auto &v = kv.second;
         const std::string at = path + ":" + std::to_string(kv.first.Mark().line + 1);
-        if (key == "product") c.product = v.as<std::string>();
-        else if (key == "threads") c.threads = v.as<int>();
-        else if (key == "log_level") c.log_level = v.as<int>();
-        else if (key == "timeline") c.timeline = v.as<bool>() ? 1 : 0;
+        if (key == "product") c.product = scalar<std::string>(v, at, key, "a profile id or SoC name");
+        else if (key == "threads") c.threads = scalar<int>(v, at, key, "an integer >= 0");
+        else if (key == "log_level") c.log_level = scalar<int>(v, at, key, "an integer from 0 to 4");
+        else if (key == "timeline") c.timeline = scalar<bool>(v, at, key, "true or false") ? 1 : 0;
         else if (key == "plugin_paths") c.plugin_paths = seq(v, path, "plugin_paths");
         else if (key == "enabled_ops") c.enabled_ops = seq(v, path, "enabled_ops");
         else if (key == "disabled_ops") c.disabled_ops = seq(v, path, "disabled_ops");

@@ -121,6 +121,17 @@ TEST_F(InitTest, BadValueTypeIsAParseError) {
     EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
     const std::string msg = takeErr();
     EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'threads' must be an integer >= 0, got 'lots'"), std::string::npos) << msg;
+}
+
+TEST_F(InitTest, TimelineMustBeTrueOrFalse) {
+    const std::string path = writeTempFile("badtimeline", "threads: 2\ntimeline: maybe\n");
+    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'timeline' must be true or false, got 'maybe'"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
 }
 
 TEST_F(InitTest, NegativeThreadsIsRejected) {
