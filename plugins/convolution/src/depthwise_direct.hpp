@@ -11,6 +11,9 @@
 //             most 8 rows (7x7): pitched vectors of two rows each (row pitch 8 lanes, pitched()),
 //             the whole plane in registers, each tap a lane shift of them; lanes masked by column
 //             and, in the first and last vectors, by row (compile-time masks, no table).
+//             BF16 gradInput of rows wider than a vector: strips of 32 columns walked down bands of
+//             16 rows, each gradient row of a strip loaded once (its even and odd columns widened
+//             from one load) and kept in registers for the three output rows that read it.
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
 //             (their taps differ), an input row pair at a time, and interleaves them on the store

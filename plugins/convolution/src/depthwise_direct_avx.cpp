@@ -285,6 +285,122 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     }
 }
 
+// BF16 stride-1 planes wider than a vector (strips(), depthwise_direct_common.hpp) in strips of 32
+// columns walked down a band of rows: each row of a strip is loaded once at its three column offsets
+// and kept in registers for the three rows that use it (the flattened plane loaded and widened every
+// tap anew, mostly across cache lines, with a mask per load). One 32-element load holds a strip's
+// even and odd columns: an even column's value in a 32-bit lane's low half, the odd one's in its
+// high half, widened by a shift or an AND (no cross-lane widening). Masks only in a row's first and
+// last strips (EDGE). The next band's rows are prefetched kStripAhead rows ahead: the strips walk
+// across the rows, which the hardware prefetchers do not follow.
+constexpr int64_t kStripAhead = 24;
+
+// One row of a strip from element r (the strip's first column): for column offset d = -1, 0, 1
+// (entry d + 1), lane i's even (x0 + 2i + d) and odd (x0 + 2i + 1 + d) columns.
+struct Row6 {
+    __m512 e[3], o[3];
+};
+
+template <bool EDGE>
+DWD_AVX __attribute__((always_inline)) inline void strip_row(const uint16_t *r, const __mmask32 kl[3], Row6 &o) {
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    DWD_UNROLL for (int d = 0; d < 3; ++d) {
+        const __m512i v = EDGE ? _mm512_maskz_loadu_epi16(kl[d], r + d - 1) : _mm512_loadu_si512(r + d - 1);
+        o.e[d] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+        o.o[d] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
+    }
+}
+
+// The lanes of a strip from column x0 (n columns left in the row): load masks per offset d (the 32
+// columns x0 + d - 1 + j inside the row), and per offset the even and odd lanes whose column is
+// inside and whose neighbour column + d - 1 is too.
+struct StripMasks {
+    __mmask32 load[3];
+    __mmask16 even[3], odd[3];
+    __mmask32 cols;  // the strip's own columns
+};
+
+inline StripMasks strip_masks(int64_t x0, int64_t n) {
+    StripMasks m;
+    const __mmask16 e = first_lanes((n + 1) / 2), o = first_lanes(n / 2);
+    m.load[0] = x0 == 0 ? first_lanes32(n + 1) & ~__mmask32{1} : first_lanes32(n + 1);
+    m.load[1] = first_lanes32(n), m.load[2] = first_lanes32(n - 1);
+    m.even[0] = x0 == 0 ? static_cast<__mmask16>(e & 0xfffe) : e, m.odd[0] = o;
+    m.even[1] = e, m.odd[1] = o;
+    m.even[2] = first_lanes(n / 2), m.odd[2] = first_lanes((n - 1) / 2);
+    m.cols = first_lanes32(n);
+    return m;
+}
+
+// Walks the strips of one plane: band by band, strip by strip, f(x0, ya, yb, edge).
+template <class F>
+DWD_AVX __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t W, F &&f) {
+    for (int64_t ya = 0; ya < H; ya += kStripBand) {
+        const int64_t yb = std::min(H, ya + kStripBand);
+        for (int64_t x0 = 0; x0 < W; x0 += kStrip) f(x0, ya, yb, x0 == 0 || x0 + kStrip >= W);  // edge: column x0 + 32 outside
+    }
+}
+
+// Prefetch of row y + kStripAhead of a strip (the lines of its first and last column) into L1;
+// n: the strip's columns.
+DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
+    if (y + kStripAhead >= H) return;
+    const uint16_t *r = col + (y + kStripAhead) * W;
+    _mm_prefetch(reinterpret_cast<const char *>(r), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(r + std::min(n, kStrip) - 1), _MM_HINT_T0);
+}
+
+// gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
+// Same taps in the same order as gi_s1_avx.
+template <bool EDGE>
+DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o, const __m512 *wa, const Row6 &r, const StripMasks &m) {
+    DWD_UNROLL for (int b = 0; b < 3; ++b) {
+        const int d = 2 - b;
+        if constexpr (EDGE) {
+            e = _mm512_mask3_fmadd_ps(wa[b], r.e[d], e, m.even[d]);
+            o = _mm512_mask3_fmadd_ps(wa[b], r.o[d], o, m.odd[d]);
+        } else {
+            e = _mm512_fmadd_ps(wa[b], r.e[d], e);
+            o = _mm512_fmadd_ps(wa[b], r.o[d], o);
+        }
+    }
+}
+
+template <bool EDGE, int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const __m512 wv[9], int64_t x0, int64_t ya, int64_t yb,
+                                                           void *dx, int64_t first) {
+    const int64_t H = p.H;
+    const StripMasks m = strip_masks(x0, p.W - x0);
+    const uint16_t *col = static_cast<const uint16_t *>(p.dy) + p.gy + x0;
+    auto row = [&](int64_t oy) DWD_AVX {
+        strip_ahead(col, oy, H, p.W, p.W - x0);
+        if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
+            _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), _MM_HINT_ET0);
+        Row6 r{};
+        if (oy < H) strip_row<EDGE>(col + oy * p.W, m.load, r);
+        return r;
+    };
+    Row6 rm = ya > 0 ? row(ya - 1) : Row6{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
+    for (int64_t y = ya; y < yb; ++y) {
+        __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
+        if (y + 1 < H) gi_taps<EDGE>(e, o, wv, r1, m);
+        gi_taps<EDGE>(e, o, wv + 3, r0, m);
+        if (y > 0) gi_taps<EDGE>(e, o, wv + 6, rm, m);
+        store_even_odd<OUT_BF16>(dx, first + y * p.W + x0, m.cols, e, o);
+        rm = r0, r0 = r1, r1 = row(y + 2);
+    }
+}
+
+template <int OUT_BF16>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_strips_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+    for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
+        if (edge) gi_strip<true, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
+        else gi_strip<false, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
+    });
+}
+
 // Pitched vectors (pitched(W), depthwise_direct_common.hpp): the permutes between two dense rows
 // and a pitched vector, and the lanes a tap may use by column.
 struct Pitch {
@@ -475,10 +591,13 @@ DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, in
         p.gy = q * p.Ho * p.Wo;
         if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) {
             if constexpr (S2) gi_s2_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
+            else if (BF16 && strips(p.W)) gi_s1_strips_avx<kOutCpu>(p, wf, dx, q * p.H * p.W);
             else if (by_rows(p.W)) gi_s1_rows_avx<BF16, kOutCpu>(p, wf, dx, q * p.H * p.W);
             else gi_s1_avx<BF16, kOutCpu>(p, m, wf, dx, q * p.H * p.W);
         } else if constexpr (S2) {
             gi_s2_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
+        } else if (BF16 && strips(p.W)) {
+            gi_s1_strips_avx<OUT_BF16>(p, wf, dx, q * p.H * p.W);
         } else if (by_rows(p.W)) {
             gi_s1_rows_avx<BF16, OUT_BF16>(p, wf, dx, q * p.H * p.W);
         } else {

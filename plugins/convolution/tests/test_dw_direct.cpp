@@ -248,13 +248,13 @@ TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
 // planes whose sums cannot be subnormal (gradient and weights 0 or >= 2^-56): planes of tiny values
 // whose sums are subnormal keep them (the integer rounding, same bytes as the scalar spelling), and
 // values at the bound (exponent 2^-56, any mantissa and sign) take the CPU's rounding with the same
-// bytes. Both kinds of plane side by side in one tensor, at stride 1 (pitched, flattened, by rows)
-// and stride 2.
+// bytes. Both kinds of plane side by side in one tensor, at stride 1 (pitched, flattened, by rows,
+// strips) and stride 2.
 TEST(DwDirect, Bf16RoundingOfTinySums) {
     if (!hasAvx512()) GTEST_SKIP() << "no AVX-512: one spelling only";
     auto put = [](Operand &o, int64_t i, double v) { setElement(o, Dt::BF16, i, v); };
     uint64_t seed = 2100;
-    for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1},
+    for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1}, Case{"tiny_w40", 2, 9, 5, 40, 1},
                           Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
         for (const bool bound : {false, true}) {
             const DwShape s = shapeOf(c);
