@@ -2,8 +2,8 @@
 // FLOAT and BF16 gradients its per-channel sums have exactly the bits of the order it documents -
 // per image row of the plane, element i into double lane i % 8 in index order, the lanes combined
 // as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), the images added in order from 0 - on image counts
-// 1 to 9 and plane sizes around the AVX-512 spelling's 16-element step. Same bytes at 1 and 2
-// threads.
+// 1 to 9 and plane sizes around the AVX-512 spelling's 16-element step, short rows and long ones
+// (kLongRow elements and more: four images side by side). Same bytes at 1 and 2 threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -65,8 +65,8 @@ std::vector<float> documented(const Grad &g, int64_t N, int64_t C, int64_t P) {
 TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
     uint64_t seed = 1;
     for (const bool bf16 : {false, true})
-        for (const int64_t N : {1, 3, 4, 5, 8, 9})
-            for (const int64_t H : {1, 4, 7, 14}) {
+        for (const int64_t N : {1, 2, 3, 4, 5, 6, 7, 8, 9})
+            for (const int64_t H : {1, 4, 7, 14, 16}) {
                 for (const int64_t W : {1, 4, 7, 14, 17}) {
                     const int64_t C = 3, P = H * W;
                     const Grad g = makeGrad(N, C, P, bf16, seed++);
