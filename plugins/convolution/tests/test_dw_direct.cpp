@@ -254,8 +254,8 @@ TEST(DwDirect, Bf16RoundingOfTinySums) {
     if (!hasAvx512()) GTEST_SKIP() << "no AVX-512: one spelling only";
     auto put = [](Operand &o, int64_t i, double v) { setElement(o, Dt::BF16, i, v); };
     uint64_t seed = 2100;
-    for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1}, Case{"tiny_w40", 2, 9, 5, 40, 1},
-                          Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
+    for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1},
+                          Case{"tiny_w40", 2, 9, 5, 40, 1}, Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
         for (const bool bound : {false, true}) {
             const DwShape s = shapeOf(c);
             Data d = makeData(c, Dt::BF16, seed++, false);
