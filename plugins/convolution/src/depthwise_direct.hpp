@@ -21,7 +21,7 @@
 //   gradInput  per input position: the taps whose gradient position is inside, in tap order
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
 //              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
-//              subnormal, bf16_sums_normal in the AVX-512 spelling: the same bits).
+//              subnormal, cpu_rounds in the AVX-512 spelling: the same bits).
 //   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
 //              its gradient position's in the vectors above - flattened, row - or, pitched, its
 //              input column's), FLOAT sums over the vectors in order, moved into double every

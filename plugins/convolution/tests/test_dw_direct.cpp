@@ -246,22 +246,25 @@ TEST(DwDirect, PitchedPlanesNonFiniteEverywhere) {
 
 // BF16 gradInput is rounded by the CPU's vcvtneps2bf16 (which reads subnormals as zero) only in
 // planes whose sums cannot be subnormal (gradient and weights 0 or >= 2^-56): planes of tiny values
-// whose sums are subnormal keep them (the integer rounding, same bytes as the scalar spelling), and
-// values at the bound (exponent 2^-56, any mantissa and sign) take the CPU's rounding with the same
-// bytes. Both kinds of plane side by side in one tensor, at stride 1 (pitched, flattened, by rows,
-// strips) and stride 2.
+// (both operands, or the gradient alone next to weights of a normal size) whose sums are subnormal
+// keep them (the integer rounding, same bytes as the scalar spelling), and values at the bound
+// (exponent 2^-56, any mantissa and sign) take the CPU's rounding with the same bytes. Both kinds
+// of plane side by side in one tensor (a task then checks its planes one by one, not all at once),
+// at stride 1 (pitched, flattened, by rows, strips) and stride 2.
 TEST(DwDirect, Bf16RoundingOfTinySums) {
     if (!hasAvx512()) GTEST_SKIP() << "no AVX-512: one spelling only";
     auto put = [](Operand &o, int64_t i, double v) { setElement(o, Dt::BF16, i, v); };
     uint64_t seed = 2100;
     for (const Case &c : {Case{"tiny_7x7", 2, 9, 7, 7, 1}, Case{"tiny_9x9", 2, 9, 9, 9, 1}, Case{"tiny_14", 2, 9, 14, 14, 1},
                           Case{"tiny_w40", 2, 9, 5, 40, 1}, Case{"tiny_s2_28", 2, 9, 28, 28, 2}})
-        for (const bool bound : {false, true}) {
+        for (const char *mode : {"tiny", "tiny gradient", "bound"}) {
+            const bool bound = std::string(mode) == "bound", gradientOnly = std::string(mode) == "tiny gradient";
             const DwShape s = shapeOf(c);
             Data d = makeData(c, Dt::BF16, seed++, false);
             acltest::Rng rng(seed++);
             const int64_t Po = s.Ho * s.Wo;
-            // odd channels keep their values; even ones: tiny (sums ~2^-130) or at the bound
+            // odd channels keep their values; even ones: tiny (sums ~2^-130: both operands tiny, or
+            // the gradient alone, its weights of a normal size) or at the bound
             auto scaled = [&](double v, double tinyScale) {
                 if (!bound) return v * tinyScale;
                 const double m = 1.0 + static_cast<double>(static_cast<int>(rng.uniform(0.0, 128.0))) / 128.0;
@@ -269,13 +272,15 @@ TEST(DwDirect, Bf16RoundingOfTinySums) {
             };
             for (int64_t q = 0; q < s.N * s.C; ++q) {
                 if (q % s.C % 2 != 0) continue;
-                for (int64_t i = 0; i < Po; ++i) put(d.dy, q * Po + i, scaled(d.dy.value[static_cast<size_t>(q * Po + i)], std::ldexp(1.0, -75)));
+                for (int64_t i = 0; i < Po; ++i)
+                    put(d.dy, q * Po + i, scaled(d.dy.value[static_cast<size_t>(q * Po + i)], std::ldexp(1.0, gradientOnly ? -100 : -75)));
             }
             for (int64_t ch = 0; ch < s.C; ch += 2)
-                for (int64_t t = 0; t < 9; ++t) put(d.w, ch * 9 + t, scaled(d.w.value[static_cast<size_t>(ch * 9 + t)], std::ldexp(1.0, -55)));
+                for (int64_t t = 0; t < 9; ++t)
+                    put(d.w, ch * 9 + t, scaled(d.w.value[static_cast<size_t>(ch * 9 + t)], std::ldexp(1.0, gradientOnly ? -30 : -55)));
             const Out sc = runDirect(c, Dt::BF16, true, d.dy, d.x, d.w, 1, false, 2);
             const Out av = runDirect(c, Dt::BF16, true, d.dy, d.x, d.w, 1, true, 2);
-            EXPECT_EQ(av.dx, sc.dx) << c.name << (bound ? " bound" : " tiny");
+            EXPECT_EQ(av.dx, sc.dx) << c.name << " " << mode;
             // the tiny planes do have subnormal results (what the CPU's rounding would have lost)
             size_t subnormal = 0;
             for (size_t i = 0; i + 1 < sc.dx.size(); i += 2) {
@@ -283,9 +288,9 @@ TEST(DwDirect, Bf16RoundingOfTinySums) {
                 subnormal += (h & 0x7f80) == 0 && (h & 0x7f) != 0 ? 1 : 0;
             }
             if (!bound) {
-                EXPECT_GT(subnormal, 0u) << c.name;
+                EXPECT_GT(subnormal, 0u) << c.name << " " << mode;
             } else {
-                EXPECT_EQ(subnormal, 0u) << c.name;
+                EXPECT_EQ(subnormal, 0u) << c.name << " " << mode;
             }
         }
 }
