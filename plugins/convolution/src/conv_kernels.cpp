@@ -27,9 +27,9 @@ double load(const uint8_t *p, int32_t dt) {
     return dt == kFloat16 ? acp::half_to_float(h) : acp::bf16_to_float(h);
 }
 
-#define CK_AVX512 __attribute__((target("avx512f")))
+#define CK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 bool has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f");
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
     return has;
 }
 // The contiguous FLOAT / BF16 rows of row_sum, 16 at a time: elements i..i+7 then i+8..i+15 go to
@@ -78,40 +78,46 @@ double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
 // Short rows overlap anyway (7x7 planes: 10 % slower side by side): one at a time below kLongRow.
 constexpr int64_t kRowsAtOnce = 4, kLongRow = 256;
 
+// Elements i .. i + 7 of a row as doubles (lanes at or past m: none loaded, zero).
 template <bool BF16>
-CK_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i) {
+CK_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 0xff) {
     __m256 f;
     if constexpr (BF16) {
-        f = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + i * 2))), 16));
+        f = _mm256_castsi256_ps(
+            _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, reinterpret_cast<const uint16_t *>(row) + i)), 16));
     } else {
-        f = _mm256_loadu_ps(reinterpret_cast<const float *>(row + i * 4));
+        f = _mm256_maskz_loadu_ps(m, reinterpret_cast<const float *>(row) + i);
     }
     return _mm512_maskz_cvtps_pd(0xff, f);
 }
 
+// R rows' lane sums: element i into lane i % 8 in index order, the last partial chunk by a masked
+// add into the lanes it reaches (was a scalar loop per element).
 template <bool BF16, int R>
-CK_AVX512 inline void rows_lanes(const uint8_t *p, int64_t gap, int64_t body, double (*lane)[8]) {
+CK_AVX512 inline void rows_lanes(const uint8_t *p, int64_t gap, int64_t n, double (*lane)[8]) {
     constexpr int64_t es = BF16 ? 2 : 4;
+    const int64_t body = n / 8 * 8;
     __m512d v[R];
     for (int k = 0; k < R; ++k) v[k] = _mm512_setzero_pd();
     for (int64_t i = 0; i < body; i += 8)
         for (int k = 0; k < R; ++k) v[k] = _mm512_add_pd(v[k], row_chunk<BF16>(p + k * gap * es, i));
+    if (body < n) {
+        const auto m = static_cast<__mmask8>((1u << (n - body)) - 1);
+        for (int k = 0; k < R; ++k) v[k] = _mm512_mask_add_pd(v[k], m, v[k], row_chunk<BF16>(p + k * gap * es, body, m));
+    }
     for (int k = 0; k < R; ++k) _mm512_storeu_pd(lane[k], v[k]);
 }
 
 template <bool BF16>
 CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
-    const int64_t es = BF16 ? 2 : 4, body = n / 16 * 16;
+    const int64_t es = BF16 ? 2 : 4;
     double acc = 0;
-    auto add_row = [&](const uint8_t *row, double *l) {  // the tail and the lanes, then the row into acc
-        for (int64_t i = body; i < n; ++i) l[i % 8] += load(row + i * es, BF16 ? kBf16 : kFloat);
-        acc += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    };
+    auto add_row = [&](const double *l) { acc += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); };
     if (n < kLongRow) {
         for (int64_t r = 0; r < count; ++r) {
             double lane[1][8];
-            rows_lanes<BF16, 1>(p + r * gap * es, gap, body, lane);
-            add_row(p + r * gap * es, lane[0]);
+            rows_lanes<BF16, 1>(p + r * gap * es, gap, n, lane);
+            add_row(lane[0]);
         }
         return acc;
     }
@@ -120,12 +126,12 @@ CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int6
         const uint8_t *first = p + r0 * gap * es;
         double lane[kRowsAtOnce][8];
         switch (rows) {
-            case 4: rows_lanes<BF16, 4>(first, gap, body, lane); break;
-            case 3: rows_lanes<BF16, 3>(first, gap, body, lane); break;
-            case 2: rows_lanes<BF16, 2>(first, gap, body, lane); break;
-            default: rows_lanes<BF16, 1>(first, gap, body, lane); break;
+            case 4: rows_lanes<BF16, 4>(first, gap, n, lane); break;
+            case 3: rows_lanes<BF16, 3>(first, gap, n, lane); break;
+            case 2: rows_lanes<BF16, 2>(first, gap, n, lane); break;
+            default: rows_lanes<BF16, 1>(first, gap, n, lane); break;
         }
-        for (int64_t k = 0; k < rows; ++k) add_row(first + k * gap * es, lane[k]);
+        for (int64_t k = 0; k < rows; ++k) add_row(lane[k]);
     }
     return acc;
 }
