@@ -869,55 +869,14 @@ void prefetch_span(const void *p, int64_t bytes) {
 }
 
 // gradWeight of channels [c0, c1) over images [n0, n1), channel by channel, each channel's images in
-// order with its lane sums in registers. A small task's planes (one contiguous span per image and
-// operand) are all fetched into L2 first: a channel's planes are an image apart, which the hardware
-// prefetchers do not follow; a large one's next plane while this one computes. A channel's vectors
-// are summed in the order the scalar spelling walks them: the same flushes, the same bytes.
-// gw_channels for pitched planes of H rows (WC: the width when known at compile time): the kernel
-// inlined into the loop over a channel's planes, its lane sums in registers from plane to plane
-// (through a call per plane they went to memory and back: 7x7 BF16 -8 %).
-template <bool BF16, int H, int WC>
-DWD_AVX void gw_pitched_channels(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs, double *out) {
-    const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
-    const bool all = (c1 - c0) * (in_plane + out_plane) * es * (n1 - n0) <= kPrefetchAll;  // as gw_channels
-    auto fetch = [&](int64_t n, int64_t ca, int64_t cb) {
-        prefetch_span(static_cast<const uint8_t *>(p.dy) + (n * C + ca) * out_plane * es, (cb - ca) * out_plane * es);
-        prefetch_span(static_cast<const uint8_t *>(p.x) + (n * C + ca) * in_plane * es, (cb - ca) * in_plane * es);
-    };
-    if (all)
-        for (int64_t n = n0; n < n1; ++n) fetch(n, c0, c1);
-    const Pitch pt = make_pitch(p.W);
-    for (int64_t c = c0; c < c1; ++c) {
-        VecSums vs{{}, &cs->sum[0][0], 0, true};
-        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
-        for (int64_t n = n0; n < n1; ++n) {
-            if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
-            p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
-            gw_s1_pitched_avx<BF16, H, WC>(p, pt, vs);
-        }
-        flush_avx(vs);
-        lanes_pairwise_avx(cs->sum, out + (c - c0) * 9);
-    }
-}
-
-template <bool BF16>
-DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
-                         double *out) {
-    if (p.s == 1 && pitched(p.H, p.W)) {
-        switch (p.H) {
-            case 1: gw_pitched_channels<BF16, 1, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 2: gw_pitched_channels<BF16, 2, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 3: gw_pitched_channels<BF16, 3, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 4: gw_pitched_channels<BF16, 4, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 5: gw_pitched_channels<BF16, 5, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 6: gw_pitched_channels<BF16, 6, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-            case 7:  // MobileNet's 7x7: offsets and masks constant
-                if (p.W == 7) gw_pitched_channels<BF16, 7, 7>(p, C, c0, c1, n0, n1, cs, out);
-                else gw_pitched_channels<BF16, 7, 0>(p, C, c0, c1, n0, n1, cs, out);
-                return;
-            default: gw_pitched_channels<BF16, 8, 0>(p, C, c0, c1, n0, n1, cs, out); return;
-        }
-    }
+// order with its lane sums in registers; plane(p, vs) adds one plane's products. A small task's
+// planes (one contiguous span per image and operand) are all fetched into L2 first: a channel's
+// planes are an image apart, which the hardware prefetchers do not follow; a large one's next plane
+// while this one computes. A channel's vectors are summed in the order the scalar spelling walks
+// them: the same flushes, the same bytes.
+template <bool BF16, class PlaneSums>
+DWD_AVX __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                                                                   ChannelSums *cs, double *out, PlaneSums &&plane) {
     const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
     const int64_t span = (c1 - c0) * (in_plane + out_plane) * es;  // bytes per image
     const bool all = span * (n1 - n0) <= kPrefetchAll;
@@ -933,14 +892,48 @@ DWD_AVX void gw_channels(Planes p, const MaskTable &m, int64_t C, int64_t c0, in
         for (int64_t n = n0; n < n1; ++n) {
             if (!all && n + 1 < n1) fetch(n + 1, c, c + 1);
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
-            if (p.s == 1 && by_rows(p.W)) gw_s1_rows_avx<BF16>(p, vs);
-            else if (p.s == 1 && p.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(p, m, vs);
-            else if (p.s == 1) gw_s1_avx<BF16>(p, m, vs);
-            else gw_s2_avx<BF16>(p, vs);
+            plane(p, vs);
         }
         flush_avx(vs);
         lanes_pairwise_avx(cs->sum, out + (c - c0) * 9);
     }
+}
+
+// Pitched planes of H rows (WC: the width when known at compile time): a loop of their own with the
+// kernel inlined, the lane sums in registers from plane to plane (through a call per plane they
+// went to memory and back: 7x7 BF16 -8 %).
+template <bool BF16, int H, int WC>
+DWD_AVX void gw_pitched_channels(const Planes &p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
+                                 double *out) {
+    const Pitch pt = make_pitch(p.W);
+    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out,
+                          [&](const Planes &q, VecSums &vs) DWD_AVX { gw_s1_pitched_avx<BF16, H, WC>(q, pt, vs); });
+}
+
+template <bool BF16>
+DWD_AVX void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                         ChannelSums *cs, double *out) {
+    if (p.s == 1 && pitched(p.H, p.W)) {
+        switch (p.H) {
+            case 1: gw_pitched_channels<BF16, 1, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 2: gw_pitched_channels<BF16, 2, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 3: gw_pitched_channels<BF16, 3, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 4: gw_pitched_channels<BF16, 4, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 5: gw_pitched_channels<BF16, 5, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 6: gw_pitched_channels<BF16, 6, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 7:  // MobileNet's 7x7: offsets and masks constant
+                if (p.W == 7) gw_pitched_channels<BF16, 7, 7>(p, C, c0, c1, n0, n1, cs, out);
+                else gw_pitched_channels<BF16, 7, 0>(p, C, c0, c1, n0, n1, cs, out);
+                return;
+            default: gw_pitched_channels<BF16, 8, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+        }
+    }
+    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) DWD_AVX {
+        if (q.s == 1 && by_rows(q.W)) gw_s1_rows_avx<BF16>(q, vs);
+        else if (q.s == 1 && q.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(q, m, vs);
+        else if (q.s == 1) gw_s1_avx<BF16>(q, m, vs);
+        else gw_s2_avx<BF16>(q, vs);
+    });
 }
 
 }  // namespace
