@@ -74,9 +74,9 @@ double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
 // dispatch per row (small planes have many short rows: 7x7 depthwise layers spent ~15 % here).
 // Up to kRowsAtOnce rows side by side: a row's vector sum is one chain of dependent adds (3 cycles
 // per 8 elements), and a long row's chain is longer than the CPU looks ahead, so one row at a time
-// ran at the add latency (FLOAT 56x56 planes: -41 %, BF16 -10 %: its widening is the limit there).
-// Short rows overlap anyway (7x7 planes: 10 % slower side by side): one at a time below kLongRow.
-constexpr int64_t kRowsAtOnce = 4, kLongRow = 256;
+// ran at the add latency (FLOAT 56x56 planes: -41 %, BF16 -10 %: its widening is the limit there;
+// 7x7 and 14x14 planes: -5 to -8 %).
+constexpr int64_t kRowsAtOnce = 4;
 
 // Elements i .. i + 7 of a row as doubles (lanes at or past m: none loaded, zero).
 template <bool BF16>
@@ -113,14 +113,6 @@ CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int6
     const int64_t es = BF16 ? 2 : 4;
     double acc = 0;
     auto add_row = [&](const double *l) { acc += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); };
-    if (n < kLongRow) {
-        for (int64_t r = 0; r < count; ++r) {
-            double lane[1][8];
-            rows_lanes<BF16, 1>(p + r * gap * es, gap, n, lane);
-            add_row(lane[0]);
-        }
-        return acc;
-    }
     for (int64_t r0 = 0; r0 < count; r0 += kRowsAtOnce) {
         const int64_t rows = std::min(kRowsAtOnce, count - r0);
         const uint8_t *first = p + r0 * gap * es;

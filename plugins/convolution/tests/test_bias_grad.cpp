@@ -2,8 +2,8 @@
 // FLOAT and BF16 gradients its per-channel sums have exactly the bits of the order it documents -
 // per image row of the plane, element i into double lane i % 8 in index order, the lanes combined
 // as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), the images added in order from 0 - on image counts
-// 1 to 9 and plane sizes around the AVX-512 spelling's 16-element step, short rows and long ones
-// (kLongRow elements and more: four images side by side). Same bytes at 1 and 2 threads.
+// 1 to 9 (the AVX-512 spelling takes four images side by side: every remainder) and plane sizes
+// around its 8-element step, up to rows of 272. Same bytes at 1 and 2 threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
