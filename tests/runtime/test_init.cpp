@@ -116,22 +116,22 @@ TEST_F(InitTest, UnknownKeyIsRejectedWithFileLineAndKey) {
     EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
 }
 
+// A scalar key of the wrong type: a parse error on one line naming the file and line, the key, what
+// it must be and what it is; nothing initialized.
 TEST_F(InitTest, BadValueTypeIsAParseError) {
-    const std::string path = writeTempFile("badvalue", "product: atlas-a2\nthreads: lots\n");
-    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
-    const std::string msg = takeErr();
-    EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'threads' must be an integer >= 0, got 'lots'"), std::string::npos) << msg;
-}
-
-TEST_F(InitTest, TimelineMustBeTrueOrFalse) {
-    const std::string path = writeTempFile("badtimeline", "threads: 2\ntimeline: maybe\n");
-    EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE);
-    const std::string msg = takeErr();
-    EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("'timeline' must be true or false, got 'maybe'"), std::string::npos) << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
-    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+    struct Bad {
+        const char *name, *yaml, *message;
+    };
+    for (const Bad &b : {Bad{"badvalue", "product: atlas-a2\nthreads: lots\n", "'threads' must be an integer >= 0, got 'lots'"},
+                         Bad{"badtimeline", "threads: 2\ntimeline: maybe\n", "'timeline' must be true or false, got 'maybe'"}}) {
+        const std::string path = writeTempFile(b.name, b.yaml);
+        EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE) << b.name;
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(b.message), std::string::npos) << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+        EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE) << b.name;
+    }
 }
 
 TEST_F(InitTest, NegativeThreadsIsRejected) {
