@@ -286,8 +286,8 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
 }
 
 // BF16 stride-1 planes wider than a vector (strips(), depthwise_direct_common.hpp) in strips of 32
-// columns walked down a band of rows: each row of a strip is loaded once at its three column offsets
-// and kept in registers for the three rows that use it (the flattened plane loaded and widened every
+// columns walked down a band of rows: each row of a strip is loaded once (two loads give its three
+// column offsets, Row4) and kept in registers for the three rows that use it (the flattened plane loaded and widened every
 // tap anew, mostly across cache lines, with a mask per load). One 32-element load holds a strip's
 // even and odd columns: an even column's value in a 32-bit lane's low half, the odd one's in its
 // high half, widened by a shift or an AND (no cross-lane widening). Masks only in a row's first and
@@ -295,39 +295,44 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
 // across the rows, which the hardware prefetchers do not follow.
 constexpr int64_t kStripAhead = 24;
 
-// One row of a strip from element r (the strip's first column): for column offset d = -1, 0, 1
-// (entry d + 1), lane i's even (x0 + 2i + d) and odd (x0 + 2i + 1 + d) columns.
-struct Row6 {
-    __m512 e[3], o[3];
+// A gradient row's columns x0 + d - 1 + j of a strip as even / odd 32-bit lanes, offsets d = 0, 1, 2:
+// e(d) lane l = column x0 + d - 1 + 2l, o(d) lane l = column x0 + d + 2l. Of the six, four differ
+// (o(0) = e(1), e(2) = o(1)): two loads, at offsets 0 and 2, give all of them. Four registers a row
+// instead of six leave room for the weights, which otherwise came from memory in every FMA.
+struct Row4 {
+    __m512 v[4];  // e(0), e(1) = o(0), e(2) = o(1), o(2)
+    DWD_AVX __attribute__((always_inline)) __m512 e(int d) const { return v[d]; }
+    DWD_AVX __attribute__((always_inline)) __m512 o(int d) const { return v[d + 1]; }
 };
 
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void strip_row(const uint16_t *r, const __mmask32 kl[3], Row6 &o) {
+DWD_AVX __attribute__((always_inline)) inline void strip_row(const uint16_t *r, const __mmask32 kl[2], Row4 &o) {
     const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
-    DWD_UNROLL for (int d = 0; d < 3; ++d) {
-        const __m512i v = EDGE ? _mm512_maskz_loadu_epi16(kl[d], r + d - 1) : _mm512_loadu_si512(r + d - 1);
-        o.e[d] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
-        o.o[d] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
+    DWD_UNROLL for (int h = 0; h < 2; ++h) {
+        const __m512i v = EDGE ? _mm512_maskz_loadu_epi16(kl[h], r + 2 * h - 1) : _mm512_loadu_si512(r + 2 * h - 1);
+        o.v[2 * h] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+        o.v[2 * h + 1] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
     }
 }
 
-// The lanes of a strip from column x0 (n columns left in the row): load masks per offset d (the 32
-// columns x0 + d - 1 + j inside the row), and per offset the even and odd lanes whose column is
-// inside and whose neighbour column + d - 1 is too.
+// The masks of a strip from column x0 (n columns left in the row): the loads' (the 32 columns
+// x0 + d - 1 + j inside the row, offsets d = 0 and 2), and the taps' whose neighbour column may lie
+// outside while the lane's own column is inside: e(0)'s lane 0 in a row's first strip (column -1),
+// and the lanes next to column W for offset 2. Lanes of columns outside the row take any taps:
+// they are never stored.
 struct StripMasks {
-    __mmask32 load[3];
-    __mmask16 even[3], odd[3];
-    __mmask32 cols;  // the strip's own columns
+    __mmask32 load[2];
+    __mmask16 left;         // e(0)
+    __mmask16 even2, odd2;  // e(2), o(2)
+    __mmask32 cols;         // the strip's own columns
 };
 
 inline StripMasks strip_masks(int64_t x0, int64_t n) {
     StripMasks m;
-    const __mmask16 e = first_lanes((n + 1) / 2), o = first_lanes(n / 2);
     m.load[0] = x0 == 0 ? first_lanes32(n + 1) & ~__mmask32{1} : first_lanes32(n + 1);
-    m.load[1] = first_lanes32(n), m.load[2] = first_lanes32(n - 1);
-    m.even[0] = x0 == 0 ? static_cast<__mmask16>(e & 0xfffe) : e, m.odd[0] = o;
-    m.even[1] = e, m.odd[1] = o;
-    m.even[2] = first_lanes(n / 2), m.odd[2] = first_lanes((n - 1) / 2);
+    m.load[1] = first_lanes32(n - 1);
+    m.left = x0 == 0 ? __mmask16{0xfffe} : kAll16;
+    m.even2 = first_lanes(n / 2), m.odd2 = first_lanes((n - 1) / 2);
     m.cols = first_lanes32(n);
     return m;
 }
@@ -353,34 +358,46 @@ DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *c
 // gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
 // Same taps in the same order as gi_s1_avx.
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o, const __m512 *wa, const Row6 &r, const StripMasks &m) {
+DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o, const __m512 *wa, const Row4 &r, const StripMasks &m) {
     DWD_UNROLL for (int b = 0; b < 3; ++b) {
         const int d = 2 - b;
         if constexpr (EDGE) {
-            e = _mm512_mask3_fmadd_ps(wa[b], r.e[d], e, m.even[d]);
-            o = _mm512_mask3_fmadd_ps(wa[b], r.o[d], o, m.odd[d]);
+            if (d == 1) {
+                e = _mm512_fmadd_ps(wa[b], r.e(d), e);
+                o = _mm512_fmadd_ps(wa[b], r.o(d), o);
+            } else {
+                e = _mm512_mask3_fmadd_ps(wa[b], r.e(d), e, d == 0 ? m.left : m.even2);
+                o = d == 0 ? _mm512_fmadd_ps(wa[b], r.o(d), o) : _mm512_mask3_fmadd_ps(wa[b], r.o(d), o, m.odd2);
+            }
         } else {
-            e = _mm512_fmadd_ps(wa[b], r.e[d], e);
-            o = _mm512_fmadd_ps(wa[b], r.o[d], o);
+            e = _mm512_fmadd_ps(wa[b], r.e(d), e);
+            o = _mm512_fmadd_ps(wa[b], r.o(d), o);
         }
     }
 }
 
 template <bool EDGE, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const __m512 wv[9], int64_t x0, int64_t ya, int64_t yb,
+DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const __m512 wvm[9], int64_t x0, int64_t ya, int64_t yb,
                                                            void *dx, int64_t first) {
     const int64_t H = p.H;
     const StripMasks m = strip_masks(x0, p.W - x0);
+    // The weights as register copies (the empty asm makes each one a value the compiler cannot
+    // reload from wvm): folded from memory into the FMAs they cost a load per tap (112x112 13 %).
+    __m512 wv[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        wv[t] = wvm[t];
+        asm("" : "+v"(wv[t]));
+    }
     const uint16_t *col = static_cast<const uint16_t *>(p.dy) + p.gy + x0;
     auto row = [&](int64_t oy) DWD_AVX {
         strip_ahead(col, oy, H, p.W, p.W - x0);
         if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
             _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), _MM_HINT_ET0);
-        Row6 r{};
+        Row4 r{};
         if (oy < H) strip_row<EDGE>(col + oy * p.W, m.load, r);
         return r;
     };
-    Row6 rm = ya > 0 ? row(ya - 1) : Row6{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
+    Row4 rm = ya > 0 ? row(ya - 1) : Row4{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
     for (int64_t y = ya; y < yb; ++y) {
         __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
         if (y + 1 < H) gi_taps<EDGE>(e, o, wv, r1, m);

@@ -98,27 +98,33 @@ struct Out {
     std::vector<uint8_t> dx, dw;
 };
 
-// One run of a depthwise kernel (conv::DwBlocked or conv::DwDirect) over shape s with the outputs of
-// `mask` (bit 0 dx, 1 dw), on `threads` threads; unselected outputs stay canary bytes. scratchFill:
-// the scratch bytes before the run (0xff: NaN floats, so that a read of unwritten scratch shows).
+// One run of a depthwise kernel (conv::DwBlocked or conv::DwDirect) on io's tensors, on `threads`
+// threads. scratchFill: the scratch bytes before the run (0xff: NaN floats, so that a read of
+// unwritten scratch shows).
+template <class Kernel>
+void runIo(const Kernel &k, const conv::DwBlocked::Io &io, bool avx, int threads, uint8_t scratchFill) {
+    const int slots = threads + 1;
+    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64, scratchFill);
+    auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+    tbb::task_arena arena(threads);
+    arena.execute([&] { k.run(io, aligned, slots, avx); });
+}
+
+// One run over shape s with the outputs of `mask` (bit 0 dx, 1 dw); unselected outputs stay canary bytes.
 template <class Kernel>
 Out runPass(const Kernel &k, const conv::DwShape &s, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w,
             int mask, bool avx, int threads, uint8_t scratchFill) {
     Out o;
     o.dx.assign(static_cast<size_t>(s.N * s.C * s.H * s.W) * (dxBf16 ? 2 : 4), kCanary);
     o.dw.assign(static_cast<size_t>(s.C * s.kh * s.kw) * 4, kCanary);
-    const int slots = threads + 1;
-    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64, scratchFill);
-    auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     conv::DwBlocked::Io io;
     io.dy = dy.bytes.data(), io.x = x.bytes.data(), io.w = w.bytes.data();
     io.dx = mask & 1 ? o.dx.data() : nullptr;
     io.dx_bf16 = dxBf16;
     io.dw = mask & 2 ? reinterpret_cast<float *>(o.dw.data()) : nullptr;
-    // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
-    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
-    tbb::task_arena arena(threads);
-    arena.execute([&] { k.run(io, aligned, slots, avx); });
+    runIo(k, io, avx, threads, scratchFill);
     return o;
 }
 

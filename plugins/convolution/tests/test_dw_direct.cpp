@@ -8,7 +8,7 @@
 // pitched 7x7-like planes at every height 1-9 and width 4-8. Infinities and NaN next to the padding
 // give what the reference gives (skipped taps, never 0 * inf), also at every position of a pitched
 // plane. BF16 gradInput rounded by the CPU only where no sum can be subnormal. Same bytes at 1, 2
-// and 3 threads.
+// and 3 threads. Every tensor flush against a guard page: nothing outside a tensor is touched.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -22,6 +22,7 @@
 #include "conv_reference.hpp"
 #include "depthwise_direct.hpp"
 #include "dw_kernel_util.hpp"
+#include "guarded_pages.hpp"
 
 namespace {
 
@@ -177,7 +178,8 @@ TEST(DwDirect, EveryWidth) {
 // where it has one, never a NaN from 0 * inf).
 TEST(DwDirect, NonFiniteNextToPadding) {
     for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 7, 5, 18, 1}, Case{"inf", 2, 5, 6, 14, 1}, Case{"inf", 1, 7, 5, 9, 1},
-                          Case{"inf", 1, 7, 3, 16, 1}, Case{"inf", 2, 5, 7, 9, 2},
+                          Case{"inf", 1, 7, 3, 16, 1}, Case{"inf", 1, 7, 5, 19, 1}, Case{"inf", 1, 7, 4, 35, 1},
+                          Case{"inf", 2, 5, 7, 9, 2},
                           Case{"inf", 1, 7, 6, 34, 2}, Case{"inf", 2, 7, 9, 13, 2}, Case{"inf", 1, 7, 5, 37, 2}})
         for (const Dt dt : {Dt::F32, Dt::BF16}) {
             Data d = makeData(c, dt, 900, false);
@@ -201,6 +203,44 @@ TEST(DwDirect, NonFiniteNextToPadding) {
             put(d.w, 18 + 5, inf);  // channel 2 tap (1, 2)
             checkCase(c, dt, d, false, {3}, " non-finite");
         }
+}
+
+// Every tensor flush against an inaccessible page, on one side and then the other: a read or write
+// one element outside a tensor (a vector load past a row's end, a store's mask one lane too wide)
+// crashes the test. Every width 1-70 (pitched planes, flattened planes, one and two strips with
+// every tail) at both strides, both dtypes, both spellings; the bytes are those of an ordinary run.
+TEST(DwDirect, TouchesNothingOutsideItsTensors) {
+    for (int64_t st = 1; st <= 2; ++st)
+        for (int64_t W = 1; W <= 70; ++W)
+            for (const Dt dt : {Dt::F32, Dt::BF16}) {
+                const Case c{"guarded", 1, 2, 5, W, st};
+                const DwShape s = shapeOf(c);
+                const Data d = makeData(c, dt, 3000 + static_cast<uint64_t>(W), false);
+                for (const bool dxBf16 : dt == Dt::BF16 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                    for (const bool avx : hasAvx512() ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                        const std::string tag = "W " + std::to_string(W) + " s" + std::to_string(st) + (dt == Dt::F32 ? " FLOAT" : " BF16") +
+                                                (dxBf16 ? " dxBF16" : "") + (avx ? " avx512" : " scalar");
+                        const Out want = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, 3, avx, 1);
+                        for (const bool atEnd : {false, true}) {
+                            const size_t dxBytes = want.dx.size(), dwBytes = want.dw.size();
+                            const acltest::GuardedPages gdy(d.dy.bytes.size()), gx(d.x.bytes.size()), gw(d.w.bytes.size()), gdx(dxBytes),
+                                gdw(dwBytes);
+                            conv::DwBlocked::Io io;
+                            io.dy = gdy.place(d.dy.bytes.data(), d.dy.bytes.size(), atEnd);
+                            io.x = gx.place(d.x.bytes.data(), d.x.bytes.size(), atEnd);
+                            io.w = gw.place(d.w.bytes.data(), d.w.bytes.size(), atEnd);
+                            io.dx = atEnd ? gdx.end_flush(dxBytes) : gdx.data();
+                            io.dx_bf16 = dxBf16;
+                            io.dw = static_cast<float *>(atEnd ? gdw.end_flush(dwBytes) : gdw.data());
+                            ASSERT_TRUE(io.dy && io.x && io.w && io.dx && io.dw) << "mmap failed";
+                            runIo(DwDirect(s, dt), io, avx, 1, 0xff);
+                            const auto *dx = static_cast<const uint8_t *>(io.dx);
+                            const auto *dw = reinterpret_cast<const uint8_t *>(io.dw);
+                            EXPECT_EQ(std::vector<uint8_t>(dx, dx + dxBytes), want.dx) << tag << (atEnd ? " at the end" : " at the start");
+                            EXPECT_EQ(std::vector<uint8_t>(dw, dw + dwBytes), want.dw) << tag << (atEnd ? " at the end" : " at the start");
+                        }
+                    }
+            }
 }
 
 // Pitched planes (5 to 7 columns, at most 8 rows: whole planes in registers, masks by column and

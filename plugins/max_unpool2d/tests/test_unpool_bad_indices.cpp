@@ -3,41 +3,18 @@
 // PROT_NONE pages, so a read one element outside it crashes the test (in every build, not only
 // under ASan); size-1 is valid and reads the very last element before the guard page.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <climits>
 #include <string>
 #include <vector>
 
+#include "guarded_pages.hpp"
 #include "unpool_test_util.hpp"
 
 namespace upt {
 namespace {
 
-// `bytes` (a multiple of the page size) of read-write memory with an inaccessible page each side.
-class GuardedPages {
-public:
-    explicit GuardedPages(size_t bytes) : page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))), bytes_(bytes) {
-        void *m = ::mmap(nullptr, bytes + 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        base_ = m == MAP_FAILED ? nullptr : static_cast<unsigned char *>(m);
-        if (base_) {
-            ::mprotect(base_, page_, PROT_NONE);
-            ::mprotect(base_ + page_ + bytes, page_, PROT_NONE);
-        }
-    }
-    ~GuardedPages() {
-        if (base_) ::munmap(base_, bytes_ + 2 * page_);
-    }
-    GuardedPages(const GuardedPages &) = delete;
-    GuardedPages &operator=(const GuardedPages &) = delete;
-    void *data() const { return base_ ? base_ + page_ : nullptr; }
-    size_t page() const { return page_; }
-
-private:
-    size_t page_, bytes_;
-    unsigned char *base_ = nullptr;
-};
+using acltest::GuardedPages;
 
 // FLOAT gradOutput (N, C, oH, oW) on guarded pages; self / indices / out (N, C, H, W) ordinary.
 struct GuardedProblem {
