@@ -42,6 +42,7 @@ public:
         return p;
     }
     size_t page() const { return page_; }
+    size_t bytes() const { return base_ ? bytes_ : 0; }  // between the guards
 
 private:
     size_t page_, bytes_ = 0;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "acltest.hpp"
+#include "guarded_pages.hpp"
 
 namespace acltest {
 
@@ -32,16 +34,28 @@ inline size_t elemSize(aclDataType dt) {
     }
 }
 
+// Where a tensor's storage lives: in an ordinary buffer between canary bytes, or flush against an
+// inaccessible page before it (PageStart) or after it (PageEnd), so that a read or write one byte
+// outside the storage crashes the test (guarded_pages.hpp).
+enum class Placement { Canaries, PageStart, PageEnd };
+
 // How a view lies in its storage: order lists the dims from the outermost to the innermost in
 // memory (empty = row-major); extra adds unused elements per dim (padded rows); offset is the view
-// offset in elements; zeroStrideDims get stride 0 (broadcast, inputs only).
+// offset in elements; zeroStrideDims get stride 0 (broadcast, inputs only); placement: see above.
 struct Layout {
     std::vector<int> order;
     std::vector<int64_t> extra;
     int64_t offset = 0;
     std::vector<int> zeroStrideDims = {};
+    Placement placement = Placement::Canaries;
     bool contiguous() const { return order.empty() && extra.empty() && offset == 0 && zeroStrideDims.empty(); }
 };
+
+// The same layout with its storage placed as p.
+inline Layout placed(Layout l, Placement p) {
+    l.placement = p;
+    return l;
+}
 
 class GuardedTensor {
 public:
@@ -73,10 +87,19 @@ public:
         }
         storageElems_ = empty ? 0 : maxIdx + 1;
         const std::vector<int64_t> storageDims = layout.contiguous() ? dims_ : std::vector<int64_t>{storageElems_};
-        raw_.assign(2 * kGuardBytes + static_cast<size_t>(storageElems_) * esize_ + 64, kCanary);
-        // The data pointer is 64-byte aligned (raw_ is never resized afterwards).
-        const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuardBytes;
-        data_ = raw_.data() + kGuardBytes + (64 - base % 64) % 64;
+        const size_t storageBytes = static_cast<size_t>(storageElems_) * esize_;
+        if (layout.placement == Placement::Canaries) {
+            raw_.assign(2 * kGuardBytes + storageBytes + 64, kCanary);
+            // The data pointer is 64-byte aligned (raw_ is never resized afterwards).
+            const auto base = reinterpret_cast<uintptr_t>(raw_.data()) + kGuardBytes;
+            data_ = raw_.data() + kGuardBytes + (64 - base % 64) % 64;
+            region_ = raw_.data(), regionBytes_ = raw_.size();
+        } else {  // the pages' other bytes are canaries; PageEnd's data may be unaligned
+            pages_ = std::make_unique<GuardedPages>(std::max<size_t>(storageBytes, 1));
+            region_ = static_cast<unsigned char *>(pages_->data()), regionBytes_ = pages_->bytes();
+            if (region_) std::memset(region_, kCanary, regionBytes_);
+            data_ = static_cast<unsigned char *>(layout.placement == Placement::PageStart ? pages_->data() : pages_->end_flush(storageBytes));
+        }
         t_ = aclCreateTensor(dims_.data(), dims_.size(), dt_, strides_.data(), offset_, fmt, storageDims.data(),
                              storageDims.size(), data_);
     }
@@ -112,20 +135,20 @@ public:
     }
     // Every byte outside the view (guards, gaps, padded rows) still holds the canary.
     bool canaryIntact(std::string *where = nullptr) const {
-        std::vector<char> inView(raw_.size(), 0);
-        const int64_t base = data_ - raw_.data();
+        std::vector<char> inView(regionBytes_, 0);
+        const int64_t base = data_ - region_;
         for (int64_t i = 0; i < count(); ++i)
             for (size_t k = 0; k < esize_; ++k)
                 inView[static_cast<size_t>(base + storageIndex(i) * static_cast<int64_t>(esize_)) + k] = 1;
-        for (size_t k = 0; k < raw_.size(); ++k)
-            if (!inView[k] && raw_[k] != kCanary) {
+        for (size_t k = 0; k < regionBytes_; ++k)
+            if (!inView[k] && region_[k] != kCanary) {
                 if (where) *where = "byte " + std::to_string(static_cast<int64_t>(k) - base) + " relative to data";
                 return false;
             }
         return true;
     }
-    std::vector<unsigned char> snapshot() const { return raw_; }
-    bool sameBytes(const std::vector<unsigned char> &snap) const { return snap == raw_; }
+    std::vector<unsigned char> snapshot() const { return std::vector<unsigned char>(region_, region_ + regionBytes_); }
+    bool sameBytes(const std::vector<unsigned char> &snap) const { return snap == snapshot(); }
 
 private:
     aclDataType dt_;
@@ -134,7 +157,10 @@ private:
     std::vector<int64_t> strides_;
     int64_t offset_ = 0;
     int64_t storageElems_ = 0;
-    std::vector<unsigned char> raw_;
+    std::vector<unsigned char> raw_;           // Placement::Canaries
+    std::unique_ptr<GuardedPages> pages_;     // the page placements
+    unsigned char *region_ = nullptr;         // the bytes canaryIntact() and snapshot() look at
+    size_t regionBytes_ = 0;
     unsigned char *data_ = nullptr;
     aclTensor *t_ = nullptr;
 };

@@ -66,6 +66,8 @@ using acltest::numel;
 // How a view lies in storage: `order` lists dims outermost to innermost in memory (empty =
 // row-major), `extra` pads each dim, `offset` is the view offset in elements.
 using acltest::Layout;
+using acltest::Placement;
+using acltest::placed;
 
 // A guarded tensor whose elements are read and written as bit patterns, values or mask bytes.
 class Tensor : public acltest::GuardedTensor {

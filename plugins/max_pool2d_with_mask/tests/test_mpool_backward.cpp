@@ -1,7 +1,8 @@
 // MaxPool2dWithMaskBackward results: bit-exact against the independent reference in every dtype of
 // every supporting product (int32 masks on atlas-a2/a3, bit masks on atlas-training), FLOAT as
 // FLOAT16 on atlas-training, non-contiguous views, NaN / inf gradients, bad mask data (R2: 361001,
-// no out-of-bounds access), bits into the padding (skipped), and determinism across thread counts.
+// no out-of-bounds access), bits into the padding (skipped), determinism across thread counts, and
+// nothing outside the tensors touched (each against a guard page).
 #include <climits>
 
 #include "mpool_test_util.hpp"
@@ -261,6 +262,39 @@ TEST(MaxPool2dWithMaskBackward, SameBytesAtOneTwoAndThreeThreads) {
             EXPECT_EQ(a.outBits, b.outBits) << "two runs differ at " << threads << " threads";
             if (first.empty()) first = a.outBits;
             EXPECT_EQ(a.outBits, first) << product << ": " << threads << " threads differ from 1";
+        }
+    }
+}
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor (a vector load past a row's end, a mask word read too far, a store's lanes
+// one too many) crashes the test. The common pools at every width 1-70 (the parity path's blocks of
+// 16 outputs with every tail, both mask layouts) and the other geometries; the bits are the
+// reference's.
+TEST(MaxPool2dWithMaskBackward, TouchesNothingOutsideItsTensors) {
+    std::vector<Shape> all = shapes();
+    for (int64_t W = 1; W <= 70; ++W) {
+        all.push_back({"k3s2p1", Problem{{1, 2, 5, W, 3, 3, 2, 2, 1, 1, false}}});
+        if (W >= 2) all.push_back({"k2s2", Problem{{1, 2, 4, W, 2, 2, 2, 2, 0, 0, false}}});
+    }
+    const std::vector<Matrix> m = {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16},
+                                   {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}};
+    for (const Matrix &mx : m) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(mx.product));
+        uint64_t seed = 900;
+        for (const Shape &s : all) {
+            const mref::Pool &p = s.pr.pool;
+            const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), ++seed);
+            const Expect e = expect(mx.product, mx.dt, p, go, seed);
+            for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                SCOPED_TRACE(mx.product + " " + dtName(mx.dt) + " " + s.name + " W " + std::to_string(p.W) +
+                             (at == Placement::PageStart ? " at the start" : " at the end"));
+                const Layout l = placed({}, at);
+                const Result r = runBackward(s.pr, mx.dt, go, e.mask, Views{l, l, l, l});
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                EXPECT_TRUE(sameBits(mx.dt, r.outBits, e.gi));
+                EXPECT_TRUE(r.inputsUnchanged);
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 // reference in every dtype of every product (int32 argmax on atlas-a2/a3, bits on atlas-training
 // and atlas-inference), NaN / ties / -inf windows, FLOAT as FLOAT16 on atlas-training,
 // non-contiguous views (the mask then goes through the workspace), the round trip forward ->
-// backward on each product, and determinism across thread counts.
+// backward on each product, determinism across thread counts, and nothing outside the tensors
+// touched (each against a guard page).
 #include "mpool_test_util.hpp"
 
 namespace mpt {
@@ -184,6 +185,38 @@ TEST(MaxPool2dWithMask, SameBytesAtOneTwoAndThreeThreads) {
             if (threads == 1) first = r;
             EXPECT_EQ(r.outBits, first.outBits) << product << " " << threads;
             EXPECT_EQ(r.mask, first.mask) << product << " " << threads;
+        }
+    }
+}
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor crashes the test. The common pools at every width 1-70, both mask layouts,
+// and the other geometries; out and mask as the reference's.
+TEST(MaxPool2dWithMask, TouchesNothingOutsideItsTensors) {
+    std::vector<Case> all = cases();
+    for (int64_t W = 1; W <= 70; ++W) {
+        all.push_back({"k3s2p1", Problem{{1, 2, 5, W, 3, 3, 2, 2, 1, 1, false}}});
+        if (W >= 2) all.push_back({"k2s2", Problem{{1, 2, 4, W, 2, 2, 2, 2, 0, 0, false}}});
+    }
+    const std::vector<Matrix> m = {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16},
+                                   {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}};
+    for (const Matrix &mx : m) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(mx.product));
+        uint64_t seed = 700;
+        for (const Case &c : all) {
+            const mref::Pool &p = c.pr.pool;
+            const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
+            const Expected e = expected(mx.product, mx.dt, p, x);
+            for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                SCOPED_TRACE(mx.product + " " + dtName(mx.dt) + " " + c.name + " W " + std::to_string(p.W) +
+                             (at == Placement::PageStart ? " at the start" : " at the end"));
+                const Layout l = placed({}, at);
+                const Result r = runForward(c.pr, mx.dt, x, Views{l, l, l, l});
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                EXPECT_TRUE(sameBits(mx.dt, r.outBits, e.out));
+                EXPECT_EQ(r.mask, e.mask);
+                EXPECT_TRUE(r.inputsUnchanged);
+            }
         }
     }
 }
