@@ -114,6 +114,8 @@ using acltest::numel;
 // memory (empty = row-major); extra adds unused elements per dim (padded rows); offset is the view
 // offset in elements; zeroStrideDims get stride 0 (broadcast, inputs only).
 using acltest::Layout;
+using acltest::Placement;
+using acltest::placed;
 
 // A guarded tensor whose elements are read and written as doubles (FLOAT, FLOAT16, BF16, DOUBLE).
 class Tensor : public acltest::GuardedTensor {

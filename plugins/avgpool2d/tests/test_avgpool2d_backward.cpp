@@ -1,6 +1,7 @@
 // AvgPool2dBackward numerics: the geometry table against the independent reference in every dtype,
 // exactness with integer gradients and power-of-two divisors, rounding of what the cube unit sees
-// (FLOAT16 / HF32), non-finite values, divisorOverride ranges.
+// (FLOAT16 / HF32), non-finite values, divisorOverride ranges, nothing outside the tensors touched
+// (each against a guard page).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -383,6 +384,40 @@ TEST(BackwardChannels, C65535Accepted) {
         referenceBackward(self, a, go, CubeRound::None, ref);
         EXPECT_TRUE(bitExact(ACL_FLOAT, r.outBits, ref));
     }
+}
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor (a row load past its end, a store's lanes one too many) crashes the test.
+// Common pools at every width 1-70 in each dtype, forward and backward: the same bits as with the
+// tensors in ordinary buffers (whose results the other tests check against the reference).
+TEST(AvgPool2dGuardPages, TouchesNothingOutsideItsTensors) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    const std::vector<Attrs> pools = {A({3}, S({2}), {1}, false, true), A({2}, S({2}), {0}), A({3}, S({1}), {1}, false, false),
+                                      A({3}, S({2}), {1}, true, false)};
+    for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16})
+        for (size_t k = 0; k < pools.size(); ++k)
+            for (int64_t W = 1; W <= 70; ++W) {
+                const Attrs &a = pools[k];
+                const std::vector<int64_t> self = {1, 2, 5, W};
+                if (W < a.kernel[0] - 2 * a.padding[0]) continue;  // no output column
+                const auto goDims = pooledDims(self, resolve(a));
+                const auto go = randomValues(static_cast<size_t>(numel(goDims)), dt, 40 + static_cast<uint64_t>(W));
+                const auto x = randomValues(static_cast<size_t>(numel(self)), dt, 90 + static_cast<uint64_t>(W));
+                const RunResult b0 = runBackward(dt, self, a, go), f0 = runForward(dt, self, a, x);
+                ASSERT_EQ(b0.phase2, ACLNN_SUCCESS) << b0.message;
+                ASSERT_EQ(f0.phase2, ACLNN_SUCCESS) << f0.message;
+                for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                    SCOPED_TRACE(std::string(dtName(dt)) + " pool " + std::to_string(k) + " W " + std::to_string(W) +
+                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                    const Layout l = placed({}, at);
+                    const RunResult b = runBackward(dt, self, a, go, l, l, l), f = runForward(dt, self, a, x, l, l);
+                    ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;
+                    ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
+                    EXPECT_EQ(b.outBits, b0.outBits);
+                    EXPECT_EQ(f.outBits, f0.outBits);
+                    EXPECT_TRUE(b.inputsUnchanged && f.inputsUnchanged);
+                }
+            }
 }
 
 }  // namespace
