@@ -27,6 +27,8 @@
 namespace gst {
 
 using acltest::Layout;
+using acltest::Placement;
+using acltest::placed;
 using acltest::numel;
 using acltest::Rng;
 using acltest::Runtime;
@@ -175,10 +177,12 @@ inline Result runBackward(const gref::Problem &p, aclDataType dt, const Data &d,
     return r;
 }
 
+// Views: input, grid and (in inputGrad's place) out.
 inline Result runForward(const gref::Problem &p, aclDataType dt, const std::vector<double> &input,
-                         const std::vector<double> &grid) {
+                         const std::vector<double> &grid, const Views &v = {}) {
     Result r;
-    Tensor in(dt, inDims(p)), g(dt, gridDims(p)), out(dt, outDims(p));
+    Tensor in(dt, inDims(p), ACL_FORMAT_ND, v.input), g(dt, gridDims(p), ACL_FORMAT_ND, v.grid),
+        out(dt, outDims(p), ACL_FORMAT_ND, v.inputGrad);
     in.setValues(input);
     g.setValues(grid);
     aclOpExecutor *exec = nullptr;
@@ -191,7 +195,9 @@ inline Result runForward(const gref::Problem &p, aclDataType dt, const std::vect
     Workspace ws;
     r.phase2 = aclnnGridSampler2D(ws.ptr(r.workspace), r.workspace, exec, Runtime::stream());
     if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
+    aclrtSynchronizeStream(Runtime::stream());
     r.inputGrad = out.values();  // the forward's out
+    r.inputGradBits = out.bits();
     r.canary = out.canaryIntact();
     return r;
 }

@@ -1,7 +1,8 @@
 // testing.md's grid-sampler shapes: a spatial transformer (64x1x28x28, affine grid 28x28), image
 // warping (2x3x384x512, a flow field), RAFT's correlation lookup ((N*H*W)x1x46x62 sampled by 9x9
 // windows; H*W reduced to 8x12 to keep the test fast), a strided view whose offsets exceed 2^31
-// (R5) and the gradient exactly at the border pixel (R4).
+// (R5), the gradient exactly at the border pixel (R4), and nothing outside the tensors touched (each
+// against a guard page).
 #include <sys/mman.h>
 
 #include "grid_test_util.hpp"
@@ -160,6 +161,42 @@ TEST(GridSampler2DShapes, GradientAtTheBorderPixel) {
                 EXPECT_EQ(r.gridGrad[0], 0.0) << describe(p);
             }
         }
+}
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor (a gather past the input's end, a channel vector one lane too wide, a grid
+// row read too far) crashes the test. Every interpolation, padding mode and alignment, channel
+// counts 1-33 and output widths 1-33 around the vector lengths, grids partly outside [-1, 1], in
+// each dtype, forward and backward: the same bits as with ordinary buffers (whose results the
+// other tests check against the reference).
+TEST(GridSampler2DGuardPages, TouchesNothingOutsideItsTensors) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    uint64_t seed = 5000;
+    for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE})
+        for (int interp = 0; interp < 3; ++interp)
+            for (int padding = 0; padding < 3; ++padding)
+                for (const int64_t C : {1, 2, 3, 4, 5, 16, 17, 19, 33})
+                    for (const int64_t Wo : {1, 8, 9, 16, 17, 33}) {
+                        const gref::Problem p{2, C, 3, 5 + Wo % 4, 2, Wo, interp, padding, (Wo + C) % 2 == 0};
+                        const Data d = randomData(p, dt, ++seed, 1.3);
+                        const Result b0 = runBackward(p, dt, d), f0 = runForward(p, dt, d.input, d.grid);
+                        ASSERT_EQ(b0.phase2, ACLNN_SUCCESS) << b0.message;
+                        ASSERT_EQ(f0.phase2, ACLNN_SUCCESS) << f0.message;
+                        for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                            SCOPED_TRACE(std::string(dtName(dt)) + " interp " + std::to_string(interp) + " padding " +
+                                         std::to_string(padding) + " C " + std::to_string(C) + " Wo " + std::to_string(Wo) +
+                                         (at == Placement::PageStart ? " at the start" : " at the end"));
+                            const Layout l = placed({}, at);
+                            const Views v{l, l, l, l, l};
+                            const Result b = runBackward(p, dt, d, {}, v), f = runForward(p, dt, d.input, d.grid, v);
+                            ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;
+                            ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
+                            EXPECT_EQ(b.inputGradBits, b0.inputGradBits);
+                            EXPECT_EQ(b.gridGradBits, b0.gridGradBits);
+                            EXPECT_EQ(f.inputGradBits, f0.inputGradBits);
+                            EXPECT_TRUE(b.inputsUnchanged);
+                        }
+                    }
 }
 
 }  // namespace
