@@ -1,6 +1,7 @@
 // MaxUnpool2dBackward results, bit for bit against the independent reference: every value dtype x
 // indices dtype, every castable out dtype (and the rest rejected), duplicate indices, non-contiguous
-// views, empty tensors, and outputs large enough for the streaming-store path.
+// views, empty tensors, outputs large enough for the streaming-store path, and nothing outside the
+// tensors touched (each against a guard page).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -298,6 +299,36 @@ TEST(Large, StreamingStoresKeepTheBits) {
         EXPECT_TRUE(sameBits(r.out, want));
         EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
     }
+}
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor (a gather vector one lane too wide, an index read past the end) crashes the
+// test. Widths 1-40 (unpooled to twice that), value dtypes of 1 to 8 bytes, both index dtypes.
+TEST(GuardPages, TouchesNothingOutsideItsTensors) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    uint64_t seed = 600;
+    for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT16, ACL_INT64})
+        for (const aclDataType idxDt : {ACL_INT32, ACL_INT64})
+            for (int64_t W = 1; W <= 40; ++W) {
+                BackwardCase c;
+                c.dt = c.outDt = dt;
+                c.idxDt = idxDt;
+                c.selfDims = {1, 3, 3, W};
+                c.oH = 6, c.oW = 2 * W;
+                const Bits go = randomBits(static_cast<size_t>(numel(c.goDims())), dt, ++seed);
+                const auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, ++seed);
+                Bits want;
+                ASSERT_FALSE(referenceBackward(c, go, idx, want));
+                for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                    SCOPED_TRACE(std::string(dtName(dt)) + " indices " + dtName(idxDt) + " W " + std::to_string(W) +
+                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                    c.goL = c.idxL = c.outL = placed({}, at);
+                    const RunResult r = runBackward(c, go, idx);
+                    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                    EXPECT_TRUE(sameBits(r.out, want));
+                    EXPECT_TRUE(r.inputsUnchanged);
+                }
+            }
 }
 
 }  // namespace

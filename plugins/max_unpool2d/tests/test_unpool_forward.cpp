@@ -1,6 +1,6 @@
 // The forward companion MaxUnpool2d: bit-exact scatter in every dtype (zeros elsewhere, the last
 // duplicate wins), non-contiguous views, bad indices (361001 naming the first one), its checks in
-// Huawei's order, empty tensors.
+// Huawei's order, empty tensors, and nothing outside the tensors touched (each against a guard page).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -267,6 +267,36 @@ TEST_P(ForwardChecks, StatusAndMessage) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, ForwardChecks, ::testing::ValuesIn(fwRules()),
                          [](const ::testing::TestParamInfo<FwRule> &info) { return info.param.name; });
+
+// Every tensor flush against an inaccessible page, before it and then after it: a read or write one
+// byte outside a tensor crashes the test. Widths 1-40 (unpooled to twice that), value dtypes of 1
+// to 8 bytes, both index dtypes, against the reference.
+TEST(ForwardGuardPages, TouchesNothingOutsideItsTensors) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    uint64_t seed = 800;
+    for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT16, ACL_INT64})
+        for (const aclDataType idxDt : {ACL_INT32, ACL_INT64})
+            for (int64_t W = 1; W <= 40; ++W) {
+                FwCase c;
+                c.dt = dt;
+                c.idxDt = idxDt;
+                c.selfDims = {1, 3, 3, W};
+                c.oH = 6, c.oW = 2 * W;
+                const Bits x = randomBits(static_cast<size_t>(numel(c.selfDims)), dt, ++seed);
+                const auto ix = randomIndices(c.planes(), c.plane(), c.oH * c.oW, ++seed);
+                Bits want;
+                ASSERT_FALSE(unpoolref::scatter(x, ix, c.planes(), c.plane(), c.oH * c.oW, want));
+                for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
+                    SCOPED_TRACE(std::string(dtName(dt)) + " indices " + dtName(idxDt) + " W " + std::to_string(W) +
+                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                    c.selfL = c.idxL = c.outL = placed({}, at);
+                    const RunResult r = runForward(c, x, ix);
+                    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                    EXPECT_TRUE(sameBits(r.out, want));
+                    EXPECT_TRUE(r.inputsUnchanged);
+                }
+            }
+}
 
 }  // namespace
 }  // namespace upt

@@ -122,6 +122,8 @@ using acltest::numel;
 // How a view lies in its storage: order lists the dims from outermost to innermost in memory
 // (empty = row-major), extra adds unused elements per dim (padded rows), offset is the view offset.
 using acltest::Layout;
+using acltest::Placement;
+using acltest::placed;
 
 // A guarded tensor whose elements are read and written as bit patterns, indices or doubles.
 class Tensor : public acltest::GuardedTensor {
