@@ -100,6 +100,8 @@ inline std::vector<double> uniform(int64_t n, uint64_t seed, aclDataType dt) {
 
 // ---- tensors over guarded storage ----
 using acltest::Layout;
+using acltest::Placement;
+using acltest::placed;
 
 inline aclFormat formatFor(size_t rank) {
     return rank == 3 ? ACL_FORMAT_NCL : rank == 4 ? ACL_FORMAT_NCHW : rank == 5 ? ACL_FORMAT_NCDHW : ACL_FORMAT_ND;
