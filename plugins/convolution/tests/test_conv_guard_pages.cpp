@@ -1,10 +1,10 @@
-// ConvolutionBackward (and its forward) touches nothing outside its tensors: every tensor flush against an
-// inaccessible page, before it and then after it, so that a read or write one byte outside a
-// tensor (a vector load past a row's end, a store's lanes one too many, a prefetch is harmless)
-// crashes the test. The corner corpus (oneDNN's paths and our layout stores), the depthwise kernels
-// at every width 1-40 at strides 1 and 2, and the small-Cin kernels at every width 1-40, in each
-// dtype: the same bits as with the tensors in ordinary buffers (whose results test_conv_exact.cpp
-// and friends check against the reference).
+// ConvolutionBackward and its forward touch nothing outside their tensors: every tensor flush
+// against an inaccessible page, before it and then after it, so that a read or write one byte
+// outside a tensor (a vector load past a row's end, a store's lanes one too many) crashes the test.
+// The corner corpus (oneDNN's paths and our layout stores), the depthwise kernels at every width
+// 1-40 at strides 1 and 2, and the small-Cin kernels at every width 1-40, in each dtype: the same
+// bits as with the tensors in ordinary buffers (whose results test_conv_exact.cpp and friends check
+// against the reference).
 #include "conv_cases.hpp"
 #include "conv_test_util.hpp"
 
