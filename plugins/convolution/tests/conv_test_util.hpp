@@ -215,6 +215,39 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
     return r;
 }
 
+// One Convolution (forward) call with bias, every tensor placed as l; the output bits.
+struct ForwardResult {
+    aclnnStatus phase1 = -1, phase2 = -1;
+    std::string message;
+    std::vector<uint32_t> out;
+    bool canary = false;
+};
+inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::vector<int64_t>> &padding, aclDataType dt,
+                                const std::vector<double> &in, const std::vector<double> &w, const std::vector<double> &b,
+                                const Layout &l = {}) {
+    ForwardResult r;
+    Tensor tin(dt, c.inputDims(), l), tw(dt, c.weightDims(), l), tb(dt, {c.Cout}, l, ACL_FORMAT_ND), out(dt, c.gradOutputDims(), l);
+    tin.setValues(in);
+    tw.setValues(w);
+    tb.setValues(b);
+    IntArray stride(c.spatial(c.s)), pad(padding ? *padding : c.spatial(c.pl)), dil(c.spatial(c.d)), op(c.spatial(c.op));
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnConvolutionGetWorkspaceSize(tin.get(), tw.get(), tb.get(), stride.a, pad.a, dil.a, c.transposed, op.a, c.G,
+                                                out.get(), 0, &ws, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = lastError();
+        return r;
+    }
+    Workspace w2;
+    r.phase2 = aclnnConvolution(w2.ptr(ws), ws, exec, Runtime::stream());
+    if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
+    aclrtSynchronizeStream(Runtime::stream());
+    r.out = out.bits();
+    r.canary = out.canaryIntact();
+    return r;
+}
+
 // The executor graph the plugin planned for one call, read from its debug log ("node <id> <name>
 // after <ids>|none", one line per node the plugin adds; the core's convert nodes are not listed).
 struct PlannedGraph {

@@ -42,21 +42,11 @@ TEST_P(Exact, Forward) {
     const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(dt), 5 + idx, 20);
     const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(dt), 7 + idx);
     const auto b = ints(c.Cout, 8, 9 + idx);
-    Tensor tin(dt, c.inputDims()), tw(dt, c.weightDims()), tb(dt, {c.Cout}, {}, ACL_FORMAT_ND), out(dt, c.gradOutputDims());
-    tin.setValues(in);
-    tw.setValues(w);
-    tb.setValues(b);
-    IntArray stride(c.spatial(c.s)), pad(n.padding ? *n.padding : c.spatial(c.pl)), dil(c.spatial(c.d)), op(c.spatial(c.op));
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(aclnnConvolutionGetWorkspaceSize(tin.get(), tw.get(), tb.get(), stride.a, pad.a, dil.a, c.transposed, op.a, c.G,
-                                               out.get(), 0, &ws, &exec),
-              ACLNN_SUCCESS)
-        << lastError();
-    Workspace w2;
-    ASSERT_EQ(aclnnConvolution(w2.ptr(ws), ws, exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
-    EXPECT_TRUE(sameBits(dt, out.bits(), cref::forward(c, in, w, &b), "output"));
-    EXPECT_TRUE(out.canaryIntact());
+    const ForwardResult r = runForward(c, n.padding, dt, in, w, b);
+    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    EXPECT_TRUE(sameBits(dt, r.out, cref::forward(c, in, w, &b), "output"));
+    EXPECT_TRUE(r.canary);
 }
 
 std::string name(const ::testing::TestParamInfo<std::tuple<size_t, aclDataType>> &i) {

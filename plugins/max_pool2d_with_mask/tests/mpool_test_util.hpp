@@ -118,6 +118,31 @@ struct Problem {
     aclFormat format() const { return rank3 ? ACL_FORMAT_ND : ACL_FORMAT_NCHW; }
 };
 
+// ---- guard-page sweeps (TouchesNothingOutsideItsTensors) ----
+// The common pools at every width 1-70: the parity path's blocks of 16 outputs with every tail.
+struct NamedProblem {
+    std::string name;
+    Problem pr;
+};
+inline std::vector<NamedProblem> widthSweep() {
+    std::vector<NamedProblem> v;
+    for (int64_t W = 1; W <= 70; ++W) {
+        v.push_back({"k3s2p1 W " + std::to_string(W), Problem{{1, 2, 5, W, 3, 3, 2, 2, 1, 1, false}}});
+        if (W >= 2) v.push_back({"k2s2 W " + std::to_string(W), Problem{{1, 2, 4, W, 2, 2, 2, 2, 0, 0, false}}});
+    }
+    return v;
+}
+// Both mask layouts with every dtype of each, FLOAT computed as FLOAT16 included.
+struct ProductDtype {
+    std::string product;
+    aclDataType dt;
+};
+inline std::vector<ProductDtype> guardMatrix() {
+    return {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16}, {"atlas-training", ACL_FLOAT},
+            {"atlas-training", ACL_FLOAT16}};
+}
+inline const char *placementName(Placement p) { return p == Placement::PageStart ? " at the start" : " at the end"; }
+
 struct Result {
     aclnnStatus phase1 = -1, phase2 = -1;
     uint64_t workspace = 0;

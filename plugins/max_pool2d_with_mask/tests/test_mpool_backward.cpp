@@ -272,27 +272,21 @@ TEST(MaxPool2dWithMaskBackward, SameBytesAtOneTwoAndThreeThreads) {
 // 16 outputs with every tail, both mask layouts) and the other geometries; the bits are the
 // reference's.
 TEST(MaxPool2dWithMaskBackward, TouchesNothingOutsideItsTensors) {
-    std::vector<Shape> all = shapes();
-    for (int64_t W = 1; W <= 70; ++W) {
-        all.push_back({"k3s2p1", Problem{{1, 2, 5, W, 3, 3, 2, 2, 1, 1, false}}});
-        if (W >= 2) all.push_back({"k2s2", Problem{{1, 2, 4, W, 2, 2, 2, 2, 0, 0, false}}});
-    }
-    const std::vector<Matrix> m = {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16},
-                                   {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}};
-    for (const Matrix &mx : m) {
-        ASSERT_NO_FATAL_FAILURE(Runtime::use(mx.product));
+    std::vector<NamedProblem> all = widthSweep();
+    for (const Shape &s : shapes()) all.push_back({s.name, s.pr});
+    for (const ProductDtype &m : guardMatrix()) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(m.product));
         uint64_t seed = 900;
-        for (const Shape &s : all) {
-            const mref::Pool &p = s.pr.pool;
+        for (const NamedProblem &np : all) {
+            const mref::Pool &p = np.pr.pool;
             const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), ++seed);
-            const Expect e = expect(mx.product, mx.dt, p, go, seed);
+            const Expect e = expect(m.product, m.dt, p, go, seed);
             for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
-                SCOPED_TRACE(mx.product + " " + dtName(mx.dt) + " " + s.name + " W " + std::to_string(p.W) +
-                             (at == Placement::PageStart ? " at the start" : " at the end"));
+                SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + np.name + placementName(at));
                 const Layout l = placed({}, at);
-                const Result r = runBackward(s.pr, mx.dt, go, e.mask, Views{l, l, l, l});
+                const Result r = runBackward(np.pr, m.dt, go, e.mask, Views{l, l, l, l});
                 ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-                EXPECT_TRUE(sameBits(mx.dt, r.outBits, e.gi));
+                EXPECT_TRUE(sameBits(m.dt, r.outBits, e.gi));
                 EXPECT_TRUE(r.inputsUnchanged);
             }
         }

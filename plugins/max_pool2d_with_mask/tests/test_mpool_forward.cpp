@@ -193,27 +193,21 @@ TEST(MaxPool2dWithMask, SameBytesAtOneTwoAndThreeThreads) {
 // byte outside a tensor crashes the test. The common pools at every width 1-70, both mask layouts,
 // and the other geometries; out and mask as the reference's.
 TEST(MaxPool2dWithMask, TouchesNothingOutsideItsTensors) {
-    std::vector<Case> all = cases();
-    for (int64_t W = 1; W <= 70; ++W) {
-        all.push_back({"k3s2p1", Problem{{1, 2, 5, W, 3, 3, 2, 2, 1, 1, false}}});
-        if (W >= 2) all.push_back({"k2s2", Problem{{1, 2, 4, W, 2, 2, 2, 2, 0, 0, false}}});
-    }
-    const std::vector<Matrix> m = {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16},
-                                   {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}};
-    for (const Matrix &mx : m) {
-        ASSERT_NO_FATAL_FAILURE(Runtime::use(mx.product));
+    std::vector<NamedProblem> all = widthSweep();
+    for (const Case &c : cases()) all.push_back({c.name, c.pr});
+    for (const ProductDtype &m : guardMatrix()) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(m.product));
         uint64_t seed = 700;
-        for (const Case &c : all) {
-            const mref::Pool &p = c.pr.pool;
+        for (const NamedProblem &np : all) {
+            const mref::Pool &p = np.pr.pool;
             const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
-            const Expected e = expected(mx.product, mx.dt, p, x);
+            const Expected e = expected(m.product, m.dt, p, x);
             for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
-                SCOPED_TRACE(mx.product + " " + dtName(mx.dt) + " " + c.name + " W " + std::to_string(p.W) +
-                             (at == Placement::PageStart ? " at the start" : " at the end"));
+                SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + np.name + placementName(at));
                 const Layout l = placed({}, at);
-                const Result r = runForward(c.pr, mx.dt, x, Views{l, l, l, l});
+                const Result r = runForward(np.pr, m.dt, x, Views{l, l, l, l});
                 ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-                EXPECT_TRUE(sameBits(mx.dt, r.outBits, e.out));
+                EXPECT_TRUE(sameBits(m.dt, r.outBits, e.out));
                 EXPECT_EQ(r.mask, e.mask);
                 EXPECT_TRUE(r.inputsUnchanged);
             }
