@@ -56,6 +56,10 @@ inline Layout placed(Layout l, Placement p) {
     l.placement = p;
     return l;
 }
+// " at the start" / " at the end" (page placements, for test traces); "" for canaries.
+inline const char *placementName(Placement p) {
+    return p == Placement::PageStart ? " at the start" : p == Placement::PageEnd ? " at the end" : "";
+}
 
 class GuardedTensor {
 public:

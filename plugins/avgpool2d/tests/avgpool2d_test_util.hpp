@@ -116,6 +116,7 @@ using acltest::numel;
 using acltest::Layout;
 using acltest::Placement;
 using acltest::placed;
+using acltest::placementName;
 
 // A guarded tensor whose elements are read and written as doubles (FLOAT, FLOAT16, BF16, DOUBLE).
 class Tensor : public acltest::GuardedTensor {

@@ -408,7 +408,7 @@ TEST(AvgPool2dGuardPages, TouchesNothingOutsideItsTensors) {
                 ASSERT_EQ(f0.phase2, ACLNN_SUCCESS) << f0.message;
                 for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                     SCOPED_TRACE(std::string(dtName(dt)) + " pool " + std::to_string(k) + " W " + std::to_string(W) +
-                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                                 placementName(at));
                     const Layout l = placed({}, at);
                     const RunResult b = runBackward(dt, self, a, go, l, l, l), f = runForward(dt, self, a, x, l, l);
                     ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;

@@ -102,6 +102,7 @@ inline std::vector<double> uniform(int64_t n, uint64_t seed, aclDataType dt) {
 using acltest::Layout;
 using acltest::Placement;
 using acltest::placed;
+using acltest::placementName;
 
 inline aclFormat formatFor(size_t rank) {
     return rank == 3 ? ACL_FORMAT_NCL : rank == 4 ? ACL_FORMAT_NCHW : rank == 5 ? ACL_FORMAT_NCDHW : ACL_FORMAT_ND;

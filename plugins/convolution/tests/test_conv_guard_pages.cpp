@@ -19,7 +19,7 @@ void expectSameBitsOnGuardPages(const std::string &name, const Call &base, uint6
     const Result want = runBackward(base, go, in, w);
     ASSERT_EQ(want.phase2, ACLNN_SUCCESS) << name << ": " << want.message;
     for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
-        SCOPED_TRACE(name + " " + dtName(base.dt) + (at == Placement::PageStart ? " at the start" : " at the end"));
+        SCOPED_TRACE(name + " " + dtName(base.dt) + placementName(at));
         Call k = base;
         k.go = k.in = k.w = k.gi = k.gw = k.gb = placed({}, at);
         const Result r = runBackward(k, go, in, w);
@@ -43,7 +43,7 @@ TEST(ConvolutionGuardPages, ForwardTouchesNothingOutsideItsTensors) {
             const ForwardResult want = runForward(c, n.padding, dt, in, w, b);
             ASSERT_EQ(want.phase2, ACLNN_SUCCESS) << n.name << ": " << want.message;
             for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
-                SCOPED_TRACE(n.name + " " + dtName(dt) + (at == Placement::PageStart ? " at the start" : " at the end"));
+                SCOPED_TRACE(n.name + " " + dtName(dt) + placementName(at));
                 const ForwardResult r = runForward(c, n.padding, dt, in, w, b, placed({}, at));
                 ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
                 EXPECT_EQ(r.out, want.out);

@@ -29,6 +29,7 @@ namespace gst {
 using acltest::Layout;
 using acltest::Placement;
 using acltest::placed;
+using acltest::placementName;
 using acltest::numel;
 using acltest::Rng;
 using acltest::Runtime;

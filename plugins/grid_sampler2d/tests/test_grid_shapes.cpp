@@ -185,7 +185,7 @@ TEST(GridSampler2DGuardPages, TouchesNothingOutsideItsTensors) {
                         for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                             SCOPED_TRACE(std::string(dtName(dt)) + " interp " + std::to_string(interp) + " padding " +
                                          std::to_string(padding) + " C " + std::to_string(C) + " Wo " + std::to_string(Wo) +
-                                         (at == Placement::PageStart ? " at the start" : " at the end"));
+                                         placementName(at));
                             const Layout l = placed({}, at);
                             const Views v{l, l, l, l, l};
                             const Result b = runBackward(p, dt, d, {}, v), f = runForward(p, dt, d.input, d.grid, v);

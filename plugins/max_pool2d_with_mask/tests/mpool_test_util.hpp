@@ -68,6 +68,7 @@ using acltest::numel;
 using acltest::Layout;
 using acltest::Placement;
 using acltest::placed;
+using acltest::placementName;
 
 // A guarded tensor whose elements are read and written as bit patterns, values or mask bytes.
 class Tensor : public acltest::GuardedTensor {
@@ -141,7 +142,6 @@ inline std::vector<ProductDtype> guardMatrix() {
     return {{"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16}, {"atlas-training", ACL_FLOAT},
             {"atlas-training", ACL_FLOAT16}};
 }
-inline const char *placementName(Placement p) { return p == Placement::PageStart ? " at the start" : " at the end"; }
 
 struct Result {
     aclnnStatus phase1 = -1, phase2 = -1;

@@ -303,15 +303,22 @@ TEST(Large, StreamingStoresKeepTheBits) {
 
 // Every tensor flush against an inaccessible page, before it and then after it: a read or write one
 // byte outside a tensor (a gather vector one lane too wide, an index read past the end) crashes the
-// test. Widths 1-40 (unpooled to twice that), value dtypes of 1 to 8 bytes, both index dtypes.
+// test. Widths 1-40 (unpooled to twice that), value dtypes of 1 to 8 bytes, both index dtypes, and
+// out dtypes the core casts into.
 TEST(GuardPages, TouchesNothingOutsideItsTensors) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     uint64_t seed = 600;
-    for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT16, ACL_INT64})
+    struct Dts {
+        aclDataType dt, outDt;  // outDt != dt: the core's cast writes out
+    };
+    const Dts all[] = {{ACL_FLOAT, ACL_FLOAT}, {ACL_FLOAT16, ACL_FLOAT16}, {ACL_INT8, ACL_INT8}, {ACL_INT16, ACL_INT16},
+                       {ACL_INT64, ACL_INT64}, {ACL_FLOAT16, ACL_FLOAT},   {ACL_INT32, ACL_FLOAT16}};
+    for (const Dts d : all)
         for (const aclDataType idxDt : {ACL_INT32, ACL_INT64})
             for (int64_t W = 1; W <= 40; ++W) {
+                const aclDataType dt = d.dt;
                 BackwardCase c;
-                c.dt = c.outDt = dt;
+                c.dt = dt, c.outDt = d.outDt;
                 c.idxDt = idxDt;
                 c.selfDims = {1, 3, 3, W};
                 c.oH = 6, c.oW = 2 * W;
@@ -320,8 +327,8 @@ TEST(GuardPages, TouchesNothingOutsideItsTensors) {
                 Bits want;
                 ASSERT_FALSE(referenceBackward(c, go, idx, want));
                 for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
-                    SCOPED_TRACE(std::string(dtName(dt)) + " indices " + dtName(idxDt) + " W " + std::to_string(W) +
-                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                    SCOPED_TRACE(std::string(dtName(dt)) + " to " + dtName(d.outDt) + " indices " + dtName(idxDt) + " W " +
+                                 std::to_string(W) + placementName(at));
                     c.goL = c.idxL = c.outL = placed({}, at);
                     const RunResult r = runBackward(c, go, idx);
                     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;

@@ -288,7 +288,7 @@ TEST(ForwardGuardPages, TouchesNothingOutsideItsTensors) {
                 ASSERT_FALSE(unpoolref::scatter(x, ix, c.planes(), c.plane(), c.oH * c.oW, want));
                 for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                     SCOPED_TRACE(std::string(dtName(dt)) + " indices " + dtName(idxDt) + " W " + std::to_string(W) +
-                                 (at == Placement::PageStart ? " at the start" : " at the end"));
+                                 placementName(at));
                     c.selfL = c.idxL = c.outL = placed({}, at);
                     const RunResult r = runForward(c, x, ix);
                     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;

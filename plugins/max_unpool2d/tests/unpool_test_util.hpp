@@ -124,6 +124,7 @@ using acltest::numel;
 using acltest::Layout;
 using acltest::Placement;
 using acltest::placed;
+using acltest::placementName;
 
 // A guarded tensor whose elements are read and written as bit patterns, indices or doubles.
 class Tensor : public acltest::GuardedTensor {
