@@ -13,7 +13,8 @@
 //             and, in the first and last vectors, by row (compile-time masks, no table).
 //             BF16 gradInput of rows wider than a vector: strips of 32 columns walked down bands of
 //             16 rows, each gradient row of a strip loaded once (its even and odd columns widened
-//             from one load) and kept in registers for the three output rows that read it.
+//             from one load) and kept in registers for the three output rows that read it. BF16
+//             gradWeight of such rows: the same strips row after row, two columns per lane.
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
 //             (their taps differ), an input row pair at a time, and interleaves them on the store
@@ -23,8 +24,8 @@
 //              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
 //              subnormal, cpu_rounds in the AVX-512 spelling: the same bits).
 //   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
-//              its gradient position's in the vectors above - flattened, row - or, pitched, its
-//              input column's), FLOAT sums over the vectors in order, moved into double every
+//              its gradient position's in the vectors above - flattened, row, BF16 strip - or,
+//              pitched, its input column's), FLOAT sums over the vectors in order, moved into double every
 //              kFlush vectors; the lanes added pairwise (lanes_pairwise), the image ranges in
 //              order. A task takes a few channels of small planes (their planes fetched into L2
 //              first). Fixed by the shape: same bytes at any thread count.

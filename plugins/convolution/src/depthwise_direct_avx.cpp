@@ -804,6 +804,52 @@ DWD_AVX void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
     }
 }
 
+// BF16 stride-1 gradWeight of rows wider than a vector (strips()): each row in strips of 32 columns,
+// row after row (the walk through memory stays sequential); lane l takes the strip's columns
+// x0 + 2l, then x0 + 2l + 1 (the scalar spelling's strip walk). One 32-element load of the gradient
+// row and two of each input row (Row4: its column offsets -1, 0, +1), widened by a shift or an AND.
+// Every lane is summed, so the edge strips mask each tap to the lanes whose column and neighbour
+// column are inside; rows outside the plane are skipped.
+template <bool EDGE>
+DWD_AVX __attribute__((always_inline)) inline void gw_strip_row(const uint16_t *g, const uint16_t *x, int64_t y, int64_t H,
+                                                               int64_t W, int64_t x0, VecSums &vs) {
+    const int64_t n = W - x0;
+    const StripMasks sm = strip_masks(x0, n);
+    // tap column b: even lanes (column x0 + 2l, input x0 + 2l - 1 + b), odd lanes (x0 + 2l + 1, input x0 + 2l + b)
+    const __mmask16 ev[3] = {static_cast<__mmask16>(first_lanes((n + 1) / 2) & sm.left), first_lanes((n + 1) / 2), first_lanes(n / 2)};
+    const __mmask16 od[3] = {first_lanes(n / 2), first_lanes(n / 2), first_lanes((n - 1) / 2)};
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    const __m512i gv = EDGE ? _mm512_maskz_loadu_epi16(sm.cols, g + x0) : _mm512_loadu_si512(g + x0);
+    const __m512 ge = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, gv, 16)), go = _mm512_castsi512_ps(_mm512_and_si512(gv, high));
+    DWD_UNROLL for (int a = 0; a < 3; ++a) {
+        const int64_t iy = y - 1 + a;
+        if (iy < 0 || iy >= H) continue;
+        Row4 r;
+        strip_row<EDGE>(x + iy * W + x0, sm.load, r);
+        DWD_UNROLL for (int b = 0; b < 3; ++b) {
+            __m512 &acc = vs.acc[a * 3 + b];
+            if constexpr (EDGE) {
+                acc = _mm512_mask3_fmadd_ps(ge, r.e(b), acc, ev[b]);
+                acc = _mm512_mask3_fmadd_ps(go, r.o(b), acc, od[b]);
+            } else {
+                acc = _mm512_fmadd_ps(ge, r.e(b), acc);
+                acc = _mm512_fmadd_ps(go, r.o(b), acc);
+            }
+        }
+    }
+}
+
+DWD_AVX void gw_s1_strips_avx(const Planes &p, VecSums &vs) {
+    const auto *g = static_cast<const uint16_t *>(p.dy) + p.gy, *x = static_cast<const uint16_t *>(p.x) + p.gx;
+    for (int64_t y = 0; y < p.H; ++y)
+        for (int64_t x0 = 0; x0 < p.W; x0 += kStrip) {
+            if (x0 == 0 || x0 + kStrip >= p.W) gw_strip_row<true>(g + y * p.W, x, y, p.H, p.W, x0, vs);
+            else gw_strip_row<false>(g + y * p.W, x, y, p.H, p.W, x0, vs);
+            vs.count += 2;  // two products per lane: kFlush counts them as two vectors
+            if (vs.count == kFlush) flush_avx(vs);
+        }
+}
+
 // Input columns 2 * j0 .. 2 * j0 + 31 of one row (the rest of the row only, zeros past it) as the
 // even and the odd columns.
 template <bool BF16>
@@ -948,6 +994,7 @@ DWD_AVX void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t
     gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) DWD_AVX {
         if (q.s == 1 && by_rows(q.W)) gw_s1_rows_avx<BF16>(q, vs);
         else if (q.s == 1 && q.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(q, m, vs);
+        else if (q.s == 1 && BF16 && strips(q.W)) gw_s1_strips_avx(q, vs);
         else if (q.s == 1) gw_s1_avx<BF16>(q, m, vs);
         else gw_s2_avx<BF16>(q, vs);
     });

@@ -45,13 +45,15 @@ struct ChannelSums {
 // Measured at 14x14: gradInput -43 % (FLOAT) / -22 % (BF16), gradWeight -38 % / -32 %; at 7x7
 // (7 of 16 lanes) rows were no faster.
 inline bool by_rows(int64_t W) { return W > kL / 2 && W <= kL; }
-// BF16 stride-1 planes with rows wider than a vector are walked in strips of kStrip columns down
-// bands of kStripBand rows (a strip's rows kept in registers, its even and odd columns in two
-// vectors); FLOAT keeps the flattened plane (strips measured slower there once the planes come
-// from memory).
+// BF16 stride-1 planes with rows wider than a vector are walked in strips of kStrip columns, their
+// even and odd columns in two vectors: gradInput down bands of kStripBand rows (a strip's rows kept
+// in registers), gradWeight row after row (two columns per lane: a strip row counts as two vectors
+// towards kFlush). FLOAT keeps the flattened plane (strips measured slower there once the planes
+// come from memory).
 constexpr int64_t kStrip = 2 * kL;
 constexpr int64_t kStripBand = 16;
 inline bool strips(int64_t W) { return W > kL; }
+static_assert(kFlush % 2 == 0, "a gradWeight strip row counts as two vectors towards kFlush");
 
 // Stride 1 planes of 5 to 7 columns and at most 8 rows (7x7) are walked as pitched vectors: vector
 // u holds rows 2u (lanes 0-7) and 2u + 1 (lanes 8-15), column x in lane x of its half; lanes x >= W
