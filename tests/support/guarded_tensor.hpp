@@ -1,6 +1,7 @@
 // Tensors over guarded storage for the plugins' conformance tests: a view of any layout (permuted
 // dims, padded rows, an offset, broadcast dims) in a buffer with canary bytes around and between
-// its elements, so a test can tell that an operator wrote its output view and nothing else.
+// its elements, so a test can tell that an operator wrote its output view and nothing else - or,
+// with Layout::placement, flush against an inaccessible page, so that any access outside crashes.
 // Element values are the plugin's business (its Tensor derives from this and encodes its dtypes);
 // here are the layout, the raw element bytes and the canary check. Also the int arrays and the
 // workspace the two-phase calls need.
@@ -102,7 +103,8 @@ public:
             pages_ = std::make_unique<GuardedPages>(std::max<size_t>(storageBytes, 1));
             region_ = static_cast<unsigned char *>(pages_->data()), regionBytes_ = pages_->bytes();
             if (region_) std::memset(region_, kCanary, regionBytes_);
-            data_ = static_cast<unsigned char *>(layout.placement == Placement::PageStart ? pages_->data() : pages_->end_flush(storageBytes));
+            void *at = layout.placement == Placement::PageStart ? pages_->data() : pages_->end_flush(storageBytes);
+            data_ = static_cast<unsigned char *>(at);
         }
         t_ = aclCreateTensor(dims_.data(), dims_.size(), dt_, strides_.data(), offset_, fmt, storageDims.data(),
                              storageDims.size(), data_);
