@@ -32,51 +32,49 @@ bool has_avx512() {
     static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
     return has;
 }
-// The contiguous FLOAT / BF16 rows of row_sum, 16 at a time: elements i..i+7 then i+8..i+15 go to
-// lanes 0..7 in that order, as in the scalar loop.
+// The order of a channel's sum, the same for any layout of gradOutput (a view and its dense copy
+// give the same bits): the element at spatial index i of image n goes into double lane
+// (n % kImageLanes, i % 8), each lane summed in (n, i) order; then per i % 8 lane j,
+// (L0j + L1j) + (L2j + L3j), and the eight of those ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)).
+// Four image slots are four independent chains of vector adds (one chain runs at the add
+// latency); keying lanes by spatial index rather than by memory row keeps views and copies equal.
+constexpr int64_t kImageLanes = 4;
+using ChannelLanes = double[kImageLanes][8];
+
+double lanes_total(const ChannelLanes &l) {
+    double j[8];
+    for (int k = 0; k < 8; ++k) j[k] = (l[0][k] + l[1][k]) + (l[2][k] + l[3][k]);
+    return ((j[0] + j[1]) + (j[2] + j[3])) + ((j[4] + j[5]) + (j[6] + j[7]));
+}
+
 // Eight values at a time into the eight double lanes (maskz_ form: GCC 12's false
-// -Wmaybe-uninitialized on the plain one).
+// -Wmaybe-uninitialized on the plain one): elements 0 .. n / 8 * 8 of a row starting at a
+// multiple of 8 of the plane.
 CK_AVX512 void lanes_f32_avx(const float *f, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
-    for (int64_t i = 0; i < n / 16 * 16; i += 8) acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(f + i)));
+    for (int64_t i = 0; i < n / 8 * 8; i += 8) acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(f + i)));
     _mm512_storeu_pd(lane, acc);
 }
 CK_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
-    for (int64_t i = 0; i < n / 16 * 16; i += 8) {
+    for (int64_t i = 0; i < n / 8 * 8; i += 8) {
         const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(h + i))), 16);
         acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(w)));
     }
     _mm512_storeu_pd(lane, acc);
 }
 
-// Sum of n elements `step` apart. Eight partial sums (element i goes to lane i % 8) combined in a
-// fixed order: vectorizable, and the same bits on every run.
-double row_sum(const uint8_t *p, int64_t n, int64_t step, int32_t dt) {
-    double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// A row of n elements `step` apart whose first has spatial index i0, into its image's lanes.
+void add_row(const uint8_t *p, int64_t n, int64_t step, int64_t i0, int32_t dt, double *lane) {
     const auto es = static_cast<int64_t>(acp::dtype_size(dt));
     int64_t i = 0;
-    if (step == 1 && has_avx512() && (dt == kFloat || dt == kBf16)) {
-        i = n / 16 * 16;
+    if (step == 1 && i0 % 8 == 0 && has_avx512() && (dt == kFloat || dt == kBf16)) {
+        i = n / 8 * 8;
         if (dt == kFloat) lanes_f32_avx(reinterpret_cast<const float *>(p), n, lane);
         else lanes_bf16_avx(reinterpret_cast<const uint16_t *>(p), n, lane);
-    } else if (dt == kFloat && step == 1) {
-        const auto *f = reinterpret_cast<const float *>(p);
-        for (; i + 8 <= n; i += 8)
-            for (int j = 0; j < 8; ++j) lane[j] += f[i + j];
     }
-    for (; i < n; ++i) lane[i % 8] += load(p + i * step * es, dt);
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    for (; i < n; ++i) lane[(i0 + i) % 8] += load(p + i * step * es, dt);
 }
-
-// Channel c's rows (count rows of n contiguous FLOAT / BF16 elements, `gap` elements apart) summed
-// exactly as row_sum sums each, then added in row order: the same bits, without a call and a
-// dispatch per row (small planes have many short rows: 7x7 depthwise layers spent ~15 % here).
-// Up to kRowsAtOnce rows side by side: a row's vector sum is one chain of dependent adds (3 cycles
-// per 8 elements), and a long row's chain is longer than the CPU looks ahead, so one row at a time
-// ran at the add latency (FLOAT 56x56 planes: -41 %, BF16 -10 %: its widening is the limit there;
-// 7x7 and 14x14 planes: -5 to -8 %).
-constexpr int64_t kRowsAtOnce = 4;
 
 // Elements i .. i + 7 of a row as doubles (lanes at or past m: none loaded, zero).
 template <bool BF16>
@@ -91,41 +89,39 @@ CK_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 0
     return _mm512_maskz_cvtps_pd(0xff, f);
 }
 
-// R rows' lane sums: element i into lane i % 8 in index order, the last partial chunk by a masked
-// add into the lanes it reaches (was a scalar loop per element).
+// R images' planes (n elements each, `gap` apart) into the lane vectors of slots 0 .. R - 1; the
+// last partial chunk by a masked add into the lanes it reaches.
 template <bool BF16, int R>
-CK_AVX512 inline void rows_lanes(const uint8_t *p, int64_t gap, int64_t n, double (*lane)[8]) {
+CK_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m512d *v) {
     constexpr int64_t es = BF16 ? 2 : 4;
     const int64_t body = n / 8 * 8;
-    __m512d v[R];
-    for (int k = 0; k < R; ++k) v[k] = _mm512_setzero_pd();
     for (int64_t i = 0; i < body; i += 8)
         for (int k = 0; k < R; ++k) v[k] = _mm512_add_pd(v[k], row_chunk<BF16>(p + k * gap * es, i));
     if (body < n) {
         const auto m = static_cast<__mmask8>((1u << (n - body)) - 1);
         for (int k = 0; k < R; ++k) v[k] = _mm512_mask_add_pd(v[k], m, v[k], row_chunk<BF16>(p + k * gap * es, body, m));
     }
-    for (int k = 0; k < R; ++k) _mm512_storeu_pd(lane[k], v[k]);
 }
 
+// A channel of `count` dense planes of n elements, `gap` elements apart.
 template <bool BF16>
-CK_AVX512 double rows_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
+CK_AVX512 double planes_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
     const int64_t es = BF16 ? 2 : 4;
-    double acc = 0;
-    auto add_row = [&](const double *l) { acc += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])); };
-    for (int64_t r0 = 0; r0 < count; r0 += kRowsAtOnce) {
-        const int64_t rows = std::min(kRowsAtOnce, count - r0);
-        const uint8_t *first = p + r0 * gap * es;
-        double lane[kRowsAtOnce][8];
-        switch (rows) {
-            case 4: rows_lanes<BF16, 4>(first, gap, n, lane); break;
-            case 3: rows_lanes<BF16, 3>(first, gap, n, lane); break;
-            case 2: rows_lanes<BF16, 2>(first, gap, n, lane); break;
-            default: rows_lanes<BF16, 1>(first, gap, n, lane); break;
-        }
-        for (int64_t k = 0; k < rows; ++k) add_row(lane[k]);
+    __m512d v[kImageLanes];
+    for (auto &x : v) x = _mm512_setzero_pd();
+    int64_t r0 = 0;
+    for (; r0 + kImageLanes <= count; r0 += kImageLanes) planes_lanes<BF16, kImageLanes>(p + r0 * gap * es, gap, n, v);
+    const uint8_t *rest = p + r0 * gap * es;
+    switch (count - r0) {
+        case 3: planes_lanes<BF16, 3>(rest, gap, n, v); break;
+        case 2: planes_lanes<BF16, 2>(rest, gap, n, v); break;
+        case 1: planes_lanes<BF16, 1>(rest, gap, n, v); break;
+        default: break;
     }
-    return acc;
+    static_assert(kImageLanes == 4, "the switch above covers the remainders of 4");
+    ChannelLanes lane;
+    for (int k = 0; k < kImageLanes; ++k) _mm512_storeu_pd(lane[k], v[k]);
+    return lanes_total(lane);
 }
 
 }  // namespace
@@ -138,7 +134,7 @@ void bias_grad(const void *g, const View &v, float *out) {
         d[5 - r + i] = v.dims[i];
         s[5 - r + i] = v.strides[i];
     }
-    // Contiguous inner dims read as one longer row (same values, fewer calls).
+    // Contiguous inner dims read as one longer row (same values, same spatial indices, fewer calls).
     while (d[3] > 1 && s[3] == d[4] * s[4] && s[4] == 1) {
         d[4] *= d[3];
         d[3] = d[2], s[3] = s[2];
@@ -147,21 +143,22 @@ void bias_grad(const void *g, const View &v, float *out) {
     const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
     const auto *base = static_cast<const uint8_t *>(g);
     // one row per image (contiguous planes): the whole channel in one vector loop
-    const bool rows_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
+    const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, d[1], 1), [&](const tbb::blocked_range<int64_t> &rc) {
         for (int64_t c = rc.begin(); c < rc.end(); ++c) {
-            if (rows_avx) {
+            if (planes_avx) {
                 const uint8_t *p = base + c * s[1] * es;
-                const double acc = v.dtype == kBf16 ? rows_sum_avx<true>(p, d[0], s[0], d[4]) : rows_sum_avx<false>(p, d[0], s[0], d[4]);
-                out[c] = static_cast<float>(acc);
+                out[c] = static_cast<float>(v.dtype == kBf16 ? planes_sum_avx<true>(p, d[0], s[0], d[4])
+                                                             : planes_sum_avx<false>(p, d[0], s[0], d[4]));
                 continue;
             }
-            double acc = 0;
+            ChannelLanes lane = {};
             for (int64_t n = 0; n < d[0]; ++n)
                 for (int64_t z = 0; z < d[2]; ++z)
                     for (int64_t y = 0; y < d[3]; ++y)
-                        acc += row_sum(base + (n * s[0] + c * s[1] + z * s[2] + y * s[3]) * es, d[4], s[4], v.dtype);
-            out[c] = static_cast<float>(acc);
+                        add_row(base + (n * s[0] + c * s[1] + z * s[2] + y * s[3]) * es, d[4], s[4], (z * d[3] + y) * d[4], v.dtype,
+                                lane[n % kImageLanes]);
+            out[c] = static_cast<float>(lanes_total(lane));
         }
     });
 }

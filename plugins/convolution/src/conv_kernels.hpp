@@ -15,8 +15,9 @@ struct View {
     std::vector<int64_t> dims, strides;
 };
 
-// out[c] = sum over n and every spatial position of g[n][c][...], accumulated in double and
-// rounded once to FLOAT. `g` is the view's element 0; dims (N, C, spatial...).
+// out[c] = sum over n and every spatial position of g[n][c][...], accumulated in double in a fixed
+// order of (image, spatial index) - conv_kernels.cpp - whatever the view's strides, and rounded
+// once to FLOAT. `g` is the view's element 0; dims (N, C, spatial...).
 void bias_grad(const void *g, const View &v, float *out);
 
 // out[n][c][...] += bias[c] on a dense FLOAT (N, C, plane) array.

@@ -1,13 +1,15 @@
-// White-box test of the bias gradient (conv_kernels.cpp, compiled into this test): on dense NCHW
-// FLOAT and BF16 gradients its per-channel sums have exactly the bits of the order it documents -
-// per image row of the plane, element i into double lane i % 8 in index order, the lanes combined
-// as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), the images added in order from 0 - on image counts
-// 1 to 9 (the AVX-512 spelling takes four images side by side: every remainder) and plane sizes
-// around its 8-element step, up to rows of 272. Same bytes at 1 and 2 threads.
+// White-box test of the bias gradient (conv_kernels.cpp, compiled into this test): its
+// per-channel sums have exactly the bits of the order it documents - the element at spatial index
+// i of image n into double lane (n % 4, i % 8) in (n, i) order, per lane j (L0j + L1j) + (L2j + L3j),
+// then ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)) - on dense NCHW FLOAT and BF16 gradients of image
+// counts 1 to 9 (the AVX-512 spelling takes four images side by side: every remainder) and plane
+// sizes around its 8-element step, up to planes of 272; and the same bits from strided views of
+// the same values (the general path). Same bytes at 1 and 2 threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "acltest.hpp"
@@ -51,15 +53,23 @@ Grad makeGrad(int64_t N, int64_t C, int64_t P, bool bf16, uint64_t seed) {
 std::vector<float> documented(const Grad &g, int64_t N, int64_t C, int64_t P) {
     std::vector<float> out;
     for (int64_t c = 0; c < C; ++c) {
-        double acc = 0;
-        for (int64_t n = 0; n < N; ++n) {
-            double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            for (int64_t i = 0; i < P; ++i) lane[i % 8] += static_cast<double>(g.value[static_cast<size_t>((n * C + c) * P + i)]);
-            acc += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-        }
-        out.push_back(static_cast<float>(acc));
+        double lane[4][8] = {};
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t i = 0; i < P; ++i) lane[n % 4][i % 8] += static_cast<double>(g.value[static_cast<size_t>((n * C + c) * P + i)]);
+        double j[8];
+        for (int k = 0; k < 8; ++k) j[k] = (lane[0][k] + lane[1][k]) + (lane[2][k] + lane[3][k]);
+        out.push_back(static_cast<float>(((j[0] + j[1]) + (j[2] + j[3])) + ((j[4] + j[5]) + (j[6] + j[7]))));
     }
     return out;
+}
+
+void expectBits(const std::vector<float> &got, const std::vector<float> &want, const std::string &what) {
+    for (size_t c = 0; c < want.size(); ++c) {
+        uint32_t a, b;
+        std::memcpy(&a, &got[c], 4);
+        std::memcpy(&b, &want[c], 4);
+        EXPECT_EQ(a, b) << what << " c " << c << ": " << got[c] << " vs " << want[c];
+    }
 }
 
 TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
@@ -79,17 +89,48 @@ TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
                         tbb::global_control gc(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
                         std::vector<float> got(static_cast<size_t>(C), -1.0f);
                         conv::bias_grad(g.bytes.data(), v, got.data());
-                        for (int64_t c = 0; c < C; ++c) {
-                            uint32_t a, b;
-                            std::memcpy(&a, &got[static_cast<size_t>(c)], 4);
-                            std::memcpy(&b, &want[static_cast<size_t>(c)], 4);
-                            EXPECT_EQ(a, b) << (bf16 ? "BF16" : "FLOAT") << " N " << N << " H " << H << " W " << W << " c " << c
-                                            << " threads " << threads << ": " << got[static_cast<size_t>(c)] << " vs "
-                                            << want[static_cast<size_t>(c)];
-                        }
+                        expectBits(got, want,
+                                   std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " H " + std::to_string(H) + " W " +
+                                       std::to_string(W) + " threads " + std::to_string(threads));
                     }
                 }
             }
+}
+
+// The same values in strided layouts - rows padded to W + 3 elements, channels last - take the
+// general path and give the dense bits: the order is by spatial index, not by memory.
+TEST(BiasGrad, StridedViewsGiveTheDenseBits) {
+    uint64_t seed = 100;
+    for (const bool bf16 : {false, true})
+        for (const int64_t N : {1, 3, 5, 8})
+            for (const int64_t H : {1, 7, 14})
+                for (const int64_t W : {1, 7, 17}) {
+                    const int64_t C = 3, P = H * W, es = bf16 ? 2 : 4;
+                    const Grad g = makeGrad(N, C, P, bf16, seed++);
+                    const std::vector<float> want = documented(g, N, C, P);
+                    const int64_t Wp = W + 3;
+                    std::vector<uint8_t> padded(static_cast<size_t>(N * C * H * Wp * es)), last(g.bytes.size());
+                    for (int64_t n = 0; n < N; ++n)
+                        for (int64_t c = 0; c < C; ++c)
+                            for (int64_t y = 0; y < H; ++y)
+                                for (int64_t x = 0; x < W; ++x) {
+                                    const uint8_t *e = g.bytes.data() + (((n * C + c) * H + y) * W + x) * es;
+                                    std::memcpy(padded.data() + (((n * C + c) * H + y) * Wp + x) * es, e, static_cast<size_t>(es));
+                                    std::memcpy(last.data() + (((n * H + y) * W + x) * C + c) * es, e, static_cast<size_t>(es));
+                                }
+                    conv::View v;
+                    v.dtype = bf16 ? kBf16 : kFloat;
+                    v.dims = {N, C, H, W};
+                    const std::string what = std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " H " +
+                                             std::to_string(H) + " W " + std::to_string(W);
+                    std::vector<float> got(static_cast<size_t>(C), -1.0f);
+                    v.strides = {C * H * Wp, H * Wp, Wp, 1};
+                    conv::bias_grad(padded.data(), v, got.data());
+                    expectBits(got, want, what + " rows padded");
+                    v.strides = {H * W * C, 1, W * C, C};
+                    conv::bias_grad(last.data(), v, got.data());
+                    expectBits(got, want, what + " channels last");
+                }
 }
 
 }  // namespace
