@@ -37,9 +37,12 @@ enum class Metric { Bytes, Flops };
 struct Work {
     Metric metric = Metric::Bytes;
     double amount = 0;  // bytes (inputs read + outputs written, in their dtype) or floating-point ops
+    double read = -1;   // of amount, the bytes read (-1: not given; the traffic limit needs it)
 
-    static Work bytes(double b) { return Work{Metric::Bytes, b}; }
-    static Work flops(double f) { return Work{Metric::Flops, f}; }
+    static Work bytes(double b) { return Work{Metric::Bytes, b, -1}; }
+    // Bytes read and written apart: the row also gets its traffic limit (result.hpp).
+    static Work bytes(double readBytes, double writtenBytes) { return Work{Metric::Bytes, readBytes + writtenBytes, readBytes}; }
+    static Work flops(double f) { return Work{Metric::Flops, f, -1}; }
 };
 
 // A failed acl/aclnn call. The case is reported as FAIL and the run exits non-zero.

@@ -28,15 +28,15 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     for (const auto &[p, s] : socs) os << " " << p << (s.empty() ? "" : " (" + s + ")");
     os << "\n\n";
 
-    const std::vector<std::string> head = {"operator", "case",   "dtype",  "product",  "ws",      "min ms",
-                                           "med ms",   "rate",   "%limit", "torch ms", "speedup"};
-    const std::vector<bool> right = {false, false, false, false, true, true, true, true, true, true, true};
+    const std::vector<std::string> head = {"operator", "case",   "dtype",    "product",  "ws",      "min ms",
+                                           "med ms",   "rate",   "%limit",   "%traffic", "torch ms", "speedup"};
+    const std::vector<bool> right = {false, false, false, false, true, true, true, true, true, true, true, true};
     std::vector<std::vector<std::string>> rows;
     for (const Result &r : results) {
         const Case &c = *r.c;
         std::string cs = c.shape + (c.variant.empty() ? "" : "/" + c.variant);
         if (r.status != "ok") {
-            rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, "-", r.status, "-", "-", "-", "-", "-"});
+            rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, "-", r.status, "-", "-", "-", "-", "-", "-"});
             continue;
         }
         std::string torchMs = "n/a", speed = "n/a";
@@ -44,10 +44,11 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
             torchMs = fmt_ms(r.torch_median());
             speed = fmt(r.speedup(), 2) + "x";
         }
-        const double pct = pct_of_limit(r, roof);
+        const double pct = pct_of_limit(r, roof), traffic = pct_of_traffic(r, roof);
         rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, fmt_bytes(r.workspace), fmt_ms(r.min()),
                         fmt_ms(r.median()), fmt(r.rate(), 2) + " " + rate_unit(c),
-                        std::isfinite(pct) ? fmt(pct, 1) + "%" : "-", torchMs, speed});
+                        std::isfinite(pct) ? fmt(pct, 1) + "%" : "-", std::isfinite(traffic) ? fmt(traffic, 1) + "%" : "-",
+                        torchMs, speed});
     }
     std::vector<size_t> w(head.size());
     for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
@@ -70,7 +71,9 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
        << (o.rounds > 1 ? " in each of " + std::to_string(o.rounds) + " rounds over all cases" : std::string())
        << "), phase 2 + stream sync; ws: workspace bytes\n"
           "rate: bytes (inputs read + outputs written) or FLOPs per min time; %limit: of the copy bandwidth\n"
-          "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; speedup = PyTorch median / our median\n";
+          "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; %traffic: the time the measured read, write\n"
+          "and copy bandwidths allow for the row's reads and writes, over the min time; speedup = PyTorch\n"
+          "median / our median\n";
     bool anyTorchErr = false;
     for (const Result &r : results)
         if (r.status == "ok" && r.torchStatus == "error") {
@@ -92,7 +95,8 @@ std::string roofline_line(const Roofline &roof) {
     os << "roofline: copy " << fmt(roof.copyGBps, 1) << " GB/s (best of memcpy " << fmt(roof.memcpyGBps, 1)
        << " and streaming copy " << fmt(roof.streamGBps, 1) << "; " << roof.copyBytes / (1024 * 1024)
        << " MiB read+write, " << threads_str(roof.threads) << ", best of " << roof.copyReps << ", median "
-       << fmt(roof.copyGBpsMedian, 1) << ")  |  FP32 FMA ";
+       << fmt(roof.copyGBpsMedian, 1) << "; read " << fmt(roof.readGBps, 1) << ", write " << fmt(roof.writeGBps, 1)
+       << ")  |  FP32 FMA ";
     if (roof.fmaIsa == "none")
         os << "n/a (no AVX2/AVX-512)";
     else
@@ -114,7 +118,8 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
         f << "{\"threads\": " << roof.threads << ", \"copy_bytes\": " << roof.copyBytes << ", \"copy_reps\": "
           << roof.copyReps << ", \"copy_gbps\": " << json_num(roof.copyGBps) << ", \"memcpy_gbps\": " << json_num(roof.memcpyGBps)
           << ", \"stream_copy_gbps\": " << json_num(roof.streamGBps) << ", \"copy_gbps_median\": "
-          << json_num(roof.copyGBpsMedian) << ", \"fma_isa\": " << json_str(roof.fmaIsa)
+          << json_num(roof.copyGBpsMedian) << ", \"read_gbps\": " << json_num(roof.readGBps) << ", \"write_gbps\": "
+          << json_num(roof.writeGBps) << ", \"fma_isa\": " << json_str(roof.fmaIsa)
           << ", \"fma_gflops\": " << json_num(roof.fmaGFlops) << ", \"fma_gflops_median\": "
           << json_num(roof.fmaGFlopsMedian) << "}";
     else
@@ -139,10 +144,11 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
           << json_str(r.status) << ", \"message\": " << json_str(r.message)
           << ", \"workspace_bytes\": " << r.workspace << ", \"metric\": "
           << json_str(c.work.metric == Metric::Bytes ? "bytes" : "flops") << ", \"work\": " << json_num(c.work.amount)
-          << ", \"reps\": " << r.ms.size() << ", \"min_ms\": " << json_num(r.min())
+          << ", \"work_read\": " << (c.work.read >= 0 ? json_num(c.work.read) : std::string("null")) << ", \"reps\": " << r.ms.size() << ", \"min_ms\": " << json_num(r.min())
           << ", \"median_ms\": " << json_num(r.median()) << ", \"times_ms\": " << json_times(r.ms)
           << ", \"rate\": " << json_num(r.rate()) << ", \"rate_unit\": " << json_str(rate_unit(c))
-          << ", \"pct_of_limit\": " << json_num(pct_of_limit(r, roof)) << ", \"torch\": ";
+          << ", \"pct_of_limit\": " << json_num(pct_of_limit(r, roof))
+          << ", \"pct_of_traffic\": " << json_num(pct_of_traffic(r, roof)) << ", \"torch\": ";
         if (r.torchStatus == "ok")
             f << "{\"status\": \"ok\", \"min_ms\": " << json_num(min_of(r.torchMs)) << ", \"median_ms\": "
               << json_num(r.torch_median()) << ", \"times_ms\": " << json_times(r.torchMs) << "}";
@@ -157,7 +163,7 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
 void write_csv(const std::string &path, const std::vector<Result> &results, const Roofline &roof) {
     std::ofstream f(path);
     f << "id,op,shape,variant,dtype,product,status,workspace_bytes,reps,min_ms,median_ms,metric,work,rate,rate_unit,"
-         "pct_of_limit,torch_status,torch_min_ms,torch_median_ms,speedup,message\n";
+         "pct_of_limit,pct_of_traffic,torch_status,torch_min_ms,torch_median_ms,speedup,message\n";
     auto num = [](double v) { return std::isfinite(v) ? json_num(v) : std::string(); };
     for (const Result &r : results) {
         const Case &c = *r.c;
@@ -165,7 +171,8 @@ void write_csv(const std::string &path, const std::vector<Result> &results, cons
           << "," << dtype_name(c.dtype) << "," << csv_field(c.product) << "," << r.status << "," << r.workspace << ","
           << r.ms.size() << "," << num(r.min()) << "," << num(r.median()) << ","
           << (c.work.metric == Metric::Bytes ? "bytes" : "flops") << "," << num(c.work.amount) << ","
-          << num(r.rate()) << "," << rate_unit(c) << "," << num(pct_of_limit(r, roof)) << "," << r.torchStatus << ","
+          << num(r.rate()) << "," << rate_unit(c) << "," << num(pct_of_limit(r, roof)) << ","
+          << num(pct_of_traffic(r, roof)) << "," << r.torchStatus << ","
           << num(min_of(r.torchMs)) << "," << num(r.torch_median()) << "," << num(r.speedup()) << ","
           << csv_field(r.status == "ok" ? r.torchMessage : r.message) << "\n";
     }

@@ -40,6 +40,11 @@ struct Result {
 const char *rate_unit(const Case &c);  // "GB/s" or "GFLOP/s"
 // The rate as a percentage of the copy bandwidth or FMA peak; NAN without a roofline.
 double pct_of_limit(const Result &r, const Roofline &roof);
+// Byte rows that give their reads and writes apart: the shortest time the measured streams allow
+// for those bytes - max(read / read bandwidth, written / write bandwidth, both / copy bandwidth) -
+// as a percentage of the min time. A gather reading six times what it writes is bound by the read
+// stream long before the copy figure. NAN otherwise.
+double pct_of_traffic(const Result &r, const Roofline &roof);
 
 }  // namespace bench
 

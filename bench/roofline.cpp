@@ -125,7 +125,44 @@ __attribute__((target("avx512f"))) void stream_copy_avx512(char *dst, const char
     if (i < len) std::memcpy(dst + i, src + i, len - i);
 }
 
+// Read only: the whole buffer summed into four vectors (a kernel that reads far more than it
+// writes is bound by this rate, not by a copy's).
+__attribute__((target("avx512f"))) uint64_t stream_read_avx512(const char *src, size_t len) {
+    __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
+    size_t i = 0;
+    for (; i + 256 <= len; i += 256) {
+        a = _mm512_add_epi64(a, _mm512_load_si512(src + i));
+        b = _mm512_add_epi64(b, _mm512_load_si512(src + i + 64));
+        c = _mm512_add_epi64(c, _mm512_load_si512(src + i + 128));
+        d = _mm512_add_epi64(d, _mm512_load_si512(src + i + 192));
+    }
+    alignas(64) uint64_t lanes[8];  // (not _mm512_reduce_add_epi64: GCC 12 warns in its header)
+    _mm512_store_si512(lanes, _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(c, d)));
+    uint64_t s = 0;
+    for (uint64_t v : lanes) s += v;
+    for (; i < len; ++i) s += static_cast<unsigned char>(src[i]);
+    return s;
+}
+uint64_t read_plain(const char *src, size_t len) {
+    uint64_t s = 0;
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t v;
+        std::memcpy(&v, src + i, 8);
+        s += v;
+    }
+    return s;
+}
+// Write only, non-temporal (whole lines, no read for ownership).
+__attribute__((target("avx512f"))) void stream_write_avx512(char *dst, size_t len) {
+    const __m512i z = _mm512_set1_epi8(1);
+    size_t i = 0;
+    for (; i + 64 <= len; i += 64) _mm512_stream_si512(reinterpret_cast<__m512i *>(dst + i), z);
+    _mm_sfence();
+    if (i < len) std::memset(dst + i, 1, len - i);
+}
+
 volatile float g_sink;
+volatile uint64_t g_sink_read;
 
 }  // namespace
 
@@ -158,22 +195,37 @@ Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSec
         });
         __builtin_cpu_init();
         const bool has_stream = __builtin_cpu_supports("avx512f");
-        // Best of `reps` timed copies with `copy` (after one untimed one); GB/s counts read + write.
-        auto measure = [&](void (*copy)(char *, const char *, size_t), std::vector<double> &gbps) {
+        // Best of `reps` timed passes of `pass` over each thread's slice (after one untimed one);
+        // `bytes` of them per pass (a copy counts read + write).
+        auto measure_pass = [&](const std::function<void(size_t off, size_t len)> &pass, double bytes, std::vector<double> &gbps) {
             auto body = [&](int t) {
                 size_t off, len;
                 slice(t, off, len);
-                copy(dst + off, src + off, len);
+                pass(off, len);
             };
             team.run(body);
-            for (int i = 0; i < r.copyReps; ++i) gbps.push_back(2.0 * static_cast<double>(copyBytes) / team.run(body) * 1e-9);
+            for (int i = 0; i < r.copyReps; ++i) gbps.push_back(bytes / team.run(body) * 1e-9);
         };
-        std::vector<double> plain, streamed;
+        auto measure = [&](void (*copy)(char *, const char *, size_t), std::vector<double> &gbps) {
+            measure_pass([&](size_t off, size_t len) { copy(dst + off, src + off, len); }, 2.0 * static_cast<double>(copyBytes), gbps);
+        };
+        std::vector<double> plain, streamed, reads, writes;
         measure([](char *d, const char *s, size_t n) { std::memcpy(d, s, n); }, plain);
         if (has_stream) measure(stream_copy_avx512, streamed);
+        measure_pass(
+            [&](size_t off, size_t len) { g_sink_read = has_stream ? stream_read_avx512(src + off, len) : read_plain(src + off, len); },
+            static_cast<double>(copyBytes), reads);
+        measure_pass(
+            [&](size_t off, size_t len) {
+                if (has_stream) stream_write_avx512(dst + off, len);
+                else std::memset(dst + off, 1, len);
+            },
+            static_cast<double>(copyBytes), writes);
         g_sink = static_cast<float>(dst[copyBytes / 2]);
         r.memcpyGBps = *std::max_element(plain.begin(), plain.end());
         r.streamGBps = streamed.empty() ? 0 : *std::max_element(streamed.begin(), streamed.end());
+        r.readGBps = *std::max_element(reads.begin(), reads.end());
+        r.writeGBps = *std::max_element(writes.begin(), writes.end());
         const auto &best = r.streamGBps > r.memcpyGBps ? streamed : plain;
         r.copyGBps = std::max(r.memcpyGBps, r.streamGBps);
         r.copyGBpsMedian = median_of(best);

@@ -18,6 +18,10 @@ struct Roofline {
     double copyGBpsMedian = 0;
     double memcpyGBps = 0;      // best repetition of each copy
     double streamGBps = 0;      // 0 without AVX-512
+    // The same buffers read only (summed) and written only (non-temporal with AVX-512, else
+    // memset), best repetition: the traffic limit of a row that reads and writes unequal amounts.
+    double readGBps = 0;
+    double writeGBps = 0;
     // 12 independent FMA chains per thread (512-bit with AVX-512, else 256-bit AVX2).
     std::string fmaIsa;         // "avx512f", "avx2+fma" or "none"
     double fmaGFlops = 0;       // best repetition, all threads

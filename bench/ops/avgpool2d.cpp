@@ -60,8 +60,8 @@ bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::
     c.product = product;
     if (cubeMathType != 0) c.variant = "cube" + std::to_string(cubeMathType);
     c.quick = quick;
-    c.work = bench::Work::bytes((bench::numel(p.out()) + bench::numel(p.in())) *
-                                static_cast<double>(bench::dtype_size(dt)));
+    c.work = bench::Work::bytes(bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)),
+                                bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)));
     c.prepare = [p, dt, cubeMathType](bench::Prepared &pr) {
         aclTensor *gradOutput = pr.tensor(p.out(), dt);
         aclTensor *self = pr.tensor(p.in(), dt);
@@ -85,8 +85,8 @@ bench::Case forward_case(const Pool &p, aclDataType dt, bool quick) {
     c.shape = p.desc();
     c.dtype = dt;
     c.quick = quick;
-    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.out())) *
-                                static_cast<double>(bench::dtype_size(dt)));
+    c.work = bench::Work::bytes(bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)),
+                                bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)));
     c.prepare = [p, dt](bench::Prepared &pr) {
         aclTensor *self = pr.tensor(p.in(), dt);
         aclTensor *out = pr.tensor(p.out(), dt, bench::Fill::Zero);

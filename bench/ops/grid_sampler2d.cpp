@@ -93,7 +93,8 @@ bench::Case backward_case(const Problem &p, aclDataType dt, bool quick, const st
     c.product = product;
     c.quick = quick;
     const double es = static_cast<double>(bench::dtype_size(dt));
-    c.work = bench::Work::bytes((2 * bench::numel(p.in()) + bench::numel(p.out()) + 2 * bench::numel(p.grid())) * es);
+    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.out()) + bench::numel(p.grid())) * es,
+                                (bench::numel(p.in()) + bench::numel(p.grid())) * es);
     c.prepare = [p, dt](bench::Prepared &pr) {
         aclTensor *gradOutput = pr.tensor(p.out(), dt, bench::Fill::Random, ACL_FORMAT_ND);
         aclTensor *input = pr.tensor(p.in(), dt, bench::Fill::Random, ACL_FORMAT_ND);
@@ -121,7 +122,7 @@ bench::Case forward_case(const Problem &p, aclDataType dt, bool quick) {
     c.dtype = dt;
     c.quick = quick;
     const double es = static_cast<double>(bench::dtype_size(dt));
-    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.out()) + bench::numel(p.grid())) * es);
+    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.grid())) * es, bench::numel(p.out()) * es);
     c.prepare = [p, dt](bench::Prepared &pr) {
         aclTensor *input = pr.tensor(p.in(), dt, bench::Fill::Random, ACL_FORMAT_ND);
         aclTensor *grid = pr.tensor(p.grid(), dt, bench::Fill::Random, ACL_FORMAT_ND);

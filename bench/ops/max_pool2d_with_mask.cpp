@@ -69,8 +69,8 @@ bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
-    c.work = bench::Work::bytes((bench::numel(p.out()) + bench::numel(p.in())) * static_cast<double>(bench::dtype_size(dt)) +
-                                p.mask_read(product));
+    c.work = bench::Work::bytes(bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)) + p.mask_read(product),
+                                bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)));
     c.prepare = [p, dt](bench::Prepared &pr) {
         const Forwarded f = forward_into(pr, p, dt);
         aclTensor *gradOutput = pr.tensor(p.out(), dt);
@@ -92,8 +92,8 @@ bench::Case forward_case(const Pool &p, aclDataType dt, bool quick, const std::s
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
-    c.work = bench::Work::bytes((bench::numel(p.in()) + bench::numel(p.out())) * static_cast<double>(bench::dtype_size(dt)) +
-                                bench::numel(p.mask()));
+    c.work = bench::Work::bytes(bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)),
+                                bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)) + bench::numel(p.mask()));
     c.prepare = [p, dt](bench::Prepared &pr) {
         aclTensor *self = pr.tensor(p.in(), dt);
         aclTensor *out = pr.tensor(p.out(), dt, bench::Fill::Zero);

@@ -122,8 +122,8 @@ bench::Case backward_case(const Unpool &u, aclDataType dt, aclDataType idxDt, bo
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
-    c.work = bench::Work::bytes(bench::numel(u.small()) * static_cast<double>(bench::dtype_size(idxDt) + bench::dtype_size(outDt)) +
-                                lines_gathered(u, bench::dtype_size(dt)));
+    c.work = bench::Work::bytes(bench::numel(u.small()) * static_cast<double>(bench::dtype_size(idxDt)) + lines_gathered(u, bench::dtype_size(dt)),
+                                bench::numel(u.small()) * static_cast<double>(bench::dtype_size(outDt)));
     c.prepare = [u, dt, idxDt, outDt](bench::Prepared &pr) {
         aclTensor *gradOutput = pr.tensor(u.big(), dt);
         aclTensor *self = pr.tensor(u.small(), dt, bench::Fill::Zero);
@@ -148,7 +148,7 @@ bench::Case forward_case(const Unpool &u, aclDataType dt, bool quick) {
     c.variant = u.pool();
     c.dtype = dt;
     c.quick = quick;
-    c.work = bench::Work::bytes(bench::numel(u.small()) * static_cast<double>(bench::dtype_size(dt) + 8) +
+    c.work = bench::Work::bytes(bench::numel(u.small()) * static_cast<double>(bench::dtype_size(dt) + 8),
                                 bench::numel(u.big()) * static_cast<double>(bench::dtype_size(dt)));
     c.prepare = [u, dt](bench::Prepared &pr) {
         aclTensor *self = pr.tensor(u.small(), dt);
