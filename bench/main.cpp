@@ -114,20 +114,32 @@ int run(int argc, char **argv) {
         if (std::find(products.begin(), products.end(), r.c->product) == products.end())
             products.push_back(r.c->product);
     std::map<std::string, std::string> socs;
-    for (size_t i = 0; i < products.size(); ++i) {
-        std::vector<Result *> rs;
-        for (Result &r : results)
-            if (r.c->product == products[i]) rs.push_back(&r);
-        if (i == 0) {
-            socs[products[i]] = run_in_process(products[i], rs, o, tmp.path, counter, results.size());
-        } else {
-            socs[products[i]] = run_in_child(products[i], rs, o, tmp.path, counter, results.size());
+    // --runs N: the whole measurement N times, each run's outcome added to the totals. aclInit comes
+    // once per process: after the first run every product's cases run in a child process.
+    const std::vector<Result> fresh = results;
+    std::vector<Result> totals = results;
+    for (int run = 0; run < o.runs; ++run) {
+        if (o.runs > 1) std::cerr << "(run " << run + 1 << " of " << o.runs << ")\n";
+        results = fresh;
+        counter = 0;
+        for (size_t i = 0; i < products.size(); ++i) {
+            std::vector<Result *> rs;
+            for (Result &r : results)
+                if (r.c->product == products[i]) rs.push_back(&r);
+            if (i == 0 && run == 0) {
+                socs[products[i]] = run_in_process(products[i], rs, o, tmp.path, counter, results.size());
+            } else {
+                const std::string soc = run_in_child(products[i], rs, o, tmp.path, counter, results.size());
+                if (run == 0 || !soc.empty()) socs[products[i]] = soc;
+            }
         }
+        // Every one of our cases is timed before PyTorch times any. Alternating them (so that both sides
+        // saw the same minute of machine load) slowed our case after each PyTorch case by up to 2x on
+        // short cases, even with a 600 ms pause between them: a bias against us, not noise.
+        for (Result &r : results) peer.time_case(r);
+        for (size_t i = 0; i < results.size(); ++i) totals[i].add_run(results[i]);
     }
-    // Every one of our cases is timed before PyTorch times any. Alternating them (so that both sides
-    // saw the same minute of machine load) slowed our case after each PyTorch case by up to 2x on
-    // short cases, even with a 600 ms pause between them: a bias against us, not noise.
-    for (Result &r : results) peer.time_case(r);
+    results = std::move(totals);
     peer.stop();
     const TorchInfo torch = peer.info;
 

@@ -39,6 +39,9 @@ void usage(std::ostream &os) {
           "                    after the other (default 1): the minimum then comes from the quietest\n"
           "                    moment of the whole run, not of one case's few milliseconds (noisy\n"
           "                    machines, virtual CPUs). Every selected case stays allocated meanwhile\n"
+          "  --runs N          repeat the whole measurement N times, all of our cases then PyTorch's\n"
+          "                    each time (default 1); speedup = the median of the runs' ratios, with\n"
+          "                    their range; min/med ms over every run's repetitions\n"
           "  --threads N       library threads (aclInit config), PyTorch threads and roofline threads\n"
           "                    (default 2)\n"
           "  --quick           small smoke-test cases only (CI); shorter roofline\n"
@@ -78,6 +81,8 @@ Options parse_options(int argc, char **argv) {
             o.repsGiven = true;
         } else if (a == "--rounds") {
             o.rounds = parse_int(a, value(), 1);
+        } else if (a == "--runs") {
+            o.runs = parse_int(a, value(), 1);
         } else if (a == "--warmup") {
             o.warmup = parse_int(a, value(), 0);
         } else if (a == "--threads") {

@@ -16,6 +16,7 @@ struct Options {
     bool repsGiven = false;
     int warmup = 1;
     int rounds = 1;  // the timed repetitions split into rounds over all selected cases
+    int runs = 1;    // the whole measurement (ours, then PyTorch's) repeated; speedup = median of the runs' ratios
     int threads = 2;
     std::vector<std::string> filters;
     bool quick = false;

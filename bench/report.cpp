@@ -43,6 +43,10 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
         if (r.torchStatus == "ok") {
             torchMs = fmt_ms(r.torch_median());
             speed = fmt(r.speedup(), 2) + "x";
+            if (r.runs > 1) {  // the runs' range
+                const auto [lo, hi] = std::minmax_element(r.runSpeedups.begin(), r.runSpeedups.end());
+                speed += " (" + fmt(*lo, 2) + "-" + fmt(*hi, 2) + ")";
+            }
         }
         const double pct = pct_of_limit(r, roof), traffic = pct_of_traffic(r, roof);
         rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, fmt_bytes(r.workspace), fmt_ms(r.min()),
@@ -69,11 +73,15 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     for (const auto &row : rows) line(row);
     os << "\nmin/med ms: min and median of " << o.reps << " timed runs (after " << o.warmup << " warm-up"
        << (o.rounds > 1 ? " in each of " + std::to_string(o.rounds) + " rounds over all cases" : std::string())
+       << (o.runs > 1 ? "; in each of " + std::to_string(o.runs) + " runs of the whole measurement" : std::string())
        << "), phase 2 + stream sync; ws: workspace bytes\n"
           "rate: bytes (inputs read + outputs written) or FLOPs per min time; %limit: of the copy bandwidth\n"
           "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; %traffic: the time the measured read, write\n"
           "and copy bandwidths allow for the row's reads and writes, over the min time; speedup = PyTorch\n"
-          "median / our median\n";
+          "median / our median"
+       << (o.runs > 1 ? " in each run, the median of the " + std::to_string(o.runs) + " runs' ratios (their range)"
+                      : std::string())
+       << "\n";
     bool anyTorchErr = false;
     for (const Result &r : results)
         if (r.status == "ok" && r.torchStatus == "error") {
@@ -154,7 +162,8 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
               << json_num(r.torch_median()) << ", \"times_ms\": " << json_times(r.torchMs) << "}";
         else
             f << "{\"status\": " << json_str(r.torchStatus) << ", \"message\": " << json_str(r.torchMessage) << "}";
-        f << ", \"speedup\": " << json_num(r.speedup()) << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+        f << ", \"speedup\": " << json_num(r.speedup()) << ", \"speedup_runs\": " << json_times(r.runSpeedups) << "}"
+          << (i + 1 < results.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
     if (!f) std::cerr << "aclnn-cpu-bench: could not write " << path << "\n";

@@ -2,8 +2,31 @@
 #include "result.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace bench {
+
+void Result::add_run(const Result &run) {
+    if (runs == 0) {
+        status = run.status, message = run.message, workspace = run.workspace;
+        torchStatus = run.torchStatus, torchMessage = run.torchMessage;
+    } else {
+        if (status == "ok" && run.status != "ok") status = run.status, message = run.message;
+        if (torchStatus == "ok" && run.torchStatus != "ok") torchStatus = run.torchStatus, torchMessage = run.torchMessage;
+    }
+    ms.insert(ms.end(), run.ms.begin(), run.ms.end());
+    torchMs.insert(torchMs.end(), run.torchMs.begin(), run.torchMs.end());
+    runSpeedups.push_back(run.run_speedup());
+    ++runs;
+}
+
+double Result::speedup() const {
+    if (runs < 2) return run_speedup();
+    if (status != "ok" || torchStatus != "ok") return NAN;
+    for (const double s : runSpeedups)
+        if (!std::isfinite(s)) return NAN;
+    return median_of(runSpeedups);
+}
 
 const char *rate_unit(const Case &c) { return c.work.metric == Metric::Bytes ? "GB/s" : "GFLOP/s"; }
 

@@ -23,6 +23,9 @@ struct Result {
     std::string torchStatus = "n/a";  // ok | error | n/a
     std::string torchMessage;
     std::vector<double> torchMs;
+    // --runs N: each run's speedup (PyTorch median / our median within that run), in run order
+    std::vector<double> runSpeedups;
+    int runs = 0;  // runs added (add_run)
 
     double min() const { return min_of(ms); }
     double median() const { return median_of(ms); }
@@ -31,10 +34,18 @@ struct Result {
         const double t = min();
         return status == "ok" && t > 0 ? c->work.amount / (t * 1e-3) * 1e-9 : NAN;
     }
-    double speedup() const {
+    // This run's ratio from ms and torchMs.
+    double run_speedup() const {
         const double o = median(), t = torch_median();
         return status == "ok" && torchStatus == "ok" && o > 0 ? t / o : NAN;
     }
+    // The reported ratio: the median of the runs' ratios after two runs or more (each run's own pair
+    // of medians: a slow spell of the machine that slows one run's side of the ratio does not decide
+    // it), else the ratio of the medians.
+    double speedup() const;
+    // Adds one run's outcome (its ms and torchMs only) to these totals: its times appended (min and
+    // median then cover every run's repetitions), its ratio to runSpeedups; a failed run fails the case.
+    void add_run(const Result &run);
 };
 
 const char *rate_unit(const Case &c);  // "GB/s" or "GFLOP/s"
