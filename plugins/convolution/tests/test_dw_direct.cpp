@@ -205,6 +205,29 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         }
 }
 
+// BF16 strips (rows wider than a vector) take their gradInput taps two at a time by vdpbf16ps when
+// every gradient value and weight is 0 or finite and not tiny: a weight pair's +0 half, and columns
+// outside the row loaded as +0, then add +-0 products. Gradients and weights full of +0 and -0 next
+// to small integers, at strip widths with every kind of edge: the same bytes as the scalar spelling
+// (whose sums from +0 skip those taps) and the reference's values.
+TEST(DwDirect, Bf16PairedTapsWithSignedZeros) {
+    uint64_t seed = 3100;
+    for (const int64_t W : {17, 31, 32, 33, 40, 56, 63, 64, 65, 112}) {
+        const Case c{"signed_zeros", 2, 3, 5, W, 1};
+        Data d = makeData(c, Dt::BF16, seed++, true);
+        acltest::Rng rng(seed++);
+        auto zeros = [&](Operand &o) {
+            for (size_t i = 0; i < o.value.size(); ++i) {
+                const int64_t r = rng.integer(0, 3);
+                if (r < 2) setElement(o, Dt::BF16, static_cast<int64_t>(i), r == 0 ? 0.0 : -0.0);
+            }
+        };
+        zeros(d.dy);
+        zeros(d.w);
+        checkCase(c, Dt::BF16, d, true, {1, 3}, " W " + std::to_string(W));
+    }
+}
+
 // Every tensor flush against an inaccessible page, on one side and then the other: a read or write
 // one element outside a tensor (a vector load past a row's end, a store's mask one lane too wide)
 // crashes the test. Every width 1-70 (pitched planes, flattened planes, one and two strips with
