@@ -22,9 +22,10 @@
 //   gradInput  per input position: the taps whose gradient position is inside, in tap order
 //              (rows, then columns), each one fused multiply-add from zero; BF16 rounded once
 //              (numeric.hpp's rounding; by the CPU's vcvtneps2bf16 where the plane's sums cannot be
-//              subnormal, cpu_rounds in the AVX-512 spelling: the same bits). BF16 strips whose
-//              gradient and weights are all 0 or finite and not tiny take two taps per vdpbf16ps
-//              (the same fused multiply-adds in the same order, task_dots: the same bits again).
+//              subnormal, cpu_rounds in the AVX-512 spelling: the same bits). BF16 stride-1 planes
+//              (pitched, by rows, strips) whose gradient and weights are all 0 or finite and not
+//              tiny take two taps per vdpbf16ps (the same fused multiply-adds in the same order,
+//              task_dots: the same bits again).
 //   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
 //              its gradient position's in the vectors above - flattened, row, BF16 strip - or,
 //              pitched, its input column's), FLOAT sums over the vectors in order, moved into double every

@@ -32,8 +32,8 @@ DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
 
 // gradInput's stores: OUT_BF16 0 FLOAT, kOutBf16 BF16 rounded by float_to_bf16's integer spelling,
 // kOutCpu the same rounding by the CPU (vcvtneps2bf16; planes whose sums cannot be subnormal, see
-// cpu_rounds and task_rounds). kOutDot: kOutCpu's rounding, and the BF16 strips take their taps in
-// pairs by vdpbf16ps (tasks whose operands are all 0 or finite and not tiny, see task_dots).
+// cpu_rounds and task_rounds). kOutDot: kOutCpu's rounding, and the BF16 stride-1 kernels take their
+// taps in pairs by vdpbf16ps (tasks whose operands are all 0 or finite and not tiny, task_dots).
 constexpr int kOutBf16 = 1, kOutCpu = 2, kOutDot = 3;
 
 template <int OUT_BF16>
@@ -245,12 +245,79 @@ DWD_AVX __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
 DWD_AVX __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
     return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(v), _mm512_setzero_si512(), 15));
 }
+// acc + the pairwise products of a and b's BF16 halves, high halves first (vdpbf16ps: per lane two
+// fused multiply-adds, the high pair's, then the low pair's; by inline asm: callers need no
+// avx512bf16 target).
+DWD_AVX __attribute__((always_inline)) inline __m512 dot_pairs(__m512 acc, __m512i a, __m512i b) {
+    __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+}
+
+// The weights of kOutDot's gradInput taps (w: BF16 values as FLOAT): per tap row a, pair 2a holds
+// tap columns 0 (high half) and 1 (low), pair 2a + 1 tap column 2 (low) and +0 (high). Against a
+// gradient pair (column x + 1 high, x low) and then (x high, x - 1 low), output column x takes its
+// taps as gradInput's FLOAT spelling does: (a, 0), (a, 1), then (a, 2), with a +-0 product between.
+DWD_AVX __attribute__((always_inline)) inline void weight_pairs(const float w[9], __m512i wp[6]) {
+    auto bits = [&](int t) {
+        uint32_t u;
+        std::memcpy(&u, &w[t], 4);
+        return u >> 16;
+    };
+    for (int a = 0; a < 3; ++a) {
+        wp[2 * a] = _mm512_set1_epi32(static_cast<int>(bits(3 * a) << 16 | bits(3 * a + 1)));
+        wp[2 * a + 1] = _mm512_set1_epi32(static_cast<int>(bits(3 * a + 2)));
+    }
+}
+
+// gi_s1_rows_avx by pairs (kOutDot): each gradient row loaded once as BF16 and spread by two
+// permutes into its pairs (x + 1, x) and (x, x - 1) per lane x, columns outside the row +0; six
+// vdpbf16ps per output row instead of nine multiply-adds. The same bits (see gi_taps_dot).
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &p, const float w[9], void *dx, int64_t first) {
+    constexpr int R = 4;
+    __m512i wp[6];
+    weight_pairs(w, wp);
+    const __mmask32 kw = first_lanes32(p.W);
+    // 16-bit positions 2x (low) and 2x + 1 (high) of lane x: columns x, x + 1; and x - 1, x
+    const __m512i at0 = _mm512_set_epi16(16, 15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8, 7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2,
+                                         1, 1, 0);
+    const __m512i at1 = _mm512_set_epi16(15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8, 7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1,
+                                         0, 0, 0);
+    struct Row {
+        __m512i p0, p1;
+    };
+    auto row = [&](int64_t oy) DWD_AVX {
+        if (oy < 0 || oy >= p.H) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
+        const __m512i v = _mm512_maskz_loadu_epi16(kw, static_cast<const uint16_t *>(p.dy) + p.gy + oy * p.W);
+        return Row{_mm512_permutexvar_epi16(at0, v), _mm512_maskz_permutexvar_epi16(~__mmask32{1}, at1, v)};
+    };
+    Row g[R + 2];
+    g[R] = Row{}, g[R + 1] = row(0);
+    for (int64_t y0 = 0; y0 < p.H; y0 += R) {
+        g[0] = g[R], g[1] = g[R + 1];
+        for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
+        __m512 acc[R];
+        for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
+        DWD_UNROLL for (int a = 0; a < 3; ++a)
+            for (int u = 0; u < R; ++u) {
+                const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
+                if (oy < 0 || oy >= p.H) continue;
+                acc[u] = dot_pairs(acc[u], g[u + 2 - a].p0, wp[2 * a]);
+                acc[u] = dot_pairs(acc[u], g[u + 2 - a].p1, wp[2 * a + 1]);
+            }
+        for (int u = 0; u < R && y0 + u < p.H; ++u) store<kOutCpu>(dx, first + (y0 + u) * p.W, static_cast<__mmask16>(kw), acc[u]);
+    }
+}
+
 // Stride 1 gradInput of rows of at most a vector (8 < W <= 16), four rows at a time: each gradient
 // row loaded once, its columns one lane on either side by a register shift (once per row), tap columns
 // masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
 // FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
 template <bool BF16, int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    if constexpr (OUT_BF16 == kOutDot) {
+        gi_s1_rows_dot(p, w, dx, first);
+        return;
+    }
     constexpr int R = 4;
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
@@ -409,14 +476,6 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, con
     }
 }
 
-// acc + the pairwise products of a and b's BF16 halves, high halves first (vdpbf16ps: per lane two
-// fused multiply-adds, the high pair's, then the low pair's; by inline asm: callers need no
-// avx512bf16 target).
-DWD_AVX __attribute__((always_inline)) inline __m512 dot_pairs(__m512 acc, __m512i a, __m512i b) {
-    __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-    return acc;
-}
-
 // A gradient row's strip as raw BF16 pairs: 32-bit lane l of at(k) holds columns x0 + k + 2l (low
 // half) and x0 + k + 1 + 2l (high half), k = -1, 0, 1; columns outside the row are +0.
 struct RowPairs {
@@ -440,8 +499,9 @@ DWD_AVX __attribute__((always_inline)) inline void strip_row_pairs(const uint16_
 // fused multiply-adds in the same order as gi_taps where no operand is tiny or not finite (see
 // task_dots): a +0 partner's product is +-0, which leaves a sum as it is (a sum from +0 is never -0),
 // and a column outside the row, loaded as +0, adds +-0 in place of a skipped tap. Two-thirds of the
-// multiply instructions and no widening: measured (Zen 4, in-process A/B, 56x56 and 112x112 planes,
-// 1 and 2 threads) gradInput -22 to -28 %, the same bytes.
+// multiply instructions and no widening: measured (Zen 4, in-process A/B, 1 and 2 threads) gradInput
+// -22 to -28 % on 56x56 and 112x112 planes, and by rows and pitched (gi_s1_rows_dot,
+// gi_s1_pitched_dot) -28 % on 14x14, -25 % on 7x7; the same bytes.
 DWD_AVX __attribute__((always_inline)) inline void gi_taps_dot(__m512 &e, __m512 &o, const __m512i *wp, const RowPairs &r) {
     e = dot_pairs(e, r.z, wp[0]);
     o = dot_pairs(o, r.p1, wp[0]);
@@ -482,13 +542,8 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip_dot(const Planes &p,
 template <int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_strips_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     if constexpr (OUT_BF16 == kOutDot) {
-        // per tap row a: (b 0 high, b 1 low), (+0 high, b 2 low) - the BF16 bits (w holds BF16 values)
-        auto bits = [&](int t) { uint32_t u; std::memcpy(&u, &w[t], 4); return u >> 16; };
         __m512i wp[6];
-        for (int a = 0; a < 3; ++a) {
-            wp[2 * a] = _mm512_set1_epi32(static_cast<int>(bits(3 * a) << 16 | bits(3 * a + 1)));
-            wp[2 * a + 1] = _mm512_set1_epi32(static_cast<int>(bits(3 * a + 2)));
-        }
+        weight_pairs(w, wp);
         for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
             if (edge) gi_strip_dot<true>(p, wp, x0, ya, yb, dx, first);
             else gi_strip_dot<false>(p, wp, x0, ya, yb, dx, first);
@@ -513,13 +568,17 @@ struct Pitch {
     __mmask16 kw;          // lanes x < W
     __mmask32 kw16;        // kw's lanes' high 16-bit halves
     __mmask16 kl, kr;      // lanes 1 <= x < W (column x - 1 inside), x + 1 < W (column x + 1 inside)
+    // kOutDot: pitched lane x <- BF16 pair (column x low, x + 1 high), and (x - 1 low, x high), from
+    // the two rows' dense elements; columns outside the row zero (kp0, kp1)
+    __m512i pair0, pair1;
+    __mmask32 kp0, kp1;
 };
 
 DWD_AVX Pitch make_pitch(int64_t W) {
     alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
-    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {};
+    alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {}, p0[2 * kL] = {}, p1[2 * kL] = {};
     Pitch pt{};
-    unsigned kw = 0, kl = 0, kr = 0, kw16 = 0;
+    unsigned kw = 0, kl = 0, kr = 0, kw16 = 0, kp0 = 0, kp1 = 0;
     for (int64_t l = 0; l < kL; ++l) {
         const int64_t x = l % kPitch, dense = l / kPitch * W + x;
         if (x >= W) continue;
@@ -531,7 +590,13 @@ DWD_AVX Pitch make_pitch(int64_t W) {
         kw |= 1u << l, kw16 |= 1u << (2 * l + 1);
         if (x >= 1) kl |= 1u << l;
         if (x + 1 < W) kr |= 1u << l;
+        p0[2 * l] = static_cast<int16_t>(dense), p0[2 * l + 1] = static_cast<int16_t>(dense + 1);
+        p1[2 * l] = static_cast<int16_t>(dense - 1), p1[2 * l + 1] = static_cast<int16_t>(dense);
+        kp0 |= 1u << (2 * l) | (x + 1 < W ? 1u << (2 * l + 1) : 0u);
+        kp1 |= (x >= 1 ? 1u << (2 * l) : 0u) | 1u << (2 * l + 1);
     }
+    pt.pair0 = _mm512_load_si512(p0), pt.pair1 = _mm512_load_si512(p1);
+    pt.kp0 = kp0, pt.kp1 = kp1;
     pt.in32 = _mm512_load_si512(i32), pt.out32 = _mm512_load_si512(o32);
     pt.in16 = _mm512_load_si512(i16), pt.out16 = _mm512_load_si512(o16);
     pt.out16c = _mm256_load_si256(reinterpret_cast<const __m256i *>(o16c));
@@ -584,6 +649,45 @@ struct PitchedPlane {
     }
 };
 
+// gi_s1_pitched_avx by pairs (kOutDot): the plane's pitched vectors as BF16 pairs (Pitch::pair0,
+// pair1; the odd ones by the same lane shift), six vdpbf16ps per output vector instead of nine
+// masked multiply-adds and the column shifts: columns and rows outside the plane are +0 and add +-0
+// (see gi_taps_dot). The same bits.
+template <int H, int WC>
+DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_dot(const Planes &p, const Pitch &pt, const float w[9], void *dx,
+                                                                     int64_t first) {
+    constexpr int U = (H + 1) / 2;
+    const int64_t W = WC ? WC : p.W, P = H * W;
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i e0[U + 1], e1[U + 1], o0[U + 1], o1[U + 1];
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const int64_t off = 2 * u * W;
+        const __m512i v = _mm512_maskz_loadu_epi16(first_lanes(P - off), static_cast<const uint16_t *>(p.dy) + p.gy + off);
+        e0[u] = _mm512_maskz_permutexvar_epi16(pt.kp0, pt.pair0, v);
+        e1[u] = _mm512_maskz_permutexvar_epi16(pt.kp1, pt.pair1, v);
+    }
+    e0[U] = zero, e1[U] = zero;
+    PITCH_UNROLL for (int u = 0; u <= U; ++u) {
+        o0[u] = _mm512_maskz_alignr_epi32(kAll16, e0[u], u > 0 ? e0[u - 1] : zero, 8);
+        o1[u] = _mm512_maskz_alignr_epi32(kAll16, e1[u], u > 0 ? e1[u - 1] : zero, 8);
+    }
+    __m512i wp[6];
+    weight_pairs(w, wp);
+    __m512 acc[U];
+    PITCH_UNROLL for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
+    DWD_UNROLL for (int a = 0; a < 3; ++a)
+        PITCH_UNROLL for (int u = 0; u < U; ++u) {
+            if (a != 1 && row_lanes(H, u, 1 - a) == 0) continue;
+            acc[u] = dot_pairs(acc[u], a == 0 ? o0[u + 1] : a == 1 ? e0[u] : o0[u], wp[2 * a]);
+            acc[u] = dot_pairs(acc[u], a == 0 ? o1[u + 1] : a == 1 ? e1[u] : o1[u], wp[2 * a + 1]);
+        }
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const int64_t off = 2 * u * W;
+        const __m256i c = _mm256_permutexvar_epi16(pt.out16c, acp::avx512::to_bf16_no_subnormals(acc[u]));
+        _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dx) + first + off, first_lanes(std::min(2 * W, P - off)), c);
+    }
+}
+
 // Stride 1 gradInput of a pitched plane of H rows: output vector u's tap rows 0, 1, 2 read the
 // gradient's rows y + 1, y, y - 1: odd pair u + 1, even pair u, odd pair u, shifted a lane for
 // tap columns 0 and 2. The vectors' sums side by side (independent chains), each one's taps in tap
@@ -592,6 +696,10 @@ struct PitchedPlane {
 template <bool BF16, int OUT_BF16, int H, int WC>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
                                                                      int64_t first) {
+    if constexpr (OUT_BF16 == kOutDot) {
+        gi_s1_pitched_dot<H, WC>(p, pt, w, dx, first);
+        return;
+    }
     using Plane = PitchedPlane<BF16, H>;
     constexpr int U = Plane::U;
     const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
@@ -672,52 +780,6 @@ DWD_AVX bool task_rounds(const Planes &p, const void *w, int64_t C, int64_t q0, 
     }
 }
 
-// gi_planes for pitched planes of H rows (ALL_CPU: every plane's gradInput rounded by the CPU).
-template <bool BF16, int OUT_BF16, int H, int WC, bool ALL_CPU>
-DWD_AVX void gi_pitched_loop(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
-    const Pitch pt = make_pitch(p.W);
-    for (int64_t q = q0; q < q1; ++q) {
-        float wf[9];
-        const int64_t c = q % C;
-        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
-        p.gy = q * p.Ho * p.Wo;
-        if (ALL_CPU || cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H, WC>(p, pt, wf, dx, q * p.H * p.W);
-        else gi_s1_pitched_avx<BF16, OUT_BF16, H, WC>(p, pt, wf, dx, q * p.H * p.W);
-    }
-}
-
-template <bool BF16, int OUT_BF16, int H, int WC>
-DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
-    if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_pitched_loop<BF16, OUT_BF16, H, WC, true>(p, w, dx, C, q0, q1);
-    else gi_pitched_loop<BF16, OUT_BF16, H, WC, false>(p, w, dx, C, q0, q1);
-}
-
-// The kernel a plane's shape takes; a loop per kernel (a loop that could take any of them measured
-// 6-13 % slower on 14x14 planes than one with fewer kernels in it).
-enum class GiKernel { S2, Strips, Rows, Flat };
-
-template <bool BF16, int OUT, GiKernel K>
-DWD_AVX __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
-    if constexpr (K == GiKernel::S2) gi_s2_avx<BF16, OUT>(p, wf, dx, first);
-    else if constexpr (K == GiKernel::Strips) gi_s1_strips_avx<OUT>(p, wf, dx, first);
-    else if constexpr (K == GiKernel::Rows) gi_s1_rows_avx<BF16, OUT>(p, wf, dx, first);
-    else gi_s1_avx<BF16, OUT>(p, m, wf, dx, first);
-}
-
-// The planes [q0, q1) one by one (ALL_CPU: all of them rounded by the CPU, task_rounds).
-template <bool BF16, int OUT_BF16, GiKernel K, int ALL>
-DWD_AVX void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-        float wf[9];
-        const int64_t c = q % C;
-        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
-        p.gy = q * p.Ho * p.Wo;
-        if constexpr (ALL != 0) gi_plane<BF16, ALL, K>(p, m, wf, dx, q * p.H * p.W);
-        else if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_plane<BF16, kOutCpu, K>(p, m, wf, dx, q * p.H * p.W);
-        else gi_plane<BF16, OUT_BF16, K>(p, m, wf, dx, q * p.H * p.W);
-    }
-}
-
 // Whether v[0, n) is all 0 or finite and at least 2^-56 in magnitude (none tiny, none infinite or NaN).
 DWD_AVX bool bf16_dot_range(const uint16_t *v, int64_t n) {
     const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1);
@@ -752,10 +814,58 @@ DWD_AVX bool task_dots(const Planes &p, const void *w, int64_t C, int64_t q0, in
     }
 }
 
+// gi_planes for pitched planes of H rows (ALL_CPU: every plane's gradInput rounded by the CPU).
+template <bool BF16, int OUT_BF16, int H, int WC, int ALL>
+DWD_AVX void gi_pitched_loop(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    const Pitch pt = make_pitch(p.W);
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        if constexpr (ALL != 0) gi_s1_pitched_avx<BF16, ALL, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+        else if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_s1_pitched_avx<BF16, kOutCpu, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+        else gi_s1_pitched_avx<BF16, OUT_BF16, H, WC>(p, pt, wf, dx, q * p.H * p.W);
+    }
+}
+
+template <bool BF16, int OUT_BF16, int H, int WC>
+DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    if (BF16 && task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_pitched_loop<BF16, OUT_BF16, H, WC, kOutDot>(p, w, dx, C, q0, q1);
+    else if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_pitched_loop<BF16, OUT_BF16, H, WC, kOutCpu>(p, w, dx, C, q0, q1);
+    else gi_pitched_loop<BF16, OUT_BF16, H, WC, 0>(p, w, dx, C, q0, q1);
+}
+
+// The kernel a plane's shape takes; a loop per kernel (a loop that could take any of them measured
+// 6-13 % slower on 14x14 planes than one with fewer kernels in it).
+enum class GiKernel { S2, Strips, Rows, Flat };
+
+template <bool BF16, int OUT, GiKernel K>
+DWD_AVX __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
+    if constexpr (K == GiKernel::S2) gi_s2_avx<BF16, OUT>(p, wf, dx, first);
+    else if constexpr (K == GiKernel::Strips) gi_s1_strips_avx<OUT>(p, wf, dx, first);
+    else if constexpr (K == GiKernel::Rows) gi_s1_rows_avx<BF16, OUT>(p, wf, dx, first);
+    else gi_s1_avx<BF16, OUT>(p, m, wf, dx, first);
+}
+
+// The planes [q0, q1) one by one (ALL_CPU: all of them rounded by the CPU, task_rounds).
+template <bool BF16, int OUT_BF16, GiKernel K, int ALL>
+DWD_AVX void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+        float wf[9];
+        const int64_t c = q % C;
+        for (int64_t t = 0; t < 9; ++t) wf[t] = value(w, BF16 ? Dt::BF16 : Dt::F32, c * 9 + t);
+        p.gy = q * p.Ho * p.Wo;
+        if constexpr (ALL != 0) gi_plane<BF16, ALL, K>(p, m, wf, dx, q * p.H * p.W);
+        else if (cpu_rounds<BF16, OUT_BF16>(p, w, c)) gi_plane<BF16, kOutCpu, K>(p, m, wf, dx, q * p.H * p.W);
+        else gi_plane<BF16, OUT_BF16, K>(p, m, wf, dx, q * p.H * p.W);
+    }
+}
+
 template <bool BF16, int OUT_BF16, GiKernel K>
 DWD_AVX void gi_kernel_planes(const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
-    if constexpr (K == GiKernel::Strips)
-        if (task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) return gi_plane_loop<BF16, OUT_BF16, K, kOutDot>(p, m, w, dx, C, q0, q1);
+    if constexpr (K == GiKernel::Strips || K == GiKernel::Rows)
+        if (BF16 && task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) return gi_plane_loop<BF16, OUT_BF16, K, kOutDot>(p, m, w, dx, C, q0, q1);
     if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_plane_loop<BF16, OUT_BF16, K, kOutCpu>(p, m, w, dx, C, q0, q1);
     else gi_plane_loop<BF16, OUT_BF16, K, 0>(p, m, w, dx, C, q0, q1);
 }

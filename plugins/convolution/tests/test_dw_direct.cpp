@@ -205,15 +205,16 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         }
 }
 
-// BF16 strips (rows wider than a vector) take their gradInput taps two at a time by vdpbf16ps when
-// every gradient value and weight is 0 or finite and not tiny: a weight pair's +0 half, and columns
-// outside the row loaded as +0, then add +-0 products. Gradients and weights full of +0 and -0 next
-// to small integers, at strip widths with every kind of edge: the same bytes as the scalar spelling
-// (whose sums from +0 skip those taps) and the reference's values.
+// BF16 stride-1 planes (pitched, by rows, strips) take their gradInput taps two at a time by
+// vdpbf16ps when every gradient value and weight is 0 or finite and not tiny: a weight pair's +0
+// half, and columns and rows outside the plane loaded as +0, then add +-0 products. Gradients and
+// weights full of +0 and -0 next to small integers, at widths of every kernel with every kind of
+// edge and heights 1 to 9: the same bytes as the scalar spelling (whose sums from +0 skip those
+// taps) and the reference's values.
 TEST(DwDirect, Bf16PairedTapsWithSignedZeros) {
     uint64_t seed = 3100;
-    for (const int64_t W : {17, 31, 32, 33, 40, 56, 63, 64, 65, 112}) {
-        const Case c{"signed_zeros", 2, 3, 5, W, 1};
+    for (const int64_t W : {5, 6, 7, 9, 14, 15, 16, 17, 31, 32, 33, 40, 56, 63, 64, 65, 112}) {
+        const Case c{"signed_zeros", 2, 3, 1 + W % 9, W, 1};
         Data d = makeData(c, Dt::BF16, seed++, true);
         acltest::Rng rng(seed++);
         auto zeros = [&](Operand &o) {
