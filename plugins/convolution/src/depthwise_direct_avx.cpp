@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "depthwise_direct_common.hpp"
@@ -269,11 +270,34 @@ DWD_AVX __attribute__((always_inline)) inline void weight_pairs(const float w[9]
     }
 }
 
+// The walk of the by-rows gradInput kernels: R output rows at a time, gradient rows y0 - 1 ..
+// y0 + R made once by row(oy) (the last two carried into the next step; rows outside the plane
+// are never passed to taps), output row u's tap row a from gradient row y0 + u + 1 - a by
+// taps(acc, a, row), each finished row by put(y, acc).
+template <class Row, class MakeRow, class Taps, class Put>
+DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t H, MakeRow &&row, Taps &&taps, Put &&put) {
+    constexpr int R = 4;
+    Row g[R + 2];
+    g[R] = Row{}, g[R + 1] = row(0);
+    for (int64_t y0 = 0; y0 < H; y0 += R) {
+        g[0] = g[R], g[1] = g[R + 1];
+        for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
+        __m512 acc[R];
+        for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
+        DWD_UNROLL for (int a = 0; a < 3; ++a)
+            for (int u = 0; u < R; ++u) {
+                const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
+                if (oy < 0 || oy >= H) continue;
+                taps(acc[u], a, g[u + 2 - a]);
+            }
+        for (int u = 0; u < R && y0 + u < H; ++u) put(y0 + u, acc[u]);
+    }
+}
+
 // gi_s1_rows_avx by pairs (kOutDot): each gradient row loaded once as BF16 and spread by two
 // permutes into its pairs (x + 1, x) and (x, x - 1) per lane x, columns outside the row +0; six
 // vdpbf16ps per output row instead of nine multiply-adds. The same bits (see gi_taps_dot).
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &p, const float w[9], void *dx, int64_t first) {
-    constexpr int R = 4;
     __m512i wp[6];
     weight_pairs(w, wp);
     const __mmask32 kw = first_lanes32(p.W);
@@ -285,27 +309,18 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &
     struct Row {
         __m512i p0, p1;
     };
-    auto row = [&](int64_t oy) DWD_AVX {
-        if (oy < 0 || oy >= p.H) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
-        const __m512i v = _mm512_maskz_loadu_epi16(kw, static_cast<const uint16_t *>(p.dy) + p.gy + oy * p.W);
-        return Row{_mm512_permutexvar_epi16(at0, v), _mm512_maskz_permutexvar_epi16(~__mmask32{1}, at1, v)};
-    };
-    Row g[R + 2];
-    g[R] = Row{}, g[R + 1] = row(0);
-    for (int64_t y0 = 0; y0 < p.H; y0 += R) {
-        g[0] = g[R], g[1] = g[R + 1];
-        for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
-        __m512 acc[R];
-        for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
-        DWD_UNROLL for (int a = 0; a < 3; ++a)
-            for (int u = 0; u < R; ++u) {
-                const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
-                if (oy < 0 || oy >= p.H) continue;
-                acc[u] = dot_pairs(acc[u], g[u + 2 - a].p0, wp[2 * a]);
-                acc[u] = dot_pairs(acc[u], g[u + 2 - a].p1, wp[2 * a + 1]);
-            }
-        for (int u = 0; u < R && y0 + u < p.H; ++u) store<kOutCpu>(dx, first + (y0 + u) * p.W, static_cast<__mmask16>(kw), acc[u]);
-    }
+    gi_rows_walk<Row>(
+        p.H,
+        [&](int64_t oy) DWD_AVX {
+            if (oy < 0 || oy >= p.H) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
+            const __m512i v = _mm512_maskz_loadu_epi16(kw, static_cast<const uint16_t *>(p.dy) + p.gy + oy * p.W);
+            return Row{_mm512_permutexvar_epi16(at0, v), _mm512_maskz_permutexvar_epi16(~__mmask32{1}, at1, v)};
+        },
+        [&](__m512 &acc, int a, const Row &c) DWD_AVX {
+            acc = dot_pairs(acc, c.p0, wp[2 * a]);
+            acc = dot_pairs(acc, c.p1, wp[2 * a + 1]);
+        },
+        [&](int64_t y, __m512 acc) DWD_AVX { store<kOutCpu>(dx, first + y * p.W, static_cast<__mmask16>(kw), acc); });
 }
 
 // Stride 1 gradInput of rows of at most a vector (8 < W <= 16), four rows at a time: each gradient
@@ -318,7 +333,6 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
         gi_s1_rows_dot(p, w, dx, first);
         return;
     }
-    constexpr int R = 4;
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
     const __mmask16 kw = first_lanes(p.W);
@@ -329,28 +343,18 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     struct Row {
         __m512 right, mid, left;
     };
-    auto row = [&](int64_t oy) DWD_AVX {
-        const __m512 c = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
-        return Row{next_column(c), c, prev_column(c)};
-    };
-    Row g[R + 2];
-    g[R] = Row{}, g[R + 1] = row(0);
-    for (int64_t y0 = 0; y0 < p.H; y0 += R) {
-        g[0] = g[R], g[1] = g[R + 1];
-        for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
-        __m512 acc[R];
-        for (int u = 0; u < R; ++u) acc[u] = _mm512_setzero_ps();
-        DWD_UNROLL for (int a = 0; a < 3; ++a)
-            for (int u = 0; u < R; ++u) {
-                const int64_t oy = y0 + u + 1 - a;  // row oy is g[u + 2 - a]
-                if (oy < 0 || oy >= p.H) continue;
-                const Row &c = g[u + 2 - a];
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3], c.right, acc[u], kc[0]);
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c.mid, acc[u], kc[1]);
-                acc[u] = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], c.left, acc[u], kc[2]);
-            }
-        for (int u = 0; u < R && y0 + u < p.H; ++u) store<OUT_BF16>(dx, first + (y0 + u) * p.W, kw, acc[u]);
-    }
+    gi_rows_walk<Row>(
+        p.H,
+        [&](int64_t oy) DWD_AVX {
+            const __m512 c = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
+            return Row{next_column(c), c, prev_column(c)};
+        },
+        [&](__m512 &acc, int a, const Row &c) DWD_AVX {
+            acc = _mm512_mask3_fmadd_ps(wv[a * 3], c.right, acc, kc[0]);
+            acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c.mid, acc, kc[1]);
+            acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], c.left, acc, kc[2]);
+        },
+        [&](int64_t y, __m512 acc) DWD_AVX { store<OUT_BF16>(dx, first + y * p.W, kw, acc); });
 }
 
 // BF16 stride-1 planes wider than a vector (strips(), depthwise_direct_common.hpp) in strips of 32
@@ -444,38 +448,6 @@ DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o,
     }
 }
 
-template <bool EDGE, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const __m512 wvm[9], int64_t x0, int64_t ya, int64_t yb,
-                                                           void *dx, int64_t first) {
-    const int64_t H = p.H;
-    const StripMasks m = strip_masks(x0, p.W - x0);
-    // The weights as register copies (the empty asm makes each one a value the compiler cannot
-    // reload from wvm): folded from memory into the FMAs they cost a load per tap (112x112 13 %).
-    __m512 wv[9];
-    DWD_UNROLL for (int t = 0; t < 9; ++t) {
-        wv[t] = wvm[t];
-        asm("" : "+v"(wv[t]));
-    }
-    const uint16_t *col = static_cast<const uint16_t *>(p.dy) + p.gy + x0;
-    auto row = [&](int64_t oy) DWD_AVX {
-        strip_ahead(col, oy, H, p.W, p.W - x0);
-        if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
-            _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), _MM_HINT_ET0);
-        Row4 r{};
-        if (oy < H) strip_row<EDGE>(col + oy * p.W, m.load, r);
-        return r;
-    };
-    Row4 rm = ya > 0 ? row(ya - 1) : Row4{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
-    for (int64_t y = ya; y < yb; ++y) {
-        __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
-        if (y + 1 < H) gi_taps<EDGE>(e, o, wv, r1, m);
-        gi_taps<EDGE>(e, o, wv + 3, r0, m);
-        if (y > 0) gi_taps<EDGE>(e, o, wv + 6, rm, m);
-        store_even_odd<OUT_BF16>(dx, first + y * p.W + x0, m.cols, e, o);
-        rm = r0, r0 = r1, r1 = row(y + 2);
-    }
-}
-
 // A gradient row's strip as raw BF16 pairs: 32-bit lane l of at(k) holds columns x0 + k + 2l (low
 // half) and x0 + k + 1 + 2l (high half), k = -1, 0, 1; columns outside the row are +0.
 struct RowPairs {
@@ -509,53 +481,70 @@ DWD_AVX __attribute__((always_inline)) inline void gi_taps_dot(__m512 &e, __m512
     o = dot_pairs(o, r.z, wp[1]);
 }
 
-template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void gi_strip_dot(const Planes &p, const __m512i wpm[6], int64_t x0, int64_t ya, int64_t yb,
-                                                               void *dx, int64_t first) {
+// Tap row a of gradient row r into a strip's even and odd columns (DOT: gi_taps_dot, else gi_taps).
+template <bool EDGE, bool DOT, class V, class Row>
+DWD_AVX __attribute__((always_inline)) inline void gi_strip_taps(__m512 &e, __m512 &o, const V *wv, int a, const Row &r, const StripMasks &m) {
+    if constexpr (DOT) gi_taps_dot(e, o, wv + 2 * a, r);
+    else gi_taps<EDGE>(e, o, wv + 3 * a, r, m);
+}
+
+// One strip down rows [ya, yb). kOutDot: gradient rows as pairs (RowPairs), wvm the six weight
+// pairs, taps by gi_taps_dot; otherwise widened (Row4), wvm the nine weights, taps by gi_taps.
+template <bool EDGE, int OUT_BF16, class V, int NW>
+DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const V (&wvm)[NW], int64_t x0, int64_t ya, int64_t yb,
+                                                           void *dx, int64_t first) {
+    constexpr bool kDot = OUT_BF16 == kOutDot;
+    using Row = std::conditional_t<kDot, RowPairs, Row4>;
     const int64_t H = p.H;
     const StripMasks m = strip_masks(x0, p.W - x0);
-    __m512i wp[6];
-    DWD_UNROLL for (int t = 0; t < 6; ++t) {
-        wp[t] = wpm[t];
-        asm("" : "+v"(wp[t]));
+    // The weights as register copies (the empty asm makes each one a value the compiler cannot
+    // reload from wvm): folded from memory into the FMAs they cost a load per tap (112x112 13 %).
+    V wv[NW];
+    DWD_UNROLL for (int t = 0; t < NW; ++t) {
+        wv[t] = wvm[t];
+        asm("" : "+v"(wv[t]));
     }
+    auto taps = [&](__m512 &e, __m512 &o, int a, const Row &r) DWD_AVX { gi_strip_taps<EDGE, kDot>(e, o, wv, a, r, m); };
     const uint16_t *col = static_cast<const uint16_t *>(p.dy) + p.gy + x0;
     auto row = [&](int64_t oy) DWD_AVX {
         strip_ahead(col, oy, H, p.W, p.W - x0);
-        if (oy + kStripAhead - 2 < H)
-            _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * 2, _MM_HINT_ET0);
-        RowPairs r{};
-        if (oy < H) strip_row_pairs<EDGE>(col + oy * p.W, m, r);
+        if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
+            _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), _MM_HINT_ET0);
+        Row r{};
+        if (oy < H) {
+            if constexpr (kDot) strip_row_pairs<EDGE>(col + oy * p.W, m, r);
+            else strip_row<EDGE>(col + oy * p.W, m.load, r);
+        }
         return r;
     };
-    RowPairs rm = ya > 0 ? row(ya - 1) : RowPairs{}, r0 = row(ya), r1 = row(ya + 1);
+    Row rm = ya > 0 ? row(ya - 1) : Row{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
     for (int64_t y = ya; y < yb; ++y) {
         __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
-        if (y + 1 < H) gi_taps_dot(e, o, wp, r1);
-        gi_taps_dot(e, o, wp + 2, r0);
-        if (y > 0) gi_taps_dot(e, o, wp + 4, rm);
-        store_even_odd<kOutCpu>(dx, first + y * p.W + x0, m.cols, e, o);
+        if (y + 1 < H) taps(e, o, 0, r1);
+        taps(e, o, 1, r0);
+        if (y > 0) taps(e, o, 2, rm);
+        store_even_odd<OUT_BF16>(dx, first + y * p.W + x0, m.cols, e, o);
         rm = r0, r0 = r1, r1 = row(y + 2);
     }
 }
 
 template <int OUT_BF16>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_strips_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    auto walk = [&](const auto &wv) DWD_AVX {
+        for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
+            if (edge) gi_strip<true, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
+            else gi_strip<false, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
+        });
+    };
     if constexpr (OUT_BF16 == kOutDot) {
         __m512i wp[6];
         weight_pairs(w, wp);
-        for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
-            if (edge) gi_strip_dot<true>(p, wp, x0, ya, yb, dx, first);
-            else gi_strip_dot<false>(p, wp, x0, ya, yb, dx, first);
-        });
-        return;
+        walk(wp);
+    } else {
+        __m512 wv[9];
+        DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+        walk(wv);
     }
-    __m512 wv[9];
-    DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
-    for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
-        if (edge) gi_strip<true, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
-        else gi_strip<false, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
-    });
 }
 
 // Pitched vectors (pitched(W), depthwise_direct_common.hpp): the permutes between two dense rows
@@ -763,21 +752,23 @@ DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, c
                bf16_none_tiny(static_cast<const uint16_t *>(p.dy) + p.gy, p.Ho * p.Wo);
 }
 
+// check(v, n) of the BF16 gradients of planes [q0, q1) (one span) and of their channels' weights.
+DWD_AVX bool task_spans(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1, bool (*check)(const uint16_t *, int64_t)) {
+    const auto *wb = static_cast<const uint16_t *>(w);
+    const int64_t k = q1 - q0, c0 = q0 % C, P = p.Ho * p.Wo;
+    const bool weights = k >= C        ? check(wb, C * 9)
+                         : c0 + k <= C ? check(wb + c0 * 9, k * 9)
+                                       : check(wb + c0 * 9, (C - c0) * 9) && check(wb, (c0 + k - C) * 9);
+    return weights && check(static_cast<const uint16_t *>(p.dy) + q0 * P, k * P);
+}
+
 // Whether every plane of [q0, q1) may: the planes' gradients (one span) and their channels' weights
 // checked once up front, not plane by plane (a 7x7 plane's own check was 17 % of its gradInput).
 // When this fails, each plane is checked on its own (cpu_rounds): the same choice per plane.
 template <bool BF16, int OUT_BF16>
 DWD_AVX bool task_rounds(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
-    else {
-        if (!acp::avx512::kCpuConvertsBf16) return false;
-        const auto *wb = static_cast<const uint16_t *>(w);
-        const int64_t k = q1 - q0, c0 = q0 % C, P = p.Ho * p.Wo;
-        const bool weights = k >= C            ? bf16_none_tiny(wb, C * 9)
-                             : c0 + k <= C     ? bf16_none_tiny(wb + c0 * 9, k * 9)
-                                               : bf16_none_tiny(wb + c0 * 9, (C - c0) * 9) && bf16_none_tiny(wb, (c0 + k - C) * 9);
-        return weights && bf16_none_tiny(static_cast<const uint16_t *>(p.dy) + q0 * P, k * P);
-    }
+    else return acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_none_tiny);
 }
 
 // Whether v[0, n) is all 0 or finite and at least 2^-56 in magnitude (none tiny, none infinite or NaN).
@@ -803,15 +794,7 @@ DWD_AVX bool bf16_dot_range(const uint16_t *v, int64_t n) {
 template <bool BF16, int OUT_BF16>
 DWD_AVX bool task_dots(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
-    else {
-        if (!acp::avx512::kCpuConvertsBf16) return false;
-        const auto *wb = static_cast<const uint16_t *>(w);
-        const int64_t k = q1 - q0, c0 = q0 % C, P = p.Ho * p.Wo;
-        const bool weights = k >= C            ? bf16_dot_range(wb, C * 9)
-                             : c0 + k <= C     ? bf16_dot_range(wb + c0 * 9, k * 9)
-                                               : bf16_dot_range(wb + c0 * 9, (C - c0) * 9) && bf16_dot_range(wb, (c0 + k - C) * 9);
-        return weights && bf16_dot_range(static_cast<const uint16_t *>(p.dy) + q0 * P, k * P);
-    }
+    else return acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_dot_range);
 }
 
 // gi_planes for pitched planes of H rows (ALL_CPU: every plane's gradInput rounded by the CPU).
