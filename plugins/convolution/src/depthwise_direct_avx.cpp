@@ -448,8 +448,9 @@ DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o,
     }
 }
 
-// A gradient row's strip as raw BF16 pairs: 32-bit lane l of at(k) holds columns x0 + k + 2l (low
-// half) and x0 + k + 1 + 2l (high half), k = -1, 0, 1; columns outside the row are +0.
+// A gradient row's strip as raw BF16 pairs at column offsets k = -1 (m1), 0 (z) and +1 (p1): 32-bit
+// lane l holds columns x0 + k + 2l (low half) and x0 + k + 1 + 2l (high half); columns outside the
+// row are +0.
 struct RowPairs {
     __m512i m1, z, p1;
 };
