@@ -461,9 +461,7 @@ DWD_AVX __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t
 // n: the strip's columns.
 DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
     if (y + kStripAhead >= H) return;
-    const uint16_t *r = col + (y + kStripAhead) * W;
-    _mm_prefetch(reinterpret_cast<const char *>(r), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(r + std::min(n, kStrip) - 1), _MM_HINT_T0);
+    prefetch_lines(col + (y + kStripAhead) * W, std::min(n, kStrip) * 2);
 }
 
 // gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
@@ -549,7 +547,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, con
     auto row = [&](int64_t oy) DWD_AVX {
         strip_ahead(col, oy, H, p.W, p.W - x0);
         if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
-            _mm_prefetch(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), _MM_HINT_ET0);
+            prefetch_lines(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), 1);
         Row r{};
         if (oy < H) {
             if constexpr (kDot) strip_row_pairs<EDGE>(col + oy * p.W, m, r);
