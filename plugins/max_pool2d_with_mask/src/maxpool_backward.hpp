@@ -52,6 +52,8 @@ public:
     void set_stride2_tiles(bool on) { tiles_ = on; }
     // The AVX-512 parity path for k2 s2 p0 and k3 s2 p1 (on by default where it applies).
     void set_parity(bool on) { parity_ = on; }
+    // The AVX-512 small-plane path for int32 masks (on by default where it applies, after parity).
+    void set_small_planes(bool on) { small_ = on; }
 
 private:
     std::shared_ptr<const BackwardPlan> plan_;
@@ -59,6 +61,7 @@ private:
     StoreMode store_ = StoreMode::Auto;
     bool tiles_ = true;
     bool parity_ = true;
+    bool small_ = true;
 };
 
 }  // namespace mpool

@@ -62,7 +62,24 @@ const Geometry kGeoms[] = {
     {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},
     {1, 1, 9, 65, 5, 33, 2, 2, 2, 2, 0, 0},
     {1, 2, 6, 70, 3, 35, 2, 2, 2, 2, 0, 0},
+    // stride 1: k3 p1 (W == Wo), wider rows (W != Wo), a kernel wider than the input, k2
+    {2, 3, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1},
+    {1, 2, 9, 40, 7, 38, 3, 3, 1, 1, 0, 0},
+    {1, 2, 3, 2, 3, 2, 3, 3, 1, 1, 1, 1},
+    {1, 1, 6, 21, 5, 20, 2, 2, 1, 1, 0, 0},
 };
+
+// The backward's code paths, each of which must give the same bits: 0 scalar; 1 AVX-512 with the
+// parity, small-plane and tile paths where they apply (the default); 2 AVX-512 per output; 3
+// AVX-512 with the tile path only; 4 AVX-512 with the small-plane path also where the parity path
+// would apply.
+constexpr int kPaths = 5;
+void set_path(BackwardKernel &k, int path) {
+    k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
+    k.set_stride2_tiles(path == 1 || path == 3);
+    k.set_parity(path == 1);
+    k.set_small_planes(path == 1 || path == 4);
+}
 
 void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
     for (auto &x : v) {
@@ -74,11 +91,12 @@ void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
     }
 }
 
-// gradOutput bytes for dt with w stride `ws`, a random valid-or-not mask, and both paths' outputs.
-void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout, bool corrupt) {
+// gradOutput bytes for dt with w stride go_ws (1: dense, which some paths read in place), a random
+// valid-or-not mask, and every path's outputs.
+void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout, bool corrupt, int64_t go_ws) {
     Rand r{0x9E3779B97F4A7C15ull + static_cast<uint64_t>(g.W * 131 + g.H)};
     const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
-    const int64_t go_ws = 2, gi_ws = 1;  // gradOutput strided along w, gradInput dense
+    const int64_t gi_ws = 1;  // gradInput dense
     std::vector<uint8_t> go(static_cast<size_t>(outs * go_ws * es));
     if (dt == DType::F32) {
         // NaNs of three payloads and signs, -0.0 and +0.0 among them: the paths add in the same
@@ -142,16 +160,13 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
     const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, gi_ws};
     std::vector<std::vector<uint8_t>> results;
     std::vector<BadIndex> bads;
-    // scalar; AVX-512 with the parity and tile paths where they apply; AVX-512 per output; AVX-512
-    // with the tile path but not the parity path. 1, 2, 3 partitions, plain and streamed stores.
-    for (int variant = 0; variant < 12; ++variant) {
-        const int path = variant % 4;
+    // every path (set_path) at 1, 2, 3 partitions, plain and streamed stores
+    for (int variant = 0; variant < 3 * kPaths; ++variant) {
+        const int path = variant % kPaths;
         if (path != 0 && !cpu_has_avx512()) continue;
-        const int64_t slots = 1 + variant / 4;
+        const int64_t slots = 1 + variant / kPaths;
         BackwardKernel k(g, dt, fp16, layout, slots);
-        k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
-        k.set_stride2_tiles(path == 1 || path == 3);
-        k.set_parity(path == 1);
+        set_path(k, path);
         k.set_store_mode((path + slots) % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
         Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
         std::memset(gi.p, 0x5a, static_cast<size_t>(ins * es));
@@ -178,8 +193,10 @@ TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512BackwardAgree) {
             for (int d = 0; d < 4; ++d) {
                 const DType dt = d == 1 ? DType::F16 : d == 2 ? DType::BF16 : DType::F32;
                 SCOPED_TRACE(::testing::Message() << "W " << g.W << " layout " << static_cast<int>(layout) << " dt " << d);
-                compare_backward(g, dt, d == 3, layout, false);
-                compare_backward(g, dt, d == 3, layout, true);
+                for (int64_t go_ws : {1, 2}) {
+                    compare_backward(g, dt, d == 3, layout, false, go_ws);
+                    compare_backward(g, dt, d == 3, layout, true, go_ws);
+                }
             }
 }
 
@@ -267,13 +284,11 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
             }
         ASSERT_GT(shared, g.planes() * g.Ho) << "the geometry must make outputs share elements";
         const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
-        for (int path = 0; path < 4; ++path) {  // scalar, parity + tiles, per output, tiles only
+        for (int path = 0; path < kPaths; ++path) {  // see set_path
             if (path != 0 && !cpu_has_avx512()) continue;
             for (int64_t slots : {1, 2}) {
                 BackwardKernel k(g, DType::F32, false, MaskLayout::Int32, slots);
-                k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
-                k.set_stride2_tiles(path == 1 || path == 3);
-                k.set_parity(path == 1);
+                set_path(k, path);
                 Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 4));
                 BadIndex bad;
                 ASSERT_TRUE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad));
@@ -318,13 +333,11 @@ TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
             ASSERT_GE(g.col_lo(ow), 1);
             mask[static_cast<size_t>(plane * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_lo(ow) - 1);
             const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
-            for (int path = 0; path < 4; ++path) {  // scalar, parity + tiles, per output, tiles only
+            for (int path = 0; path < kPaths; ++path) {  // see set_path
                 if (path != 0 && !cpu_has_avx512()) continue;
                 for (int64_t slots : {1, 2}) {
                     BackwardKernel k(g, dt, false, MaskLayout::Int32, slots);
-                    k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
-                    k.set_stride2_tiles(path == 1 || path == 3);
-                    k.set_parity(path == 1);
+                    set_path(k, path);
                     Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
                     BadIndex bad;
                     EXPECT_FALSE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad))
