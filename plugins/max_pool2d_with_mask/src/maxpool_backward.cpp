@@ -896,12 +896,16 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
 // A small plane spends most of the row-at-a-time walk on the walk itself: per output row the
 // window bounds, a call into the decode, the store of the rows just finished - and a store that
 // reads back ring entries the scalar additions have just written waits for them. 32x832x7x7 k3 s1
-// p1 took ~80 ns a plane on Zen 5, PyTorch's plain loop 16. Here the ring holds the whole plane:
+// p1 took ~80 ns a plane on Zen 5 (2 threads). Here the ring holds the whole plane:
 // one decode of all its outputs against the plan's per-output window tables, one addition loop in
 // ascending output order, one store of the plane. The same sums in the same order: the same bits.
 // A dense FLOAT plane (plainly stored) is summed in gradInput itself (run_plane_small_direct):
 // zeroed, then added to - no ring to read back and clear. Measured on Zen 5, 1 thread, 832 planes
-// of 7x7 k3 s1 p1 in L2: the row walk 155 ns a plane, the ring 55, in place ?? (PyTorch 31).
+// of 7x7 k3 s1 p1 in L2: the row walk 155 ns a plane, the ring 55, in place 45 (PyTorch 31; the
+// additions, one dependent read-modify-write chain wherever neighbours share a maximum, are 70 %).
+// Tried and dropped: at stride 1, blocks of 16 elements pulling their sums (per kernel position a
+// masked compare of the shifted mask words and a masked add): 50-53 ns, the loads bound it.
+
 // The window test of row_int32_avx_t for every output of a plane, each lane with its own window
 // from the plan's tables. Returns the first output whose index is out of its window, or -1; with
 // pos, the ring positions (the plane's flat index; skipped outputs: the dummy) for the additions.
