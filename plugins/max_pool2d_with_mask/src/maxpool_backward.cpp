@@ -191,6 +191,25 @@ MPOOL_AVX512 inline __m512i wrap_ring(__m512i x, __m512i ring_size) {
     return _mm512_mask_sub_epi32(x, _mm512_cmpge_epi32_mask(x, ring_size), x, ring_size);
 }
 
+// The window test of 16 int32 indices v (lanes m): d = v - start, the window's first element (flat),
+// is in the window when d < hh * W as unsigned (every index below the start, and every negative
+// one, is beyond that) and d mod W < width - d mod W by hh - 1 conditional subtractions of W instead
+// of a division. Returns the lanes in their window; *bad: the lanes neither there nor -1 (skipped).
+// HH: hh when 2 or 3 (the subtractions unrolled), 0: hh at run time.
+template <int HH>
+MPOOL_AI __mmask16 window_test(__m512i v, __mmask16 m, __m512i start, __m512i limit, __m512i width, int64_t hh,
+                               __m512i vW, __mmask16 *bad) {
+    __m512i d = _mm512_sub_epi32(v, start);
+    __mmask16 valid = _mm512_mask_cmplt_epu32_mask(m, d, limit);
+#pragma GCC unroll 2
+    for (int64_t t = 1; t < (HH ? HH : hh); ++t)
+        d = _mm512_mask_sub_epi32(d, _mm512_mask_cmpge_epu32_mask(valid, d, vW), d, vW);
+    valid = _mm512_mask_cmplt_epu32_mask(valid, d, width);
+    const __mmask16 skip = _mm512_mask_cmpeq_epi32_mask(m, v, _mm512_set1_epi32(-1));
+    *bad = static_cast<__mmask16>(m & ~valid & ~skip);
+    return valid;
+}
+
 // HH: the clipped window's row count when 2 or 3 (the subtractions unrolled), 0: any.
 template <int HH>
 MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
@@ -201,7 +220,6 @@ MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, 
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
     const __m512i row_base = _mm512_set1_epi32(static_cast<int32_t>(h0 * g.W));
     const __m512i limit = _mm512_set1_epi32(static_cast<int32_t>(hh * g.W));
-    const __m512i minus1 = _mm512_set1_epi32(-1);
     // ring position of flat index v: v + ((h0 mod R) - h0) * W, wrapped once
     const __m512i to_ring = _mm512_set1_epi32(static_cast<int32_t>((h0 % R - h0) * g.W));
     const __m512i ring_size = _mm512_set1_epi32(static_cast<int32_t>(R * g.W));
@@ -209,16 +227,9 @@ MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, 
     for (int64_t ow = 0; ow < Wo; ow += 16) {
         const __mmask16 m = tail16(Wo - ow);
         const __m512i v = _mm512_maskz_loadu_epi32(m, idx + ow * 4);
-        // d = v - (h0 * W + lo): the window is d in [0, hh * W) with d mod W < width. As unsigned,
-        // every index below the window start (and every negative one) is beyond the limit.
-        __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(row_base, _mm512_loadu_si512(col_lo + ow)));
-        __mmask16 valid = _mm512_mask_cmplt_epu32_mask(m, d, limit);
-#pragma GCC unroll 2
-        for (int64_t t = 1; t < hh; ++t)
-            d = _mm512_mask_sub_epi32(d, _mm512_mask_cmpge_epu32_mask(valid, d, vW), d, vW);
-        valid = _mm512_mask_cmplt_epu32_mask(valid, d, _mm512_loadu_si512(col_wid + ow));
-        const __mmask16 skip = _mm512_mask_cmpeq_epi32_mask(m, v, minus1);
-        const auto bad = static_cast<__mmask16>(m & ~valid & ~skip);
+        __mmask16 bad;
+        const __mmask16 valid = window_test<HH>(v, m, _mm512_add_epi32(row_base, _mm512_loadu_si512(col_lo + ow)), limit,
+                                                _mm512_loadu_si512(col_wid + ow), hh, vW, &bad);
         if (bad) return ow + __builtin_ctz(bad);
         const __m512i p = wrap_ring(_mm512_add_epi32(v, to_ring), ring_size);
         _mm512_storeu_si512(pos + ow, _mm512_mask_blend_epi32(valid, dummy, p));
@@ -907,29 +918,23 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
 // masked compare of the shifted mask words and a masked add): 50-53 ns, the loads bound it.
 
 // The window test of row_int32_avx_t for every output of a plane, each lane with its own window
-// from the plan's tables. Returns the first output whose index is out of its window, or -1; with
-// pos, the ring positions (the plane's flat index; skipped outputs: the dummy) for the additions.
+// from the plan's tables (window_test). Returns the first output whose index is out of its window,
+// or -1; with pos, the positions (the plane's flat index; skipped outputs: skip_to) for the additions.
 // KH: kH when 2 or 3 (the subtractions unrolled), 0: any.
 // skip: the position of outputs without a contribution (the ring's dummy, or -1).
 template <int KH>
 MPOOL_AI int64_t check_plane_int32_t(const BackwardPlan &P, const uint8_t *idx, int32_t *pos, int32_t skip_to) {
     const Geometry &g = P.g;
-    const int64_t outs = g.Ho * g.Wo, kH = KH ? KH : g.kH;
+    const int64_t outs = g.Ho * g.Wo;
     const int32_t *base = P.win_base.data(), *limit = P.win_limit.data(), *wid = P.win_wid.data();
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
-    const __m512i minus1 = _mm512_set1_epi32(-1);
     const __m512i dummy = _mm512_set1_epi32(skip_to);
     for (int64_t j = 0; j < outs; j += 16) {
         const __mmask16 m = tail16(outs - j);
         const __m512i v = _mm512_maskz_loadu_epi32(m, idx + j * 4);
-        __m512i d = _mm512_sub_epi32(v, _mm512_loadu_si512(base + j));
-        __mmask16 valid = _mm512_mask_cmplt_epu32_mask(m, d, _mm512_loadu_si512(limit + j));
-#pragma GCC unroll 2
-        for (int64_t t = 1; t < kH; ++t)
-            d = _mm512_mask_sub_epi32(d, _mm512_mask_cmpge_epu32_mask(valid, d, vW), d, vW);
-        valid = _mm512_mask_cmplt_epu32_mask(valid, d, _mm512_loadu_si512(wid + j));
-        const __mmask16 skip = _mm512_mask_cmpeq_epi32_mask(m, v, minus1);
-        const auto bad = static_cast<__mmask16>(m & ~valid & ~skip);
+        __mmask16 bad;
+        const __mmask16 valid = window_test<KH>(v, m, _mm512_loadu_si512(base + j), _mm512_loadu_si512(limit + j),
+                                                _mm512_loadu_si512(wid + j), g.kH, vW, &bad);
         if (bad) return j + __builtin_ctz(bad);
         if (pos) _mm512_storeu_si512(pos + j, _mm512_mask_blend_epi32(valid, dummy, v));
     }
