@@ -86,6 +86,7 @@ struct BackwardPlan {
     // output j of a plane (zero padded by 16): the flat index of its clipped window's first
     // element, its rows times W, its width.
     bool small_ok = false;
+    int64_t pair_stride = 0;  // between two planes' positions (run_planes_small_direct)
     std::vector<int32_t> win_base, win_limit, win_wid;
 };
 
@@ -910,8 +911,8 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
 // p1 took ~80 ns a plane on Zen 5 (2 threads). Here the ring holds the whole plane:
 // one decode of all its outputs against the plan's per-output window tables, one addition loop in
 // ascending output order, one store of the plane. The same sums in the same order: the same bits.
-// A dense FLOAT plane (plainly stored) is summed in gradInput itself (run_plane_small_direct):
-// zeroed, then added to - no ring to read back and clear. Measured on Zen 5, 1 thread, 832 planes
+// Dense FLOAT planes (plainly stored) are summed in gradInput itself (run_planes_small_direct):
+// zeroed, then added to - no ring to read back and clear - two planes at a time. Measured on Zen 5, 1 thread, 832 planes
 // of 7x7 k3 s1 p1 in L2: the row walk 155 ns a plane, the ring 55, in place 45 (PyTorch 31; the
 // additions, one dependent read-modify-write chain wherever neighbours share a maximum, are 70 %).
 // Tried and dropped: at stride 1, blocks of 16 elements pulling their sums (per kernel position a
@@ -984,19 +985,39 @@ MPOOL_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View
     return -1;
 }
 
-// Dense FLOAT gradOutput and gradInput planes, plain stores: the sums in gradInput itself.
-MPOOL_AVX512 int64_t run_plane_small_direct(const BackwardPlan &P, const char *go, const uint8_t *idx, char *gi,
-                                            const Slot &s) {
-    const int64_t bad = check_plane_int32(P, idx, s.pos, -1);
-    if (bad >= 0) return bad;
+// Dense FLOAT gradOutput and gradInput planes, plain stores: the sums in gradInput itself, two
+// planes a and b at once (b: nullptr go for none) - their chains of additions are independent, so
+// the core overlaps them. Returns -1, or the first bad output of plane *which (0: a, 1: b; a is
+// then complete).
+MPOOL_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go_a, const uint8_t *idx_a, char *gi_a,
+                                             const char *go_b, const uint8_t *idx_b, char *gi_b, const Slot &s,
+                                             int *which) {
     const int64_t ins = P.g.H * P.g.W, outs = P.g.Ho * P.g.Wo;
-    float *out = reinterpret_cast<float *>(gi);
-    const auto *grad = reinterpret_cast<const float *>(go);
-    for (int64_t i = 0; i < ins; i += 16) _mm512_mask_storeu_ps(out + i, tail16(ins - i), _mm512_setzero_ps());
+    int32_t *pos_a = s.pos, *pos_b = s.pos + P.pair_stride;
+    *which = 0;
+    if (const int64_t bad = check_plane_int32(P, idx_a, pos_a, -1); bad >= 0) return bad;
+    int64_t bad_b = -1;
+    if (go_b) bad_b = check_plane_int32(P, idx_b, pos_b, -1);
+    const bool two = go_b && bad_b < 0;
+    float *out_a = reinterpret_cast<float *>(gi_a), *out_b = reinterpret_cast<float *>(gi_b);
+    const auto *grad_a = reinterpret_cast<const float *>(go_a), *grad_b = reinterpret_cast<const float *>(go_b);
+    for (int64_t i = 0; i < ins; i += 16) {
+        _mm512_mask_storeu_ps(out_a + i, tail16(ins - i), _mm512_setzero_ps());
+        if (two) _mm512_mask_storeu_ps(out_b + i, tail16(ins - i), _mm512_setzero_ps());
+    }
+    if (two) {
+#pragma GCC unroll 2
+        for (int64_t l = 0; l < outs; ++l) {
+            if (const int32_t q = pos_a[l]; q >= 0) out_a[q] += grad_a[l];
+            if (const int32_t q = pos_b[l]; q >= 0) out_b[q] += grad_b[l];
+        }
+        return -1;
+    }
 #pragma GCC unroll 4
     for (int64_t l = 0; l < outs; ++l)
-        if (const int32_t q = s.pos[l]; q >= 0) out[q] += grad[l];
-    return -1;
+        if (const int32_t q = pos_a[l]; q >= 0) out_a[q] += grad_a[l];
+    *which = 1;
+    return bad_b;
 }
 
 #endif
@@ -1123,7 +1144,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
     if (P->vec_ok && layout == MaskLayout::Int32 && g.H * g.W <= kSmallPlane && g.Ho * g.Wo <= kSmallPlane) {
         P->small_ok = true;
         P->ring_floats = std::max(P->ring_floats, round_up16(g.H * g.W) + 16);
-        P->row_floats = std::max(P->row_floats, round_up16(g.Ho * g.Wo) + 16);
+        P->pair_stride = round_up16(g.Ho * g.Wo) + 16;  // a second plane's positions
+        P->row_floats = std::max(P->row_floats, 2 * P->pair_stride);
         const auto outs = static_cast<size_t>(round_up16(g.Ho * g.Wo));
         P->win_base.assign(outs, 0);
         P->win_limit.assign(outs, 0);
@@ -1193,8 +1215,23 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                 n = nn, c = nc;
                 LineStream *lsp = stream ? &ls : nullptr;
 #if MPOOL_X86
+                if (small_direct) {  // planes p and p + 1 at once
+                    char *next_gi = more ? static_cast<char *>(gradInput) + (nn * gi.n + nc * gi.c) * es : nullptr;
+                    int which = 0;
+                    const int64_t j = run_planes_small_direct(P, goP, maskP, giP, next_go, next_mask, next_gi, s, &which);
+                    if (j >= 0) {
+                        int32_t v = 0;
+                        std::memcpy(&v, mask + (p + which) * mask_plane + j * 4, 4);
+                        *s.bad = BadIndex{p + which, j, v};
+                        break;
+                    }
+                    if (more) {
+                        ++p;
+                        if (++c == g.C) c = 0, ++n;
+                    }
+                    continue;
+                }
                 const int64_t j = parity ? run_plane_parity(P, goP, go, maskP, giP, gi, s, lsp, next_go, next_mask)
-                                  : small_direct ? run_plane_small_direct(P, goP, maskP, giP, s)
                                   : small  ? run_plane_small(P, goP, go, maskP, giP, gi, s, lsp)
                                           : run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_go, next_mask);
 #else
