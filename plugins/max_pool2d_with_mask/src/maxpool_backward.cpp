@@ -922,7 +922,6 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
 // from the plan's tables (window_test). Returns the first output whose index is out of its window,
 // or -1; with pos, the positions (the plane's flat index; skipped outputs: skip_to) for the additions.
 // KH: kH when 2 or 3 (the subtractions unrolled), 0: any.
-// skip: the position of outputs without a contribution (the ring's dummy, or -1).
 template <int KH>
 MPOOL_AI int64_t check_plane_int32_t(const BackwardPlan &P, const uint8_t *idx, int32_t *pos, int32_t skip_to) {
     const Geometry &g = P.g;
@@ -950,38 +949,35 @@ MPOOL_AI int64_t check_plane_int32(const BackwardPlan &P, const uint8_t *idx, in
     }
 }
 
-// The plane's gradOutput as FLOAT: in place when it is a dense FLOAT plane and in_place allows,
-// else converted into dst (room for the plane).
-const float *grad_plane(const BackwardPlan &P, const char *go, View4 gov, float *dst, bool in_place) {
+// The plane's gradOutput as FLOAT: in place when it is a dense FLOAT plane, else converted into dst
+// (room for the plane).
+const float *grad_plane(const BackwardPlan &P, const char *go, View4 gov, float *dst) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt);
     const bool dense = gov.w == 1 && gov.h == g.Wo;
-    if (in_place && dense && P.dt == DType::F32 && !P.fp16) return reinterpret_cast<const float *>(go);
+    if (dense && P.dt == DType::F32 && !P.fp16) return reinterpret_cast<const float *>(go);
     if (dense) load_row(go, 1, g.Ho * g.Wo, P.dt, P.fp16, dst, true);  // (one call: small planes)
     else
         for (int64_t oh = 0; oh < g.Ho; ++oh) load_row(go + oh * gov.h * es, gov.w, g.Wo, P.dt, P.fp16, dst + oh * g.Wo, true);
     return dst;
 }
 
-// The FLOAT plane in the ring to gradInput (dt), in one piece when the plane is dense.
-void store_plane(const BackwardPlan &P, float *plane, char *gi, View4 giv, LineStream *stream, bool clear) {
+// The FLOAT plane in the ring to gradInput (dt), in one piece when the plane is dense; the ring is
+// left all +0.
+void store_plane(const BackwardPlan &P, float *plane, char *gi, View4 giv, LineStream *stream) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), pieces = giv.w == 1 && giv.h == g.W ? 1 : g.H, n = pieces == 1 ? g.H * g.W : g.W;
-    for (int64_t r = 0; r < pieces; ++r) {
-        float *src = plane + r * g.W;
-        char *dst = gi + r * giv.h * es;
-        if (clear) store_row_clear(src, n, P.dt, P.fp16, dst, giv.w, true, stream);
-        else store_row(src, n, P.dt, P.fp16, dst, giv.w, true, stream);
-    }
+    for (int64_t r = 0; r < pieces; ++r)
+        store_row_clear(plane + r * g.W, n, P.dt, P.fp16, gi + r * giv.h * es, giv.w, true, stream);
 }
 
 MPOOL_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
                                      View4 giv, const Slot &s, LineStream *stream) {
     const int64_t bad = check_plane_int32(P, idx, s.pos, static_cast<int32_t>(P.ring_floats - 16));
     if (bad >= 0) return bad;
-    const float *grad = grad_plane(P, go, gov, s.grow, true);
+    const float *grad = grad_plane(P, go, gov, s.grow);
     add_lanes(s.ring, s.pos, grad, P.g.Ho * P.g.Wo);
-    store_plane(P, s.ring, gi, giv, stream, true);
+    store_plane(P, s.ring, gi, giv, stream);
     return -1;
 }
 
