@@ -43,8 +43,11 @@
 namespace mpool {
 
 // Non-temporal stores pay off once a FLOAT gradInput cannot stay in the last-level cache anyway.
-// 16-bit gradInputs are stored plainly at any size: on 32x64x112x112 (Zen 4, 1 and 2 threads)
-// plain stores were 10-35 % faster than streamed ones there, streamed ones 20-30 % faster for FLOAT.
+// 16-bit gradInputs are stored plainly at any size but on the k2 s2 parity path: on 32x64x112x112
+// (Zen 4, 1 and 2 threads) plain stores were 10-35 % faster than streamed ones, streamed ones
+// 20-30 % faster for FLOAT. On Zen 5 (2 threads) the k2 parity path, whose time is the memory's,
+// streams its rows through the stage 20-30 % faster (plain stores read every line first); the k3
+// one, bound by its arithmetic, was 10-30 % slower streamed (the streaming stores stall it).
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 // The vector int32 decode subtracts W up to kH - 1 times; past this a division is cheaper.
 constexpr int64_t kVectorMaxKh = 16;
@@ -796,6 +799,9 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
     // stage and leave it as whole lines through the line stream.
     const bool direct = !stream || O == Out::Stream;
+    // Dense rows through the line stream: both finished rows of an output row are written into the
+    // stage behind the pending partial line and leave it as whole streamed lines at once.
+    const bool staged = !direct && giv.h == g.W;
     auto target = [&](int64_t row, uint8_t *stage) {
         return direct ? reinterpret_cast<uint8_t *>(gi + row * giv.h * es) : stage;
     };
@@ -826,6 +832,17 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         // window rows hs, hs + 1 (finished here), k3: hs + 2 (into the ring)
         const int64_t hs = oh * g.sH - g.pH;
         const bool a = hs >= 0 && hs < g.H, b = hs + 1 >= 0 && hs + 1 < g.H, c = k3 && hs + 2 < g.H;
+        if (staged && (a || b)) {
+            const int64_t first = a ? hs : hs + 1;
+            for (; stored < first; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
+            uint8_t *rowA = stage_stream_begin(*stream, s.stage, gi + first * giv.h * es);
+            uint8_t *rowB = a ? rowA + rb : rowA;
+            const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+            if (bad >= 0) return oh * g.Wo + bad;
+            stage_stream_end(*stream, s.stage, (a + b) * rb);
+            stored = first + a + b;
+            continue;
+        }
         uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
         uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
         const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
@@ -1161,7 +1178,7 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         // blocks of 16 outputs cover the W columns: at most Wo + 16 ring entries
         P->dir_cols = round_up16(g.Wo) + 32;
         P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
-        P->stage_bytes = 2 * P->stage_row;
+        P->stage_bytes = 2 * P->stage_row + 128;  // (+ 128: stage_stream_begin's line in front, a line of slack)
         for (int64_t k = 0; k < 9; ++k)
             for (int l = 0; l < 16; ++l) P->pos_off[k][l] = static_cast<int32_t>(k / 3 * g.W + k % 3);
     }
@@ -1178,11 +1195,12 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     if (g.planes() <= 0 || g.H <= 0 || g.W <= 0) return true;
     const bool avx = use_avx512(isa_);
     const int64_t es = elem_size(P.dt);
+    const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
-                         (store_ == StoreMode::Auto && es == 4 && g.planes() * g.H * g.W * es > kStreamBytes));
+                         (store_ == StoreMode::Auto && (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2)) &&
+                         g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
-    const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
     const bool small = avx && small_ && P.small_ok && !parity;
     const bool small_direct = small && P.dt == DType::F32 && !P.fp16 && !stream && go.w == 1 && go.h == g.Wo &&
                               gi.w == 1 && gi.h == g.W;

@@ -251,6 +251,45 @@ void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls) {
     std::memcpy(dst, src, static_cast<size_t>(n));
 }
 
+#if MPOOL_X86
+MPOOL_AVX512 uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *dst) {
+    if (ls.line && ls.next == dst) {  // a continuation: the pending line in front of the new bytes
+        _mm512_store_si512(stage, _mm512_load_si512(ls.buf));
+        return stage + ls.hi;
+    }
+    if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
+    ls.line = dst - reinterpret_cast<uintptr_t>(dst) % 64;
+    ls.lo = ls.hi = dst - ls.line;
+    return stage + ls.lo;
+}
+
+MPOOL_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
+    const int64_t total = ls.hi + n;
+    char *const line = ls.line;
+    ls.next = line + total;
+    if (total < 64) {  // still one partial line
+        _mm512_store_si512(ls.buf, _mm512_load_si512(stage));
+        ls.hi = total;
+        return;
+    }
+    int64_t i = 0;
+    if (ls.lo > 0) {  // the first line is shared with bytes that are not ours: plain stores of ours
+        _mm512_mask_storeu_epi8(line, ~__mmask64{0} << ls.lo, _mm512_load_si512(stage));
+        i = 64;
+    }
+    for (; i + 64 <= total; i += 64)
+        _mm512_stream_si512(reinterpret_cast<__m512i *>(line + i), _mm512_load_si512(stage + i));
+    if (i == total) {
+        ls.line = nullptr;
+        return;
+    }
+    _mm512_store_si512(ls.buf, _mm512_load_si512(stage + i));
+    ls.line = line + i;
+    ls.lo = 0;
+    ls.hi = total - i;
+}
+#endif
+
 void stream_finish(LineStream &ls) {
     if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
     ls.line = nullptr;

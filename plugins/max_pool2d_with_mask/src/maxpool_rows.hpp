@@ -35,6 +35,14 @@ struct LineStream {
 };
 void stream_finish(LineStream &ls);  // stores the pending bytes and orders the streaming stores
 
+// The line stream fed from a stage the caller writes into (AVX-512 only): stage_stream_begin gives
+// the stage address where the bytes for dst go (the pending partial line sits in front of it), the
+// caller writes the next n bytes there, and stage_stream_end sends every whole line straight from
+// the stage and keeps the partial last one pending - no byte copied but that one line. The stage:
+// 64-byte aligned, room for 64 + n + 64 bytes.
+uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *dst);
+void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n);
+
 // Bytes already in dt form (n bytes at src) to dst: through the line stream when ls != nullptr
 // (AVX-512 only), else copied.
 void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls);
