@@ -860,6 +860,20 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     return -1;
 }
 
+// low = the unsigned minimum of low and of |bits| - 1 of p[0, n) (+-0 wraps to the largest value,
+// as do the lanes a tail load leaves 0).
+MPOOL_AVX512 __m512i min_magnitude_less1(__m512i low, const uint16_t *p, int64_t n) {
+    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        low = _mm512_min_epu16(low, _mm512_sub_epi16(_mm512_and_si512(_mm512_loadu_si512(p + i), mag), one));
+    if (i < n) {
+        const auto m = static_cast<__mmask32>((uint64_t{1} << (n - i)) - 1);
+        low = _mm512_min_epu16(low, _mm512_sub_epi16(_mm512_and_si512(_mm512_maskz_loadu_epi16(m, p + i), mag), one));
+    }
+    return low;
+}
+
 // Whether no sum of a BF16 plane can be subnormal, so that the CPU's conversion (which reads
 // subnormals as zero) rounds every sum as float_to_bf16 does: every gradOutput value is 0, not
 // finite, or at least 2^-100 in magnitude. Then each value is a multiple of 2^-107 (its ulp), and
@@ -868,18 +882,14 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
 MPOOL_AVX512 bool bf16_sums_normal(const Geometry &g, const char *go, View4 gov) {
     if (gov.w != 1) return false;  // (strided rows: the integer rounding, no scan)
     // |bits| in (0, 27 << 7): a BF16 subnormal or a normal below 2^-100 (biased exponent < 27)
-    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1), lim = _mm512_set1_epi16((27 << 7) - 1);
-    __mmask32 tiny = 0;
-    for (int64_t oh = 0; oh < g.Ho; ++oh) {
-        const uint16_t *row = reinterpret_cast<const uint16_t *>(go) + oh * gov.h;
-        for (int64_t i = 0; i < g.Wo; i += 32) {
-            const int64_t n = std::min<int64_t>(32, g.Wo - i);
-            const __mmask32 m = n == 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << n) - 1);
-            const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi16(m, row + i), mag);
-            tiny |= _mm512_mask_cmplt_epu16_mask(m, _mm512_sub_epi16(v, one), lim);
-        }
+    __m512i low = _mm512_set1_epi16(-1);
+    const auto *plane = reinterpret_cast<const uint16_t *>(go);
+    if (gov.h == g.Wo) {
+        low = min_magnitude_less1(low, plane, g.Ho * g.Wo);  // dense rows: one run
+    } else {
+        for (int64_t oh = 0; oh < g.Ho; ++oh) low = min_magnitude_less1(low, plane + oh * gov.h, g.Wo);
     }
-    return tiny == 0;
+    return _mm512_cmplt_epu16_mask(low, _mm512_set1_epi16((27 << 7) - 1)) == 0;
 }
 
 template <DType DT, bool FP16, Out O>

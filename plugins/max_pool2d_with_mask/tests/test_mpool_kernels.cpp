@@ -356,37 +356,53 @@ TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
 // plane 2: one value of 2^-101 among ordinary ones (integer rounding, the sums stay normal). Every
 // path gives the scalar path's bytes.
 TEST(MaxPool2dWithMaskKernels, Bf16SubnormalSumsKeepTheirBits) {
-    const Geometry g{1, 3, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1};
+    const Geometry g{1, 4, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1};
     const int64_t outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W, plane = g.Ho * g.Wo;
     const std::vector<int32_t> mask = hub_mask(g, 1);
     std::vector<uint16_t> go(static_cast<size_t>(outs));
     Rand r{2024};
+    auto tiny = [&](int64_t j) {  // +-(1 + m / 128) * 2^-126 (exponent 1) and BF16 subnormals
+        const auto t = static_cast<uint16_t>((r.in(0, 1) ? 0x0080 : 0x0000) + r.in(1, 127));
+        return static_cast<uint16_t>(t | (j % 2 ? 0x8000 : 0));
+    };
     for (int64_t j = 0; j < plane; ++j) {
         go[static_cast<size_t>(j)] = static_cast<uint16_t>(0x3f80 + r.in(-500, 500));  // about 1
-        // +-(1 + m / 128) * 2^-126 (exponent 1) and BF16 subnormals: neighbours cancel below 2^-126
-        const uint16_t tiny = static_cast<uint16_t>((r.in(0, 1) ? 0x0080 : 0x0000) + r.in(1, 127));
-        go[static_cast<size_t>(plane + j)] = static_cast<uint16_t>(tiny | (j % 2 ? 0x8000 : 0));
+        go[static_cast<size_t>(plane + j)] = tiny(j);  // neighbours cancel below 2^-126
         go[static_cast<size_t>(2 * plane + j)] = static_cast<uint16_t>(0x3f80 + r.in(-500, 500));
+        // plane 3: zeros, and tiny values in the last 16 outputs only, the scan's tail (336 = 10 * 32 + 16)
+        go[static_cast<size_t>(3 * plane + j)] = j >= plane - 16 ? tiny(j) : uint16_t{0};
     }
     go[static_cast<size_t>(2 * plane + plane / 2)] = 0x0d00;  // 2^-101: below the CPU rounding's bound
-    const View4 gov{g.C * plane, plane, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+    // the same values with padded gradOutput rows (the scan row by row)
+    const int64_t ph = g.Wo + 8;
+    std::vector<uint16_t> padded(static_cast<size_t>(g.planes() * g.Ho * ph), 0x3f80);
+    for (int64_t p = 0; p < g.planes(); ++p)
+        for (int64_t oh = 0; oh < g.Ho; ++oh)
+            for (int64_t ow = 0; ow < g.Wo; ++ow)
+                padded[static_cast<size_t>((p * g.Ho + oh) * ph + ow)] = go[static_cast<size_t>(p * plane + oh * g.Wo + ow)];
+    const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
     std::vector<std::vector<uint16_t>> results;
-    for (int path = 0; path < 2; ++path) {  // scalar, parity
+    for (int path = 0; path < 3; ++path) {  // scalar, parity, parity with padded rows
         if (path != 0 && !cpu_has_avx512()) continue;
         BackwardKernel k(g, DType::BF16, false, MaskLayout::Int32, 1);
         k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
-        k.set_parity(path == 1);
+        k.set_parity(path != 0);
+        const View4 gov = path == 2 ? View4{g.C * g.Ho * ph, g.Ho * ph, ph, 1} : View4{g.C * plane, plane, g.Wo, 1};
         Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 2));
         BadIndex bad;
-        ASSERT_TRUE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad));
+        ASSERT_TRUE(k.run(path == 2 ? padded.data() : go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p,
+                          giv, scratch.p, &bad));
         results.emplace_back(reinterpret_cast<uint16_t *>(gi.p), reinterpret_cast<uint16_t *>(gi.p) + ins);
     }
-    int64_t subnormal = 0;  // the case must be there: nonzero BF16 subnormal results in plane 1
-    for (int64_t i = g.H * g.W; i < 2 * g.H * g.W; ++i) {
-        const uint16_t b = results[0][static_cast<size_t>(i)];
-        subnormal += (b & 0x7f80) == 0 && (b & 0x7f) != 0;
+    // the cases must be there: nonzero BF16 subnormal results in plane 1, and in plane 3
+    for (int64_t p : {1, 3}) {
+        int64_t subnormal = 0;
+        for (int64_t i = p * g.H * g.W; i < (p + 1) * g.H * g.W; ++i) {
+            const uint16_t b = results[0][static_cast<size_t>(i)];
+            subnormal += (b & 0x7f80) == 0 && (b & 0x7f) != 0;
+        }
+        EXPECT_GT(subnormal, p == 1 ? 20 : 3) << "plane " << p;
     }
-    EXPECT_GT(subnormal, 20);
     for (size_t i = 1; i < results.size(); ++i) EXPECT_TRUE(results[i] == results[0]) << "path " << i << " differs";
 }
 
