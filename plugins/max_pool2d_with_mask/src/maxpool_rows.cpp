@@ -21,6 +21,12 @@
 namespace mpool {
 namespace {
 
+// The pending partial line's bytes out with plain stores (they share the line with bytes not ours).
+void flush_pending(LineStream &ls) {
+    if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
+    ls.line = nullptr;
+}
+
 float load_scalar(const char *p, DType dt) {
     if (dt == DType::F32) {
         float f;
@@ -107,10 +113,7 @@ MPOOL_AVX512 void line_out(char *line, const uint8_t *p) {
 }
 
 MPOOL_AVX512 void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
-    if (ls.line && dst != ls.next) {  // not a continuation: the pending line ends here
-        std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
-        ls.line = nullptr;
-    }
+    if (ls.line && dst != ls.next) flush_pending(ls);  // not a continuation: the pending line ends here
     while (n > 0) {
         if (!ls.line) {
             if (reinterpret_cast<uintptr_t>(dst) % 64 == 0) {  // whole lines straight from the source
@@ -257,7 +260,7 @@ MPOOL_AVX512 uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *d
         _mm512_store_si512(stage, _mm512_load_si512(ls.buf));
         return stage + ls.hi;
     }
-    if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
+    flush_pending(ls);
     ls.line = dst - reinterpret_cast<uintptr_t>(dst) % 64;
     ls.lo = ls.hi = dst - ls.line;
     return stage + ls.lo;
@@ -277,8 +280,7 @@ MPOOL_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
         _mm512_mask_storeu_epi8(line, ~__mmask64{0} << ls.lo, _mm512_load_si512(stage));
         i = 64;
     }
-    for (; i + 64 <= total; i += 64)
-        _mm512_stream_si512(reinterpret_cast<__m512i *>(line + i), _mm512_load_si512(stage + i));
+    for (; i + 64 <= total; i += 64) line_out(line + i, stage + i);
     if (i == total) {
         ls.line = nullptr;
         return;
@@ -291,8 +293,7 @@ MPOOL_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
 #endif
 
 void stream_finish(LineStream &ls) {
-    if (ls.line) std::memcpy(ls.line + ls.lo, ls.buf + ls.lo, static_cast<size_t>(ls.hi - ls.lo));
-    ls.line = nullptr;
+    flush_pending(ls);
     ls.next = nullptr;
 #if MPOOL_X86
     if (cpu_has_avx512()) _mm_sfence();
