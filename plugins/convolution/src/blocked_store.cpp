@@ -2,6 +2,7 @@
 // are slow on this Zen 4: 3x oneDNN's time) and stores each destination row's 16 values with one
 // (masked) write; tails (channels or positions off 16) are masked lanes, never written.
 #include "blocked_store.hpp"
+#include "cpu.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -276,15 +277,6 @@ BS_AVX512 void weights_vec(const float *const *parts, int64_t n_parts, int64_t O
 
 namespace detail {
 
-bool has_avx512_bw() {
-#if defined(__x86_64__)
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    return has;
-#else
-    return false;
-#endif
-}
-
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t, bool vec) {
 #if defined(__x86_64__)
@@ -324,20 +316,20 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t) {
-    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, detail::has_avx512_bw());
+    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, has_avx512_bw());
 }
 
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
-    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, detail::has_avx512_bw());
+    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, has_avx512_bw());
 }
 
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst) {
-    detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, detail::has_avx512_bw());
+    detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, has_avx512_bw());
 }
 
 void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
                      int64_t ob0, int64_t ob1) {
-    detail::unblock_weights(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1, detail::has_avx512_bw());
+    detail::unblock_weights(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1, has_avx512_bw());
 }
 
 }  // namespace conv

@@ -1,4 +1,5 @@
 #include "conv_kernels.hpp"
+#include "cpu.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -28,10 +29,7 @@ double load(const uint8_t *p, int32_t dt) {
 }
 
 #define CK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-bool has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    return has;
-}
+
 // The order of a channel's sum, the same for any layout of gradOutput (a view and its dense copy
 // give the same bits): the element at spatial index i of image n goes into double lane
 // (n % kImageLanes, i % 8), each lane summed in (n, i) order; then per i % 8 lane j,
@@ -68,7 +66,7 @@ CK_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
 void add_row(const uint8_t *p, int64_t n, int64_t step, int64_t i0, int32_t dt, double *lane) {
     const auto es = static_cast<int64_t>(acp::dtype_size(dt));
     int64_t i = 0;
-    if (step == 1 && i0 % 8 == 0 && has_avx512() && (dt == kFloat || dt == kBf16)) {
+    if (step == 1 && i0 % 8 == 0 && has_avx512_bw() && (dt == kFloat || dt == kBf16)) {
         i = n / 8 * 8;
         if (dt == kFloat) lanes_f32_avx(reinterpret_cast<const float *>(p), n, lane);
         else lanes_bf16_avx(reinterpret_cast<const uint16_t *>(p), n, lane);
@@ -143,7 +141,7 @@ void bias_grad(const void *g, const View &v, float *out) {
     const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
     const auto *base = static_cast<const uint8_t *>(g);
     // one row per image (contiguous planes): the whole channel in one vector loop
-    const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
+    const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512_bw() && (v.dtype == kFloat || v.dtype == kBf16);
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, d[1], 1), [&](const tbb::blocked_range<int64_t> &rc) {
         for (int64_t c = rc.begin(); c < rc.end(); ++c) {
             if (planes_avx) {
@@ -187,7 +185,7 @@ CK_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64
 void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;
-    if (has_avx512()) {
+    if (has_avx512_bw()) {
         round_block_avx(src, out, half, n);
         return;
     }
@@ -198,7 +196,7 @@ void round_store(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1 << 16), [&](const tbb::blocked_range<int64_t> &r) {
-        if (has_avx512()) {
+        if (has_avx512_bw()) {
             round_block_avx(src + r.begin(), out + r.begin(), half, r.end() - r.begin());
             return;
         }

@@ -25,6 +25,7 @@
 #include "depthwise.hpp"
 #include "dnnl_pass.hpp"
 #include "small_cin.hpp"
+#include "strided_pointwise.hpp"
 
 namespace conv {
 
@@ -145,6 +146,19 @@ struct DataNode {
     int64_t bias_c = 0, plane = 0, n = 0;
     uint64_t zero_bytes = 0;  // zero the result first (a transposed output's tail rows)
     bool prepared = false;    // a prepare node put the operand in its blocked buffer
+    // strided pointwise (strided_pointwise.hpp): the pass computes the sampled positions into this
+    // buffer, and each image is spread into `out` as it is done
+    int32_t sampled = -1;
+    Geometry strided;
+};
+
+// The input at a strided pointwise convolution's sampled positions, for its weight pass.
+struct SubsampleNode {
+    const acp_host_api *host = nullptr;
+    Source x;
+    int32_t buffer = -1;
+    size_t es = 4;
+    Geometry g;
 };
 
 // Puts gradOutput in the blocked layout once, for both the gradInput and gradWeight passes.
@@ -197,12 +211,26 @@ struct Plan {
     std::vector<std::unique_ptr<KernelNode>> own;
     std::vector<std::unique_ptr<BiasNode>> bias;
     std::vector<std::unique_ptr<ZeroNode>> zero;
+    std::vector<std::unique_ptr<SubsampleNode>> subsample;
 };
 
 acp_status run_data(void *p, const acp_run_ctx *run) {
     auto *s = static_cast<DataNode *>(p);
     return acp::guard_run(run, s->host, [&] {
         resolve(s->host, run, s->bufs, s->ptrs);
+        if (s->sampled >= 0) {  // every element of every image is written by expand_image
+            void *dst = s->out.own_dt != OutDt::F32 ? s->host->arg_data(run, s->out.arg) : s->out.address(s->host, run);
+            const size_t image = static_cast<size_t>(s->strided.IC * s->strided.src_plane()) * out_size(s->out.own_dt);
+            const bool stream = image * static_cast<size_t>(s->strided.N) >= kStreamBytes;
+            s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run),
+                         static_cast<float *>(s->host->buffer_data(run, s->sampled)), OutDt::F32, s->ptrs.data(),
+                         [&](int64_t n, const float *r) {
+                             expand_image(r, static_cast<uint8_t *>(dst) + static_cast<size_t>(n) * image, s->out.own_dt, s->strided, stream);
+                         },
+                         s->prepared);
+            s->out.finish(s->host, run);
+            return acp_status{0};
+        }
         float *out = s->out.address(s->host, run);
         if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
         if (s->out.own_dt != OutDt::F32) {  // the pass rounds into the caller's tensor itself
@@ -222,6 +250,14 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         if (s->bias.arg >= 0)
             add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
         s->out.finish(s->host, run);
+        return acp_status{0};
+    });
+}
+
+acp_status run_subsample(void *p, const acp_run_ctx *run) {
+    auto *s = static_cast<SubsampleNode *>(p);
+    return acp::guard_run(run, s->host, [&] {
+        subsample(s->x.address(s->host, run), s->host->buffer_data(run, s->buffer), s->es, s->g);
         return acp_status{0};
     });
 }
@@ -378,22 +414,31 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             // dWeight: bwd_weights with src/diff_dst = input/gradOutput (swapped when transposed).
             // When both run and read gradOutput in the same blocked layout, one prepare node makes
             // that copy for both.
+            // A strided pointwise convolution runs as the unit-stride one over its sampled positions.
             std::unique_ptr<DataNode> dn;
             std::unique_ptr<WeightNode> wn;
+            const bool sampled = is_strided_pointwise(p.g, p.transposed);
+            const Geometry g = sampled ? sampled_geometry(p.g) : p.g;
+            if (sampled) ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "strided pointwise: the unit-stride convolution of the sampled positions");
             if (p.mask[0]) {
                 dn = std::make_unique<DataNode>();
                 dn->host = ctx->host;
-                dn->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
+                dn->pass = std::make_unique<DataPass>(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
                 log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
                 dn->a = src(0, go);
                 dn->w = src(2, w);
-                dn->out = plan_sink(ctx, 12, *a.tensor(12), false, dn->pass->rounds_output());
+                // sampled: the expansion rounds into a dense FLOAT16 / BF16 gradInput itself
+                dn->out = plan_sink(ctx, 12, *a.tensor(12), false, sampled || dn->pass->rounds_output());
                 dn->bufs = reserve_all(ctx, dn->pass->buffers());
+                if (sampled) {
+                    dn->sampled = reserve(ctx, static_cast<uint64_t>(g.N * g.IC * g.src_plane()) * sizeof(float));
+                    dn->strided = p.g;
+                }
             }
             if (p.mask[1]) {
                 wn = std::make_unique<WeightNode>();
                 wn->host = ctx->host;
-                wn->pass = std::make_unique<WeightPass>(p.g, dt);
+                wn->pass = std::make_unique<WeightPass>(g, dt);
                 log_impl(ctx, "gradWeight", wn->pass->impl(), wn->pass->channel_blocks());
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
@@ -402,7 +447,18 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                     dn->prepared = true;
                     ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradOutput blocked once for gradInput and gradWeight");
                 }
-                const Source x = src(1, in), y = src(0, go);
+                Source x = src(1, in);
+                const Source y = src(0, go);
+                if (sampled) {
+                    auto sn = std::make_unique<SubsampleNode>();
+                    sn->host = ctx->host;
+                    sn->x = x;
+                    sn->es = dt == Dt::BF16 ? 2 : 4;
+                    sn->g = p.g;
+                    sn->buffer = reserve(ctx, static_cast<uint64_t>(g.N * g.IC * g.src_plane()) * sn->es);
+                    x = Source{-1, sn->buffer, add_node(ctx, "conv_subsample_input", run_subsample, sn.get(), {x.node})};
+                    plan->subsample.push_back(std::move(sn));
+                }
                 wn->src = p.transposed ? y : x;
                 wn->ddst = p.transposed ? x : y;
                 wn->out = plan_sink(ctx, 13, *a.tensor(13), false, wn->pass->rounds_output());

@@ -1,4 +1,5 @@
 #include "depthwise.hpp"
+#include "cpu.hpp"
 
 #include <algorithm>
 
@@ -6,11 +7,6 @@ namespace conv {
 
 namespace {
 
-bool has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl");
-    return has;
-}
 
 }  // namespace
 
@@ -37,8 +33,8 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : slots_(std
 void DepthwisePass::run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const {
     DwBlocked::Io io;
     io.dy = dy, io.x = x, io.w = w, io.dx = dx, io.dx_bf16 = dx_bf16, io.dw = dw;
-    if (direct_) dir_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
-    else blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512());
+    if (direct_) dir_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512_bw());
+    else blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512_bw());
 }
 
 }  // namespace conv

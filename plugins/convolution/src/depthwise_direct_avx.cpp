@@ -10,6 +10,7 @@
 
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "depthwise_direct_common.hpp"
+#include "prefetch.hpp"
 
 namespace conv::dwd {
 
@@ -32,20 +33,11 @@ __mmask32 first_lanes32(int64_t n) { return n >= 32 ? 0xffffffffu : n <= 0 ? 0u 
 // gradWeight read 5 GB/s and the flattened FLOAT gradInput 8 GB/s (2-3x faster with these). Row
 // walks fetch the rows they reach kRowsAhead rows on, the flattened kernels kFlatAhead elements on,
 // gradInput its output rows too (they are read for ownership before the stores), and a channel's
-// walk the head of its next plane. By inline asm: GCC 12 dropped some _mm_prefetch loops.
+// walk the head of its next plane (prefetch.hpp).
 constexpr int64_t kRowsAhead = 4;
 constexpr int64_t kFlatAhead = 512;
 constexpr int64_t kHeadBytes = 2048;
 
-// The cache lines of bytes [at, at + n), into L1 or (L2) into L2.
-template <bool L2 = false>
-DWD_AVX inline void prefetch_lines(const void *at, int64_t n) {
-    const auto a = reinterpret_cast<uintptr_t>(at);
-    for (uintptr_t l = a & ~uintptr_t{63}; l < a + static_cast<uintptr_t>(n); l += 64) {
-        if constexpr (L2) asm volatile("prefetcht1 %0" : : "m"(*reinterpret_cast<const char *>(l)));
-        else asm volatile("prefetcht0 %0" : : "m"(*reinterpret_cast<const char *>(l)));
-    }
-}
 // Row r (when inside) of a plane of `rows` rows of `width` elements of es bytes from element `first`.
 DWD_AVX inline void prefetch_row(const void *base, int64_t first, int64_t r, int64_t rows, int64_t width, int64_t es) {
     if (r >= 0 && r < rows) prefetch_lines(static_cast<const char *>(base) + (first + r * width) * es, width * es);

@@ -1,4 +1,5 @@
 #include "small_cin.hpp"
+#include "cpu.hpp"
 
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
@@ -28,8 +29,7 @@ constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile
 constexpr __mmask16 kAll = 0xffff;
 
 bool has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+    static const bool has = has_avx512_bw() && __builtin_cpu_supports("fma");
     return has;
 }
 

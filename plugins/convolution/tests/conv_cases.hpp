@@ -92,6 +92,21 @@ inline std::vector<Named> corpus() {
     }
     v.push_back({"depthwise_ih1_kh5ph4", conv2d(2, 4, 4, 1, 9, 5, 3, 1, 1, 4, 1, 4), {}});
     v.push_back({"pointwise_s2_unused_rows", conv2d(2, 6, 10, 9, 8, 1, 1, 2, 2, 0, 0), {}});
+    // strided pointwise as unit stride over the sampled positions (strided_pointwise.hpp): rows of
+    // 35 samples (two vectors and a tail) at column stride 2; column stride 1 under row stride 3
+    // (unused last rows); 1-D stride 3; 3-D strides (2, 1, 2) with an unused last plane
+    v.push_back({"pointwise_s2_wide_odd", conv2d(2, 20, 24, 7, 70, 1, 1, 2, 2, 0, 0), {}});
+    v.push_back({"pointwise_sh3_sw1", conv2d(2, 6, 5, 8, 9, 1, 1, 3, 1, 0, 0), {}});
+    {
+        cref::Conv c;
+        c.sd = 1, c.N = 2, c.Cin = 7, c.Cout = 4, c.in = {40, 1, 1}, c.k = {1, 1, 1}, c.s = {3, 1, 1};
+        v.push_back({"pointwise_1d_s3", c, {}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 3, c.N = 2, c.Cin = 5, c.Cout = 6, c.in = {6, 4, 9}, c.k = {1, 1, 1}, c.s = {2, 1, 2};
+        v.push_back({"pointwise_3d_s2x1x2", c, {}});
+    }
     {
         cref::Conv c = conv2d(2, 5, 7, 9, 10, 3, 3, 2, 2, 0, 0);
         c.pl = {1, 0, 0};

@@ -18,6 +18,7 @@
 #include "acltest.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "blocked_store.hpp"
+#include "cpu.hpp"
 
 namespace {
 
@@ -87,7 +88,7 @@ const char *name(OutDt t) { return t == OutDt::F32 ? "FLOAT" : t == OutDt::F16 ?
 
 std::vector<bool> spellings() {
     std::vector<bool> v{false};
-    if (conv::detail::has_avx512_bw()) v.push_back(true);
+    if (conv::has_avx512_bw()) v.push_back(true);
     return v;
 }
 
