@@ -10,6 +10,8 @@
 // is written in place. The bias gradient is a vector-unit sum on Ascend: it reads the unrounded
 // gradOutput. Depthwise: our own kernels (depthwise.hpp), one independent node per gradient. Few
 // input channels, 3x3 stride 1 padding 1: our own kernels (small_cin.hpp), likewise a node per gradient.
+// Strided pointwise: oneDNN's passes on the sampled positions (strided_pointwise.hpp), the input
+// subsampled by a node of its own for dWeight, dInput spread back with zeros as each image is done.
 #include "conv_plan.hpp"
 
 #include <algorithm>
