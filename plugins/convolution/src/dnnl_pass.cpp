@@ -95,9 +95,13 @@ bool weights_dominate(const Geometry &g) {
 // path there is as fast as its blocked kernels, and no activation needs a reorder. (BF16 is faster
 // blocked.) Not where the passes run by channel blocks: there each block would copy its channel
 // slice to a dense array for the GEMM, and the blocked kernels win (ResNet-50's 2048->512 7x7
-// layer: 21 ms CPU blocked, 34 ms plain). Measured on this machine; decided by the shape and dtype only.
+// layer: 21 ms CPU blocked, 34 ms plain). Nor on small planes, where the weight GEMM's reduction
+// over one image's positions is short: ResNet-50's 1024->256 14x14 layer took 5.2 ms plain, 4.2
+// blocked (2 threads; its 56x56 ones 4.9 and 5.8 ms plain, 5.9 and 7.4 blocked). Measured on this
+// machine; decided by the shape and dtype only.
+constexpr int64_t kPlainMinPlane = 256;  // output positions
 bool plain_layout(const Geometry &g, DnnlDt t) {
-    if (t != DnnlDt::f32 || g.k_size() != 1 || weights_dominate(g)) return false;
+    if (t != DnnlDt::f32 || g.k_size() != 1 || weights_dominate(g) || g.dst_plane() < kPlainMinPlane) return false;
     for (int i = 0; i < g.sd; ++i)
         if (g.stride[static_cast<size_t>(i)] != 1 || g.pad_l[static_cast<size_t>(i)] != 0 || g.pad_r[static_cast<size_t>(i)] != 0)
             return false;

@@ -55,7 +55,9 @@ inline std::vector<Named> corpus() {
     v.push_back({"channel_blocks_pointwise", conv2d(2, 64, 32, 3, 3, 1, 1), {}});
     // 16 blocks of 32 input channels (dInput), 8 of 32 output channels (dWeight, forward)
     v.push_back({"channel_blocks_16_and_8", conv2d(2, 512, 256, 4, 4, 3, 3, 1, 1, 1, 1), {}});
-    v.push_back({"pointwise_plain_layout", conv2d(3, 8, 12, 9, 10, 1, 1), {}});  // FLOAT: oneDNN's GEMM on NCHW
+    // FLOAT: oneDNN's GEMM on NCHW (planes of 256 positions or more), and blocked below that
+    v.push_back({"pointwise_plain_layout", conv2d(3, 8, 12, 17, 16, 1, 1), {}});
+    v.push_back({"pointwise_small_plane", conv2d(3, 8, 12, 9, 10, 1, 1), {}});
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});
