@@ -2,7 +2,6 @@
 // are slow on this Zen 4: 3x oneDNN's time) and stores each destination row's 16 values with one
 // (masked) write; tails (channels or positions off 16) are masked lanes, never written.
 #include "blocked_store.hpp"
-#include "cpu.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,6 +10,7 @@
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/transpose_avx512.hpp"
+#include "cpu.hpp"
 
 namespace conv {
 

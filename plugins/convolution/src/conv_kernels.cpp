@@ -1,5 +1,4 @@
 #include "conv_kernels.hpp"
-#include "cpu.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -10,6 +9,7 @@
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "cpu.hpp"
 
 namespace conv {
 

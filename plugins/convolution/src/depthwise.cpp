@@ -1,7 +1,8 @@
 #include "depthwise.hpp"
-#include "cpu.hpp"
 
 #include <algorithm>
+
+#include "cpu.hpp"
 
 namespace conv {
 

@@ -1,5 +1,4 @@
 #include "small_cin.hpp"
-#include "cpu.hpp"
 
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "cpu.hpp"
 
 namespace conv {
 

@@ -1,5 +1,4 @@
 #include "strided_pointwise.hpp"
-#include "cpu.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -9,6 +8,7 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "cpu.hpp"
 #include "prefetch.hpp"
 
 namespace conv {
