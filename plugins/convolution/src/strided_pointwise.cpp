@@ -216,18 +216,21 @@ void expand_image(const float *sampled, void *dst, OutDt t, const Geometry &g, b
     const bool staged = row_bytes <= LineWriter::kStage / 2;  // else row by row in place
     LineWriter writer(static_cast<uint8_t *>(dst), stream);
     auto *direct = static_cast<uint8_t *>(dst);
+    // sd / sh: the sampled plane / row at or before d / h; pd / ph: d / h past it (no division per row)
     for (int64_t c = 0; c < g.IC; ++c)
-        for (int64_t d = 0; d < in.d; ++d)
-            for (int64_t h = 0; h < in.h; ++h) {
+        for (int64_t d = 0, sd = 0, pd = 0; d < in.d; ++d) {
+            for (int64_t h = 0, sh = 0, ph = 0; h < in.h; ++h) {
                 uint8_t *row = staged ? writer.next(row_bytes) : direct;
-                const int64_t sd = d / st.d, sh = h / st.h;
-                if (d % st.d != 0 || h % st.h != 0 || sd >= out.d || sh >= out.h)
+                if (pd != 0 || ph != 0 || sd >= out.d || sh >= out.h)
                     std::memset(row, 0, row_bytes);
                 else
                     spread_row(sampled + ((c * out.d + sd) * out.h + sh) * out.w, row, t, in.w, out.w, st.w);
                 if (staged) writer.commit(row_bytes);
                 direct += row_bytes;
+                if (++ph == st.h) ph = 0, ++sh;
             }
+            if (++pd == st.d) pd = 0, ++sd;
+        }
     if (staged) writer.finish();
 }
 
