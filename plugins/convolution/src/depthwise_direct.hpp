@@ -30,8 +30,8 @@
 //              its gradient position's in the vectors above - flattened, row, BF16 strip - or,
 //              pitched, its input column's), FLOAT sums over the vectors in order, moved into double every
 //              kFlush vectors; the lanes added pairwise (lanes_pairwise), the image ranges in
-//              order. A task takes a few channels of small planes (their planes fetched into L2
-//              first). Fixed by the shape: same bytes at any thread count.
+//              order. A task takes a few channels of small planes. Fixed by the shape: same bytes
+//              at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
 // per element: AVX-512 (depthwise_direct_avx.cpp) and scalar (std::fma, depthwise_direct.cpp, with
@@ -64,7 +64,7 @@ public:
 private:
     DwShape s_;
     Dt dt_ = Dt::F32;
-    int64_t group_ = 1;  // gradWeight: channels per task (small planes: fetched together into L2)
+    int64_t group_ = 1;  // gradWeight: channels per task (small planes share a task)
     int64_t parts_ = 1;  // gradWeight: image ranges per channel group (few groups: more tasks)
     int64_t grain_ = 1;  // gradInput: planes per TBB task (small planes share a task)
     int64_t nv_ = 0;     // stride 1: vectors per flattened plane

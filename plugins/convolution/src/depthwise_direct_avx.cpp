@@ -20,7 +20,6 @@ namespace {
 #define DWD_UNROLL _Pragma("GCC unroll 9")
 #define PITCH_UNROLL _Pragma("GCC unroll 8")
 
-constexpr int64_t kPrefetchAll = 256 << 10;  // gradWeight: tasks reading at most this many bytes fetch them all first
 constexpr int64_t kNarrow = kL;              // stride 1: rows narrower than a vector take their taps from a sliding window
 constexpr __mmask16 kAll16 = 0xffff;
 
@@ -1182,28 +1181,22 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
 }
 
 // gradWeight of channels [c0, c1) over images [n0, n1), channel by channel, each channel's images in
-// order with its lane sums in registers; plane(p, vs) adds one plane's products. A small task's
-// planes (one contiguous span per image and operand) are all fetched into L2 first: a channel's
-// planes are an image apart, which the hardware prefetchers do not follow; a large one's kernels
-// fetch their rows ahead, and the head of the next plane comes into L1 while this one computes (the
-// whole next plane into L2 measured 5-10 % slower on Zen 5). A channel's vectors are summed in the
-// order the scalar spelling walks them: the same flushes, the same bytes.
+// order with its lane sums in registers; plane(p, vs) adds one plane's products. A channel's planes
+// are an image apart, which the hardware prefetchers do not follow: the head of the next plane comes
+// into L1 while this one computes, and the kernels of large planes fetch their rows ahead. (The whole
+// next plane into L2 measured 5-10 % slower on Zen 5; so did fetching all of a small task's planes
+// into L2 first, 5-20 % on 7x7 to 56x56 FLOAT and BF16 planes from L3, or the next channel's planes
+// of every image into L1.) A channel's vectors are summed in the order the scalar spelling walks
+// them: the same flushes, the same bytes.
 template <bool BF16, class PlaneSums>
 DWD_AVX __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
                                                                    ChannelSums *cs, double *out, PlaneSums &&plane) {
     const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
-    const int64_t span = (c1 - c0) * (in_plane + out_plane) * es;  // bytes per image
-    const bool all = span * (n1 - n0) <= kPrefetchAll;
-    if (all)
-        for (int64_t n = n0; n < n1; ++n) {
-            prefetch_lines<true>(static_cast<const uint8_t *>(p.dy) + (n * C + c0) * out_plane * es, (c1 - c0) * out_plane * es);
-            prefetch_lines<true>(static_cast<const uint8_t *>(p.x) + (n * C + c0) * in_plane * es, (c1 - c0) * in_plane * es);
-        }
     for (int64_t c = c0; c < c1; ++c) {
         VecSums vs{{}, &cs->sum[0][0], 0, true};
         DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
         for (int64_t n = n0; n < n1; ++n) {
-            if (!all && n + 1 < n1) {
+            if (n + 1 < n1) {
                 prefetch_lines(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c) * out_plane * es, std::min(kHeadBytes, out_plane * es));
                 prefetch_lines(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c) * in_plane * es, std::min(kHeadBytes, in_plane * es));
             }

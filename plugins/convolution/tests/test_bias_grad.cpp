@@ -2,9 +2,11 @@
 // per-channel sums have exactly the bits of the order it documents - the element at spatial index
 // i of image n into double lane (n % 4, i % 8) in (n, i) order, per lane j (L0j + L1j) + (L2j + L3j),
 // then ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)) - on dense NCHW FLOAT and BF16 gradients of image
-// counts 1 to 9 (the AVX-512 spelling takes four images side by side: every remainder) and plane
-// sizes around its 8-element step, up to planes of 272; and the same bits from strided views of
-// the same values (the general path). Same bytes at 1 and 2 threads.
+// counts 1 to 9 (the AVX-512 spelling takes four images side by side: every remainder), plane
+// sizes around its 8-element step, up to planes of 1088 (small planes are summed in blocks of 16
+// channels, larger ones channel by channel: 3 channels and 37, two whole blocks and a part); and
+// the same bits from strided views of the same values (the general path). Same bytes at 1 and 2
+// threads.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -76,9 +78,10 @@ TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
     uint64_t seed = 1;
     for (const bool bf16 : {false, true})
         for (const int64_t N : {1, 2, 3, 4, 5, 6, 7, 8, 9})
-            for (const int64_t H : {1, 4, 7, 14, 16}) {
-                for (const int64_t W : {1, 4, 7, 14, 17}) {
-                    const int64_t C = 3, P = H * W;
+            for (const int64_t H : {1, 4, 7, 14, 16, 64})
+                for (const int64_t W : {1, 4, 7, 14, 17})
+                    for (const int64_t C : {3, 37}) {
+                    const int64_t P = H * W;
                     const Grad g = makeGrad(N, C, P, bf16, seed++);
                     conv::View v;
                     v.dtype = bf16 ? kBf16 : kFloat;
@@ -90,11 +93,10 @@ TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
                         std::vector<float> got(static_cast<size_t>(C), -1.0f);
                         conv::bias_grad(g.bytes.data(), v, got.data());
                         expectBits(got, want,
-                                   std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " H " + std::to_string(H) + " W " +
-                                       std::to_string(W) + " threads " + std::to_string(threads));
+                                   std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " C " + std::to_string(C) + " H " +
+                                       std::to_string(H) + " W " + std::to_string(W) + " threads " + std::to_string(threads));
                     }
                 }
-            }
 }
 
 // The same values in strided layouts - rows padded to W + 3 elements, channels last - take the
