@@ -303,13 +303,15 @@ DWD_AVX __attribute__((always_inline)) inline void weight_pairs(const float w[9]
 // The walk of the by-rows gradInput kernels: R output rows at a time, gradient rows y0 - 1 ..
 // y0 + R made once by row(oy) (the last two carried into the next step; rows outside the plane
 // are never passed to taps), output row u's tap row a from gradient row y0 + u + 1 - a by
-// taps(acc, a, row), each finished row by put(y, acc).
-template <class Row, class MakeRow, class Taps, class Put>
-DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t H, MakeRow &&row, Taps &&taps, Put &&put) {
+// taps(acc, a, row), each finished row by put(y, acc). HC: the rows when known at compile time
+// (MobileNet's 14x14: the walk unrolled, no branches), or 0.
+template <class Row, int HC, class MakeRow, class Taps, class Put>
+DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t h, MakeRow &&row, Taps &&taps, Put &&put) {
     constexpr int R = 4;
+    const int64_t H = HC ? HC : h;
     Row g[R + 2];
     g[R] = Row{}, g[R + 1] = row(0);
-    for (int64_t y0 = 0; y0 < H; y0 += R) {
+    _Pragma("GCC unroll 4") for (int64_t y0 = 0; y0 < H; y0 += R) {
         g[0] = g[R], g[1] = g[R + 1];
         for (int i = 2; i < R + 2; ++i) g[i] = row(y0 - 1 + i);
         __m512 acc[R];
@@ -327,6 +329,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t H, MakeR
 // gi_s1_rows_avx by pairs (kOutDot): each gradient row loaded once as BF16 and spread by two
 // permutes into its pairs (x + 1, x) and (x, x - 1) per lane x, columns outside the row +0; six
 // vdpbf16ps per output row instead of nine multiply-adds. The same bits (see gi_taps_dot).
+template <int HC>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &p, const float w[9], void *dx, int64_t first) {
     __m512i wp[6];
     weight_pairs(w, wp);
@@ -339,10 +342,10 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &
     struct Row {
         __m512i p0, p1;
     };
-    gi_rows_walk<Row>(
+    gi_rows_walk<Row, HC>(
         p.H,
         [&](int64_t oy) DWD_AVX {
-            if (oy < 0 || oy >= p.H) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
+            if (oy < 0 || oy >= (HC ? HC : p.H)) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
             const __m512i v = _mm512_maskz_loadu_epi16(kw, static_cast<const uint16_t *>(p.dy) + p.gy + oy * p.W);
             return Row{_mm512_permutexvar_epi16(at0, v), _mm512_maskz_permutexvar_epi16(~__mmask32{1}, at1, v)};
         },
@@ -357,10 +360,10 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &
 // row loaded once, its columns one lane on either side by a register shift (once per row), tap columns
 // masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
 // FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
-template <bool BF16, int OUT_BF16>
+template <bool BF16, int OUT_BF16, int HC = 0>
 DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     if constexpr (OUT_BF16 == kOutDot) {
-        gi_s1_rows_dot(p, w, dx, first);
+        gi_s1_rows_dot<HC>(p, w, dx, first);
         return;
     }
     __m512 wv[9];
@@ -373,10 +376,10 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     struct Row {
         __m512 right, mid, left;
     };
-    gi_rows_walk<Row>(
+    gi_rows_walk<Row, HC>(
         p.H,
         [&](int64_t oy) DWD_AVX {
-            const __m512 c = oy >= 0 && oy < p.H ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
+            const __m512 c = oy >= 0 && oy < (HC ? HC : p.H) ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
             return Row{next_column(c), c, prev_column(c)};
         },
         [&](__m512 &acc, int a, const Row &c) DWD_AVX {
@@ -850,13 +853,14 @@ DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int
 
 // The kernel a plane's shape takes; a loop per kernel (a loop that could take any of them measured
 // 6-13 % slower on 14x14 planes than one with fewer kernels in it).
-enum class GiKernel { S2, Strips, Rows, Flat };
+enum class GiKernel { S2, Strips, Rows, Rows14, Flat };
 
 template <bool BF16, int OUT, GiKernel K>
 DWD_AVX __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
     if constexpr (K == GiKernel::S2) gi_s2_avx<BF16, OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Strips) gi_s1_strips_avx<OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Rows) gi_s1_rows_avx<BF16, OUT>(p, wf, dx, first);
+    else if constexpr (K == GiKernel::Rows14) gi_s1_rows_avx<BF16, OUT, 14>(p, wf, dx, first);
     else gi_s1_avx<BF16, OUT>(p, m, wf, dx, first);
 }
 
@@ -876,7 +880,7 @@ DWD_AVX void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx
 
 template <bool BF16, int OUT_BF16, GiKernel K>
 DWD_AVX void gi_kernel_planes(const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
-    if constexpr (K == GiKernel::Strips || K == GiKernel::Rows)
+    if constexpr (K == GiKernel::Strips || K == GiKernel::Rows || K == GiKernel::Rows14)
         if (BF16 && task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) return gi_plane_loop<BF16, OUT_BF16, K, kOutDot>(p, m, w, dx, C, q0, q1);
     if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_plane_loop<BF16, OUT_BF16, K, kOutCpu>(p, m, w, dx, C, q0, q1);
     else gi_plane_loop<BF16, OUT_BF16, K, 0>(p, m, w, dx, C, q0, q1);
@@ -904,6 +908,7 @@ DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, in
     }
     if constexpr (S2) gi_kernel_planes<BF16, OUT_BF16, GiKernel::S2>(p, m, w, dx, C, q0, q1);
     else if (BF16 && strips(p.W)) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Strips>(p, m, w, dx, C, q0, q1);
+    else if (p.H == 14 && p.W == 14) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Rows14>(p, m, w, dx, C, q0, q1);  // MobileNet's
     else if (by_rows(p.W)) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Rows>(p, m, w, dx, C, q0, q1);
     else gi_kernel_planes<BF16, OUT_BF16, GiKernel::Flat>(p, m, w, dx, C, q0, q1);
 }
@@ -949,8 +954,11 @@ DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, 
 
 // Stride 1 gradWeight by rows (by_rows): a vector per gradient row; the three input rows it meets
 // kept in registers (one new row per step), their columns one lane on either side by a shift.
-template <bool BF16>
-DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
+// HC: the plane's rows when known at compile time (MobileNet's 14x14, inlined into its own channel
+// loop: every row's taps known, no branches, the lane sums in registers from plane to plane), or 0.
+template <bool BF16, int HC = 0>
+DWD_AVX __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
+    const int64_t H = HC ? HC : p.H;
     const __mmask16 kw = first_lanes(p.W);
     // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
     const __mmask16 kb[3] = {static_cast<__mmask16>(kw & 0xfffe), kw, first_lanes(p.W - 1)};
@@ -963,11 +971,11 @@ DWD_AVX void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
         return Row{prev_column(c), c, next_column(c)};
     };
     Row xr[3] = {Row{}, row(0), row(1)};
-    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+    _Pragma("GCC unroll 16") for (int64_t oy = 0; oy < H; ++oy) {  // (Ho == H: stride 1, padding 1)
         const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, kw);
         DWD_UNROLL for (int a = 0; a < 3; ++a) {
             const int64_t iy = oy - 1 + a;
-            if (iy < 0 || iy >= p.H) continue;
+            if (iy < 0 || iy >= H) continue;
             vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, xr[a].left, vs.acc[a * 3], kb[0]);
             vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
             vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
@@ -1222,6 +1230,10 @@ DWD_AVX void gw_pitched_channels(const Planes &p, int64_t C, int64_t c0, int64_t
 template <bool BF16>
 DWD_AVX void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
                          ChannelSums *cs, double *out) {
+    if (p.s == 1 && p.H == 14 && p.W == 14) {  // MobileNet's 14x14 by rows, inlined (gw_s1_rows_avx's HC)
+        gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) DWD_AVX { gw_s1_rows_avx<BF16, 14>(q, vs); });
+        return;
+    }
     if (p.s == 1 && pitched(p.H, p.W)) {
         switch (p.H) {
             case 1: gw_pitched_channels<BF16, 1, 0>(p, C, c0, c1, n0, n1, cs, out); return;

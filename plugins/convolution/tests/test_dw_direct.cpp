@@ -177,7 +177,7 @@ TEST(DwDirect, EveryWidth) {
 // reaching into the padding are skipped, so the results are what the reference gives (an infinity
 // where it has one, never a NaN from 0 * inf).
 TEST(DwDirect, NonFiniteNextToPadding) {
-    for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 7, 5, 18, 1}, Case{"inf", 2, 5, 6, 14, 1}, Case{"inf", 1, 7, 5, 9, 1},
+    for (const Case &c : {Case{"inf", 2, 5, 7, 7, 1}, Case{"inf", 1, 7, 5, 18, 1}, Case{"inf", 2, 5, 6, 14, 1}, Case{"inf", 2, 7, 14, 14, 1}, Case{"inf", 1, 7, 5, 9, 1},
                           Case{"inf", 1, 7, 3, 16, 1}, Case{"inf", 1, 7, 5, 19, 1}, Case{"inf", 1, 7, 4, 35, 1},
                           Case{"inf", 2, 5, 7, 9, 2},
                           Case{"inf", 1, 7, 6, 34, 2}, Case{"inf", 2, 7, 9, 13, 2}, Case{"inf", 1, 7, 5, 37, 2}})
