@@ -103,31 +103,11 @@ CK_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m
     }
 }
 
-// A channel of `count` dense planes of n elements, `gap` elements apart.
-template <bool BF16>
-CK_AVX512 double planes_sum_avx(const uint8_t *p, int64_t count, int64_t gap, int64_t n) {
-    const int64_t es = BF16 ? 2 : 4;
-    __m512d v[kImageLanes];
-    for (auto &x : v) x = _mm512_setzero_pd();
-    int64_t r0 = 0;
-    for (; r0 + kImageLanes <= count; r0 += kImageLanes) planes_lanes<BF16, kImageLanes>(p + r0 * gap * es, gap, n, v);
-    const uint8_t *rest = p + r0 * gap * es;
-    switch (count - r0) {
-        case 3: planes_lanes<BF16, 3>(rest, gap, n, v); break;
-        case 2: planes_lanes<BF16, 2>(rest, gap, n, v); break;
-        case 1: planes_lanes<BF16, 1>(rest, gap, n, v); break;
-        default: break;
-    }
-    static_assert(kImageLanes == 4, "the switch above covers the remainders of 4");
-    ChannelLanes lane;
-    for (int k = 0; k < kImageLanes; ++k) _mm512_storeu_pd(lane[k], v[k]);
-    return lanes_total(lane);
-}
-
-// Small planes: a block of channels (`cgap` elements apart) image by image, in memory order (a
-// channel's planes are an image apart, which the hardware prefetchers do not follow: channel by
-// channel, 7x7 planes were latency-bound). Each channel's lanes get its elements in the same
-// (image, spatial index) order as planes_sum_avx: the same bits.
+// Channels [0, channels) of `count` dense planes of n elements each (`gap` elements from image to
+// image, `cgap` from channel to channel) into out, in the documented order. Small planes come in
+// blocks of channels, walked image by image in memory order (a channel's planes are an image apart,
+// which the hardware prefetchers do not follow: channel by channel, 7x7 planes were latency-bound);
+// larger ones one channel per call.
 template <bool BF16>
 CK_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap, int64_t count, int64_t gap, int64_t n, float *out) {
     constexpr int64_t es = BF16 ? 2 : 4;
@@ -151,6 +131,7 @@ CK_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap, 
             default: break;
         }
     }
+    static_assert(kImageLanes == 4, "the switch above covers the remainders of 4");
     for (int64_t c = 0; c < channels; ++c) {
         ChannelLanes lane;
         for (int k = 0; k < kImageLanes; ++k) _mm512_storeu_pd(lane[k], v[c][k]);
@@ -176,12 +157,13 @@ void bias_grad(const void *g, const View &v, float *out) {
     }
     const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
     const auto *base = static_cast<const uint8_t *>(g);
-    // one row per image (contiguous planes): the whole channel in one vector loop
+    // one row per image (contiguous planes): vector loops over blocks of channels (block_sums_avx)
     const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512_bw() && (v.dtype == kFloat || v.dtype == kBf16);
-    if (planes_avx && d[4] <= kBiasSmallPlane) {
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, (d[1] + kBiasBlock - 1) / kBiasBlock, 1), [&](const tbb::blocked_range<int64_t> &rb) {
+    if (planes_avx) {
+        const int64_t block = d[4] <= kBiasSmallPlane ? kBiasBlock : 1;
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, (d[1] + block - 1) / block, 1), [&](const tbb::blocked_range<int64_t> &rb) {
             for (int64_t b = rb.begin(); b < rb.end(); ++b) {
-                const int64_t c0 = b * kBiasBlock, k = std::min(kBiasBlock, d[1] - c0);
+                const int64_t c0 = b * block, k = std::min(block, d[1] - c0);
                 if (v.dtype == kBf16) block_sums_avx<true>(base + c0 * s[1] * es, k, s[1], d[0], s[0], d[4], out + c0);
                 else block_sums_avx<false>(base + c0 * s[1] * es, k, s[1], d[0], s[0], d[4], out + c0);
             }
@@ -190,12 +172,6 @@ void bias_grad(const void *g, const View &v, float *out) {
     }
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, d[1], 1), [&](const tbb::blocked_range<int64_t> &rc) {
         for (int64_t c = rc.begin(); c < rc.end(); ++c) {
-            if (planes_avx) {
-                const uint8_t *p = base + c * s[1] * es;
-                out[c] = static_cast<float>(v.dtype == kBf16 ? planes_sum_avx<true>(p, d[0], s[0], d[4])
-                                                             : planes_sum_avx<false>(p, d[0], s[0], d[4]));
-                continue;
-            }
             ChannelLanes lane = {};
             for (int64_t n = 0; n < d[0]; ++n)
                 for (int64_t z = 0; z < d[2]; ++z)
