@@ -48,6 +48,13 @@ ACP_AVX512_FN __m256i to_bf16_no_subnormals(__m512 v) {
     return r;
 }
 
+// to_bf16_no_subnormals of lo and hi at once: lo's 16 results in the low half, hi's in the high half.
+ACP_AVX512_FN __m512i to_bf16_pair_no_subnormals(__m512 lo, __m512 hi) {
+    __m512i r;
+    __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(r) : "v"(hi), "v"(lo));
+    return r;
+}
+
 // bf16_to_float: exact.
 ACP_AVX512_FN __m512 from_bf16(__m256i h) {
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
