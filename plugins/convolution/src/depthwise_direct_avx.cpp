@@ -595,11 +595,33 @@ struct Pitch {
     __mmask32 kp0, kp1;
 };
 
+// The pitched lanes x (of both halves) with lo <= x and x + ahead < W: kw (0, 0), kl (1, 0), kr (0, 1).
+constexpr __mmask16 pitch_cols(int64_t W, int64_t lo, int64_t ahead) {
+    unsigned m = 0;
+    for (int64_t l = 0; l < kL; ++l) {
+        const int64_t x = l % kPitch;
+        if (x >= lo && x + ahead < W) m |= 1u << l;
+    }
+    return static_cast<__mmask16>(m);
+}
+
+// Tap column b's lanes {kr, kw, kl} (column x + 1 - b inside): constants when the width is known
+// at compile time (WC), so that the kernels' masks are immediates - read from the Pitch, the nine
+// tap masks did not fit the mask registers and were remade from memory in every plane.
+struct TapCols {
+    __mmask16 k[3];
+};
+template <int WC>
+DWD_AVX __attribute__((always_inline)) inline TapCols tap_cols(const Pitch &pt) {
+    if constexpr (WC != 0) return {{pitch_cols(WC, 0, 1), pitch_cols(WC, 0, 0), pitch_cols(WC, 1, 0)}};
+    return {{pt.kr, pt.kw, pt.kl}};
+}
+
 DWD_AVX Pitch make_pitch(int64_t W) {
     alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
     alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {}, p0[2 * kL] = {}, p1[2 * kL] = {};
     Pitch pt{};
-    unsigned kw = 0, kl = 0, kr = 0, kw16 = 0, kp0 = 0, kp1 = 0;
+    unsigned kw16 = 0, kp0 = 0, kp1 = 0;
     for (int64_t l = 0; l < kL; ++l) {
         const int64_t x = l % kPitch, dense = l / kPitch * W + x;
         if (x >= W) continue;
@@ -608,9 +630,7 @@ DWD_AVX Pitch make_pitch(int64_t W) {
         o32[dense] = static_cast<int32_t>(l);
         o16[dense] = static_cast<int16_t>(2 * l + 1);
         o16c[dense] = static_cast<int16_t>(l);
-        kw |= 1u << l, kw16 |= 1u << (2 * l + 1);
-        if (x >= 1) kl |= 1u << l;
-        if (x + 1 < W) kr |= 1u << l;
+        kw16 |= 1u << (2 * l + 1);
         p0[2 * l] = static_cast<int16_t>(dense), p0[2 * l + 1] = static_cast<int16_t>(dense + 1);
         p1[2 * l] = static_cast<int16_t>(dense - 1), p1[2 * l + 1] = static_cast<int16_t>(dense);
         kp0 |= 1u << (2 * l) | (x + 1 < W ? 1u << (2 * l + 1) : 0u);
@@ -621,7 +641,7 @@ DWD_AVX Pitch make_pitch(int64_t W) {
     pt.in32 = _mm512_load_si512(i32), pt.out32 = _mm512_load_si512(o32);
     pt.in16 = _mm512_load_si512(i16), pt.out16 = _mm512_load_si512(o16);
     pt.out16c = _mm256_load_si256(reinterpret_cast<const __m256i *>(o16c));
-    pt.kw = static_cast<__mmask16>(kw), pt.kl = static_cast<__mmask16>(kl), pt.kr = static_cast<__mmask16>(kr);
+    pt.kw = pitch_cols(W, 0, 0), pt.kl = pitch_cols(W, 1, 0), pt.kr = pitch_cols(W, 0, 1);
     pt.kw16 = kw16;
     return pt;
 }
@@ -737,7 +757,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Plane
     constexpr int U = Plane::U;
     const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
     const Plane g(p.dy, p.gy, W, pt);
-    const __mmask16 kc[3] = {pt.kr, pt.kw, pt.kl};  // tap column b reads column x + 1 - b
+    const TapCols kc = tap_cols<WC>(pt);  // tap column b reads column x + 1 - b
     __m512 acc[U];
     PITCH_UNROLL for (int u = 0; u < U; ++u) acc[u] = _mm512_setzero_ps();
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
@@ -748,7 +768,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Plane
             if (rows == 0) continue;
             const __m512 r = a == 0 ? g.o[u + 1] : a == 1 ? g.e[u] : g.o[u];
             const __m512 src = b == 0 ? next_column(r) : b == 1 ? r : prev_column(r);
-            const __mmask16 k = rows == 0xffffu ? kc[b] : static_cast<__mmask16>(kc[b] & rows);
+            const __mmask16 k = rows == 0xffffu ? kc.k[b] : static_cast<__mmask16>(kc.k[b] & rows);
             acc[u] = _mm512_mask3_fmadd_ps(wv, src, acc[u], k);
         }
     }
@@ -1010,7 +1030,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Plane
     const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
     const Plane x(p.x, p.gx, W, pt);
     // lane of input column c, tap column b: gradient column c + 1 - b inside
-    const __mmask16 kb[3] = {pt.kr, pt.kw, pt.kl};
+    const TapCols kb = tap_cols<WC>(pt);
     PITCH_UNROLL for (int u = 0; u < U; ++u) {
         const __m512 g1 = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
         const __m512 g[3] = {next_column(g1), g1, prev_column(g1)};
@@ -1019,7 +1039,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Plane
             const unsigned rows = row_lanes(H, u, a - 1);
             if (rows == 0) continue;
             const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
-            const __mmask16 k = rows == 0xffffu ? kb[b] : static_cast<__mmask16>(kb[b] & rows);
+            const __mmask16 k = rows == 0xffffu ? kb.k[b] : static_cast<__mmask16>(kb.k[b] & rows);
             vs.acc[t] = _mm512_mask3_fmadd_ps(g[b], r, vs.acc[t], k);
         }
         if (++vs.count == kFlush) flush_avx(vs);
