@@ -103,6 +103,7 @@ struct Slot {
     int32_t *pos;
     float *ringE, *ringO;  // parity path: the pending odd row, even and odd columns
     uint8_t *stage;        // parity path: finished gradInput rows in dt bytes
+    uint8_t *half;         // parity path, streamed 16-bit rows: the next line's first 32 bytes (64-byte aligned)
 };
 
 Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
@@ -115,6 +116,7 @@ Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
     r.ringE = reinterpret_cast<float *>(r.pos + P.row_floats);
     r.ringO = r.ringE + P.dir_cols;
     r.stage = reinterpret_cast<uint8_t *>(r.ringO + P.dir_cols);
+    r.half = r.stage + P.stage_bytes - 64;
     return r;
 }
 
@@ -590,9 +592,31 @@ MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, 
 }
 
 // How put32 writes a finished row. Rows: plain (masked) stores into a row, gradInput's own or the
-// stage's. Stream: FLOAT rows of whole aligned 64-byte lines of gradInput, streamed. Bf16Cpu: BF16
-// rounded by the CPU's vcvtneps2bf16, for planes whose sums cannot be subnormal (bf16_sums_normal).
-enum class Out { Rows, Stream, Bf16Cpu };
+// stage's. Stream: gradInput's own rows, streamed - FLOAT rows of whole aligned 64-byte lines, or
+// 16-bit rows as stream16_rows describes. Bf16Cpu: BF16 rounded by the CPU's vcvtneps2bf16, for
+// planes whose sums cannot be subnormal (bf16_sums_normal); Bf16CpuStream: that, streamed.
+enum class Out { Rows, Stream, Bf16Cpu, Bf16CpuStream };
+constexpr bool streams(Out o) { return o == Out::Stream || o == Out::Bf16CpuStream; }
+constexpr bool cpu_bf16(Out o) { return o == Out::Bf16Cpu || o == Out::Bf16CpuStream; }
+
+// Streamed 16-bit rows (k3 s2 p1, see stream16_rows): 32 finished columns col0 .. col0 + 31 of a row
+// (v, the row's last 16 when fewer are left) out as whole lines. A row starting on a line (every
+// row when W % 32 == 0, the even rows else) streams each block as its line and keeps a last half
+// block in `half`; a row starting half a line in (the odd rows when W % 32 == 16) streams the line
+// ending in the block's first half - `half` (the previous block's second half, or for the row's
+// first block the previous row's last half block) then those 16 columns - and keeps its second half.
+MPOOL_AI void stream_half_lines(__m512i v, uint8_t *row, int64_t col0, int64_t W, uint8_t *half) {
+    // (`half` holds the pending 32 bytes in its low half; GCC 12: maskz forms, nothing left undefined)
+    uint8_t *p = row + col0 * 2;
+    if (reinterpret_cast<uintptr_t>(p) % 64 == 0) {
+        if (W - col0 >= 32) _mm512_stream_si512(reinterpret_cast<__m512i *>(p), v);
+        else _mm512_store_si512(half, v);
+        return;
+    }
+    const __m512i h = _mm512_load_si512(half);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(p - 32), _mm512_maskz_shuffle_i64x2(__mmask8{0xff}, h, v, _MM_SHUFFLE(1, 0, 1, 0)));
+    if (W - col0 > 16) _mm512_store_si512(half, _mm512_maskz_shuffle_i64x2(__mmask8{0xff}, v, v, _MM_SHUFFLE(3, 2, 3, 2)));
+}
 
 // 32 gradInput columns col0 .. col0 + 31 from their even and odd halves, rounded as stored, into a
 // row (columns >= W are not written), as O says. EXACT_E / EXACT_O: every lane of that half is +0 or
@@ -600,35 +624,43 @@ enum class Out { Rows, Stream, Bf16Cpu };
 // is the identity and is left out (BF16 keeps the high halves - 0 + g turned a signalling NaN
 // quiet, as the rounding would; FLOAT computed as FLOAT16 is stored as it is).
 template <DType DT, bool FP16, Out O, bool EXACT_E, bool EXACT_O, bool FULL>
-MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W) {
+MPOOL_AI void put32(__m512 e, __m512 o, uint8_t *row, int64_t col0, int64_t W, uint8_t *half) {
     const int64_t left = FULL ? 32 : W - col0;
-    const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
-    if constexpr (DT == DType::BF16 && O == Out::Bf16Cpu) {
-        // both halves in one conversion (e's low, o's high), then interleaved by one single-source permute
-        const __m512i mix = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
-                                             6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32,
-                                 _mm512_permutexvar_epi16(mix, acp::avx512::to_bf16_pair_no_subnormals(e, o)));
-    } else if constexpr (DT == DType::BF16) {
-        const __m512i he = EXACT_E ? _mm512_castps_si512(e) : acp::avx512::to_bf16_high(e);
-        const __m512i ho = EXACT_O ? _mm512_castps_si512(o) : acp::avx512::to_bf16_high(o);
-        const __m512i high = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17, 47, 15,
-                                              45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
-        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, high, ho));
-    } else if constexpr (DT == DType::F16) {
-        // (the mix reads the low halves only: the cast's upper halves are never read)
-        const __m512i he = _mm512_castsi256_si512(acp::avx512::to_half(e));
-        const __m512i ho = _mm512_castsi256_si512(acp::avx512::to_half(o));
-        const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
-                                             6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-        _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, _mm512_permutex2var_epi16(he, mix, ho));
+    if constexpr (DT != DType::F32) {
+        __m512i v;
+        if constexpr (DT == DType::BF16 && cpu_bf16(O)) {
+            // both halves in one conversion (e's low, o's high), then interleaved by one single-source permute
+            const __m512i mix = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
+                                                 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+            v = _mm512_permutexvar_epi16(mix, acp::avx512::to_bf16_pair_no_subnormals(e, o));
+        } else if constexpr (DT == DType::BF16) {
+            const __m512i he = EXACT_E ? _mm512_castps_si512(e) : acp::avx512::to_bf16_high(e);
+            const __m512i ho = EXACT_O ? _mm512_castps_si512(o) : acp::avx512::to_bf16_high(o);
+            const __m512i high = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51, 19, 49, 17, 47, 15,
+                                                  45, 13, 43, 11, 41, 9, 39, 7, 37, 5, 35, 3, 33, 1);
+            v = _mm512_permutex2var_epi16(he, high, ho);
+        } else {
+            // (the mix reads the low halves only: the cast's upper halves are never read)
+            const __m512i he = _mm512_castsi256_si512(acp::avx512::to_half(e));
+            const __m512i ho = _mm512_castsi256_si512(acp::avx512::to_half(o));
+            const __m512i mix = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                                 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+            v = _mm512_permutex2var_epi16(he, mix, ho);
+        }
+        if constexpr (streams(O)) {
+            stream_half_lines(v, row, col0, W, half);
+        } else {
+            const __mmask32 m32 = left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << left) - 1);
+            _mm512_mask_storeu_epi16(reinterpret_cast<uint16_t *>(row) + col0, m32, v);
+        }
     } else {
         if (FP16 && !EXACT_E) e = acp::avx512::round_fp16(e);
         if (FP16 && !EXACT_O) o = acp::avx512::round_fp16(o);
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
         float *p = reinterpret_cast<float *>(row) + col0;
-        if constexpr (O == Out::Stream) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
+        (void)half;
+        if constexpr (streams(O)) {  // gradInput's own row, whole aligned lines: a vector is all in or all out
             _mm512_stream_ps(p, _mm512_permutex2var_ps(e, lo, o));
             if (left > 16) _mm512_stream_ps(p + 16, _mm512_permutex2var_ps(e, hi, o));
         } else {
@@ -670,13 +702,13 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
             e = acc_add(e, m.m(1, 1), gv);
             o = acc_add(o, m.m(2, 2), gv);
             o = acc_add(o, m.m1(0), g1);
-            put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W);
+            put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W, s.half);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_mov_ps(m.m(4, 1), g0);
             __m512 o = _mm512_maskz_mov_ps(m.m(5, 2), g0);
             o = acc_add(o, m.m1(1), g1);
-            put32<DT, FP16, O, true, false, FULL>(e, o, rowB, col0, W);
+            put32<DT, FP16, O, true, false, FULL>(e, o, rowB, col0, W, s.half);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_mov_ps(m.m(8, 2), g0);
@@ -686,10 +718,10 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
     } else {  // disjoint windows: one contribution at most per element
         if (ALL || a)
             put32<DT, FP16, O, true, true, FULL>(_mm512_maskz_mov_ps(m.m(0, 0), g0), _mm512_maskz_mov_ps(m.m(1, 1), g0),
-                                        rowA, col0, W);
+                                        rowA, col0, W, s.half);
         if (ALL || b)
             put32<DT, FP16, O, true, true, FULL>(_mm512_maskz_mov_ps(m.m(2, 0), g0), _mm512_maskz_mov_ps(m.m(3, 1), g0),
-                                        rowB, col0, W);
+                                        rowB, col0, W, s.half);
     }
 }
 
@@ -755,7 +787,7 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
 template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
-        put32<DT, FP16, O, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W);
+        put32<DT, FP16, O, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W, s.half);
 }
 
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
@@ -790,6 +822,15 @@ inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go,
     }
 }
 
+// Whether the k3 blocks can stream 16-bit gradInput rows themselves (stream_half_lines), given a
+// plane that starts on a 64-byte line: dense rows of W % 16 == 0 columns - 32 bytes per 16, so that
+// every row starts on a line or, odd rows when W % 32 == 16, half a line in - and each row written
+// whole, once, in address order: window rows 2 oh - 1 (odd) and 2 oh, then the ring's last row
+// (even H, Ho = H / 2). A half line is carried from the end of each even row into the next row.
+bool stream16_rows(const Geometry &g, View4 giv) {
+    return giv.w == 1 && giv.h == g.W && g.W % 16 == 0 && g.H % 2 == 0 && g.Ho * 2 == g.H;
+}
+
 #if MPOOL_X86
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
@@ -805,7 +846,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
     // The blocks write gradInput's rows themselves with plain stores, and with streamed ones when
     // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
     // stage and leave it as whole lines through the line stream.
-    const bool direct = !stream || O == Out::Stream;
+    const bool direct = !stream || streams(O);
     // Dense rows through the line stream: both finished rows of an output row are written into the
     // stage behind the pending partial line and leave it as whole streamed lines at once.
     const bool staged = !direct && giv.h == g.W;
@@ -919,10 +960,16 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
         const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
         if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
     }
+    // streamed 16-bit k3 rows: the blocks stream them out themselves (stream16_rows)
+    const bool nt16 = DT != DType::F32 && stream && k3 && stream16_rows(P.g, giv) && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
     if constexpr (DT == DType::BF16) {  // (k2's sums are single values: their rounding is left out anyway)
-        if (k3 && acp::avx512::kCpuConvertsBf16 && bf16_sums_normal(P.g, go, gov))
+        if (k3 && acp::avx512::kCpuConvertsBf16 && bf16_sums_normal(P.g, go, gov)) {
+            if (nt16) return run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
             return run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+        }
     }
+    if constexpr (DT != DType::F32)
+        if (nt16) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
     return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
 }
 
@@ -1195,7 +1242,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         // blocks of 16 outputs cover the W columns: at most Wo + 16 ring entries
         P->dir_cols = round_up16(g.Wo) + 32;
         P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
-        P->stage_bytes = 2 * P->stage_row + 128;  // (+ 128: stage_stream_begin's line in front, a line of slack)
+        // (+ 128: stage_stream_begin's line in front, a line of slack; + 64: the streamed rows' half line)
+        P->stage_bytes = 2 * P->stage_row + 192;
         for (int64_t k = 0; k < 9; ++k)
             for (int l = 0; l < 16; ++l) P->pos_off[k][l] = static_cast<int32_t>(k / 3 * g.W + k % 3);
     }
@@ -1213,9 +1261,10 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const bool avx = use_avx512(isa_);
     const int64_t es = elem_size(P.dt);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
+    const bool k3_16 = parity && P.parity == BackwardPlan::Parity::K3S2P1 && es == 2 && stream16_rows(g, gi);
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
-                         (store_ == StoreMode::Auto && (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2)) &&
+                         (store_ == StoreMode::Auto && (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2) || k3_16) &&
                          g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
     const bool small = avx && small_ && P.small_ok && !parity;

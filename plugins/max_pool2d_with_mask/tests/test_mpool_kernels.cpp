@@ -62,6 +62,11 @@ const Geometry kGeoms[] = {
     {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},
     {1, 1, 9, 65, 5, 33, 2, 2, 2, 2, 0, 0},
     {1, 2, 6, 70, 3, 35, 2, 2, 2, 2, 0, 0},
+    // k3 s2 p1 16-bit rows the blocks stream themselves (stream16_rows): W % 32 == 0 (every row on
+    // a line), W 16 (half a line per row), W 80 (odd rows half a line in, a half block at the end)
+    {1, 3, 8, 64, 4, 32, 3, 3, 2, 2, 1, 1},
+    {1, 2, 6, 16, 3, 8, 3, 3, 2, 2, 1, 1},
+    {1, 2, 10, 80, 5, 40, 3, 3, 2, 2, 1, 1},
     // stride 1: k3 p1 (W == Wo), wider rows (W != Wo), a kernel wider than the input, k2
     {2, 3, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1},
     {1, 2, 9, 40, 7, 38, 3, 3, 1, 1, 0, 0},
@@ -92,8 +97,9 @@ void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
 }
 
 // gradOutput bytes for dt with w stride go_ws (1: dense, which some paths read in place), a random
-// valid-or-not mask, and every path's outputs.
-void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout, bool corrupt, int64_t go_ws) {
+// valid-or-not mask, and every path's outputs, gradInput gi_offset bytes past a 64-byte line.
+void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout, bool corrupt, int64_t go_ws,
+                      int64_t gi_offset = 0) {
     Rand r{0x9E3779B97F4A7C15ull + static_cast<uint64_t>(g.W * 131 + g.H)};
     const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
     const int64_t gi_ws = 1;  // gradInput dense
@@ -168,13 +174,14 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
         BackwardKernel k(g, dt, fp16, layout, slots);
         set_path(k, path);
         k.set_store_mode((path + slots) % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
-        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
-        std::memset(gi.p, 0x5a, static_cast<size_t>(ins * es));
+        Aligned scratch(k.scratch_bytes()), gi_buf(static_cast<size_t>(ins * es + gi_offset));
+        uint8_t *const gi = gi_buf.p + gi_offset;
+        std::memset(gi, 0x5a, static_cast<size_t>(ins * es));  // (an element a path leaves out keeps it)
         BadIndex bad;
-        const bool ok = k.run(go.data(), gov, mask.data(), gi.p, giv, scratch.p, &bad);
+        const bool ok = k.run(go.data(), gov, mask.data(), gi, giv, scratch.p, &bad);
         EXPECT_EQ(ok, !(corrupt && layout == MaskLayout::Int32));
         bads.push_back(bad);
-        if (ok) results.emplace_back(gi.p, gi.p + ins * es);
+        if (ok) results.emplace_back(gi, gi + ins * es);
     }
     ASSERT_FALSE(bads.empty());
     for (size_t i = 1; i < results.size(); ++i) EXPECT_TRUE(results[i] == results[0]) << "variant " << i << " differs";
@@ -198,6 +205,22 @@ TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512BackwardAgree) {
                     compare_backward(g, dt, d == 3, layout, true, go_ws);
                 }
             }
+}
+
+// The 16-bit k3 rows the blocks stream themselves need a plane on a 64-byte line; gradInput half a
+// line or one element off it takes the stage's line stream instead - the same bytes either way.
+TEST(MaxPool2dWithMaskKernels, StreamedSixteenBitRowsAtAnyAlignment) {
+    const Geometry geoms[] = {{2, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1}, {1, 3, 8, 64, 4, 32, 3, 3, 2, 2, 1, 1},
+                              {1, 2, 6, 16, 3, 8, 3, 3, 2, 2, 1, 1}, {1, 2, 10, 80, 5, 40, 3, 3, 2, 2, 1, 1}};
+    for (const Geometry &g : geoms)
+        for (MaskLayout layout : {MaskLayout::Int32, MaskLayout::Bits})
+            for (DType dt : {DType::F16, DType::BF16})
+                for (int64_t offset : {32, 2}) {
+                    SCOPED_TRACE(::testing::Message() << "W " << g.W << " layout " << static_cast<int>(layout) << " dt "
+                                                      << static_cast<int>(dt) << " offset " << offset);
+                    compare_backward(g, dt, false, layout, false, 1, offset);
+                    compare_backward(g, dt, false, layout, true, 1, offset);
+                }
 }
 
 TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512ForwardAgree) {
@@ -382,11 +405,12 @@ TEST(MaxPool2dWithMaskKernels, Bf16SubnormalSumsKeepTheirBits) {
                 padded[static_cast<size_t>((p * g.Ho + oh) * ph + ow)] = go[static_cast<size_t>(p * plane + oh * g.Wo + ow)];
     const View4 giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
     std::vector<std::vector<uint16_t>> results;
-    for (int path = 0; path < 3; ++path) {  // scalar, parity, parity with padded rows
+    for (int path = 0; path < 4; ++path) {  // scalar, parity, parity with padded rows, parity streamed
         if (path != 0 && !cpu_has_avx512()) continue;
         BackwardKernel k(g, DType::BF16, false, MaskLayout::Int32, 1);
         k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
         k.set_parity(path != 0);
+        if (path == 3) k.set_store_mode(StoreMode::Streaming);
         const View4 gov = path == 2 ? View4{g.C * g.Ho * ph, g.Ho * ph, ph, 1} : View4{g.C * plane, plane, g.Wo, 1};
         Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 2));
         BadIndex bad;
