@@ -43,11 +43,13 @@
 namespace mpool {
 
 // Non-temporal stores pay off once a FLOAT gradInput cannot stay in the last-level cache anyway.
-// 16-bit gradInputs are stored plainly at any size but on the k2 s2 parity path: on 32x64x112x112
+// 16-bit gradInputs are stored plainly at any size but on the parity paths: on 32x64x112x112
 // (Zen 4, 1 and 2 threads) plain stores were 10-35 % faster than streamed ones, streamed ones
 // 20-30 % faster for FLOAT. On Zen 5 (2 threads) the k2 parity path, whose time is the memory's,
 // streams its rows through the stage 20-30 % faster (plain stores read every line first); the k3
-// one, bound by its arithmetic, was 10-30 % slower streamed (the streaming stores stall it).
+// one, bound by its arithmetic, was 10-30 % slower streamed through the stage, and is 10-14 %
+// faster (FLOAT16 841 -> 757 ns a plane, BF16 940 -> 810) where its blocks stream whole lines
+// themselves (stream16_rows: rows of W % 16 == 0, so 112 wide); other widths stay plain.
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 // The vector int32 decode subtracts W up to kH - 1 times; past this a division is cheaper.
 constexpr int64_t kVectorMaxKh = 16;
@@ -486,8 +488,9 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // offsets from the plan's table (k3's come from there: -8 to -16 %), the bit-mask prefetch one plane further ahead,
 // one check of the bad lanes per row instead of per block (+4 %), vcvtne2ps2bf16 for the BF16 rows
 // rounded in integers (its subnormal guard costs what it saves; the Out::Bf16Cpu rows, which need no
-// guard, use it), rows stored one output row late (store forwarding was not the cost of streamed
-// 16-bit rows: streaming itself was). Zen 5 (session 18, one thread, 8 planes in L2): BF16 and
+// guard, use it), rows stored one output row late (store forwarding was not the cost of 16-bit rows
+// streamed through the stage: the stage's copy and its partial lines were - the blocks now stream
+// whole lines themselves, see stream_half_lines). Zen 5 (session 18, one thread, 8 planes in L2): BF16 and
 // FLOAT16 1.43 us, FLOAT 1.54, FLOAT computed as FLOAT16 with the bit mask 2.1; bit-mask words read
 // by kmovw straight from memory when a row starts on a byte: -3 %, not kept.
 
@@ -1261,6 +1264,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const bool avx = use_avx512(isa_);
     const int64_t es = elem_size(P.dt);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
+    // (16-bit k3 rows: streamed only where the blocks stream them themselves, see kStreamBytes)
     const bool k3_16 = parity && P.parity == BackwardPlan::Parity::K3S2P1 && es == 2 && stream16_rows(g, gi);
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
