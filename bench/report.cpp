@@ -29,14 +29,14 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     os << "\n\n";
 
     const std::vector<std::string> head = {"operator", "case",   "dtype",    "product",  "ws",      "min ms",
-                                           "med ms",   "rate",   "%limit",   "%traffic", "torch ms", "speedup"};
-    const std::vector<bool> right = {false, false, false, false, true, true, true, true, true, true, true, true};
+                                           "med ms",   "rate",   "%limit",   "%near",    "%traffic", "torch ms", "speedup"};
+    const std::vector<bool> right = {false, false, false, false, true, true, true, true, true, true, true, true, true};
     std::vector<std::vector<std::string>> rows;
     for (const Result &r : results) {
         const Case &c = *r.c;
         std::string cs = c.shape + (c.variant.empty() ? "" : "/" + c.variant);
         if (r.status != "ok") {
-            rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, "-", r.status, "-", "-", "-", "-", "-", "-"});
+            rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, "-", r.status, "-", "-", "-", "-", "-", "-", "-"});
             continue;
         }
         std::string torchMs = "n/a", speed = "n/a";
@@ -48,11 +48,11 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
                 speed += " (" + fmt(*lo, 2) + "-" + fmt(*hi, 2) + ")";
             }
         }
-        const double pct = pct_of_limit(r, roof), traffic = pct_of_traffic(r, roof);
+        const double pct = pct_of_limit(r, roof), near = pct_of_near(r), traffic = pct_of_traffic(r, roof);
+        auto percent = [](double v) { return std::isfinite(v) ? fmt(v, 1) + "%" : std::string("-"); };
         rows.push_back({c.op, cs, dtype_name(c.dtype), c.product, fmt_bytes(r.workspace), fmt_ms(r.min()),
-                        fmt_ms(r.median()), fmt(r.rate(), 2) + " " + rate_unit(c),
-                        std::isfinite(pct) ? fmt(pct, 1) + "%" : "-", std::isfinite(traffic) ? fmt(traffic, 1) + "%" : "-",
-                        torchMs, speed});
+                        fmt_ms(r.median()), fmt(r.rate(), 2) + " " + rate_unit(c), percent(pct), percent(near),
+                        percent(traffic), torchMs, speed});
     }
     std::vector<size_t> w(head.size());
     for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
@@ -76,9 +76,10 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
        << (o.runs > 1 ? "; in each of " + std::to_string(o.runs) + " runs of the whole measurement" : std::string())
        << "), phase 2 + stream sync; ws: workspace bytes\n"
           "rate: bytes (inputs read + outputs written) or FLOPs per min time; %limit: of the copy bandwidth\n"
-          "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; %traffic: the time the measured read, write\n"
-          "and copy bandwidths allow for the row's reads and writes, over the min time; speedup = PyTorch\n"
-          "median / our median"
+          "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; %near: of the best copy bandwidth measured\n"
+          "just before and just after the row's timed runs (the host's memory speed changes while it runs);\n"
+          "%traffic: the time the measured read, write and copy bandwidths allow for the row's reads and\n"
+          "writes, over the min time; speedup = PyTorch median / our median"
        << (o.runs > 1 ? " in each run, the median of the " + std::to_string(o.runs) + " runs' ratios (their range)"
                       : std::string())
        << "\n";
@@ -156,6 +157,7 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
           << ", \"median_ms\": " << json_num(r.median()) << ", \"times_ms\": " << json_times(r.ms)
           << ", \"rate\": " << json_num(r.rate()) << ", \"rate_unit\": " << json_str(rate_unit(c))
           << ", \"pct_of_limit\": " << json_num(pct_of_limit(r, roof))
+          << ", \"near_copy_gbps\": " << json_num(r.nearCopyGBps) << ", \"pct_of_near_copy\": " << json_num(pct_of_near(r))
           << ", \"pct_of_traffic\": " << json_num(pct_of_traffic(r, roof)) << ", \"torch\": ";
         if (r.torchStatus == "ok")
             f << "{\"status\": \"ok\", \"min_ms\": " << json_num(min_of(r.torchMs)) << ", \"median_ms\": "
@@ -172,7 +174,7 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
 void write_csv(const std::string &path, const std::vector<Result> &results, const Roofline &roof) {
     std::ofstream f(path);
     f << "id,op,shape,variant,dtype,product,status,workspace_bytes,reps,min_ms,median_ms,metric,work,rate,rate_unit,"
-         "pct_of_limit,pct_of_traffic,torch_status,torch_min_ms,torch_median_ms,speedup,message\n";
+         "pct_of_limit,near_copy_gbps,pct_of_near_copy,pct_of_traffic,torch_status,torch_min_ms,torch_median_ms,speedup,message\n";
     auto num = [](double v) { return std::isfinite(v) ? json_num(v) : std::string(); };
     for (const Result &r : results) {
         const Case &c = *r.c;
@@ -180,8 +182,8 @@ void write_csv(const std::string &path, const std::vector<Result> &results, cons
           << "," << dtype_name(c.dtype) << "," << csv_field(c.product) << "," << r.status << "," << r.workspace << ","
           << r.ms.size() << "," << num(r.min()) << "," << num(r.median()) << ","
           << (c.work.metric == Metric::Bytes ? "bytes" : "flops") << "," << num(c.work.amount) << ","
-          << num(r.rate()) << "," << rate_unit(c) << "," << num(pct_of_limit(r, roof)) << ","
-          << num(pct_of_traffic(r, roof)) << "," << r.torchStatus << ","
+          << num(r.rate()) << "," << rate_unit(c) << "," << num(pct_of_limit(r, roof)) << "," << num(r.nearCopyGBps) << ","
+          << num(pct_of_near(r)) << "," << num(pct_of_traffic(r, roof)) << "," << r.torchStatus << ","
           << num(min_of(r.torchMs)) << "," << num(r.torch_median()) << "," << num(r.speedup()) << ","
           << csv_field(r.status == "ok" ? r.torchMessage : r.message) << "\n";
     }

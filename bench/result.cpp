@@ -17,6 +17,7 @@ void Result::add_run(const Result &run) {
     ms.insert(ms.end(), run.ms.begin(), run.ms.end());
     torchMs.insert(torchMs.end(), run.torchMs.begin(), run.torchMs.end());
     runSpeedups.push_back(run.run_speedup());
+    if (std::isfinite(run.nearCopyGBps)) nearCopyGBps = std::isfinite(nearCopyGBps) ? std::max(nearCopyGBps, run.nearCopyGBps) : run.nearCopyGBps;
     ++runs;
 }
 
@@ -34,6 +35,11 @@ double pct_of_limit(const Result &r, const Roofline &roof) {
     if (!roof.measured) return NAN;
     const double lim = r.c->work.metric == Metric::Bytes ? roof.copyGBps : roof.fmaGFlops;
     return lim > 0 ? 100.0 * r.rate() / lim : NAN;
+}
+
+double pct_of_near(const Result &r) {
+    if (r.c->work.metric != Metric::Bytes || !(r.nearCopyGBps > 0)) return NAN;
+    return 100.0 * r.rate() / r.nearCopyGBps;
 }
 
 double pct_of_traffic(const Result &r, const Roofline &roof) {

@@ -26,6 +26,9 @@ struct Result {
     // --runs N: each run's speedup (PyTorch median / our median within that run), in run order
     std::vector<double> runSpeedups;
     int runs = 0;  // runs added (add_run)
+    // byte rows with the roofline on: the best copy bandwidth (CopyProbe) measured just before and
+    // just after this case's timed runs (every run and round), GB/s; NAN when not measured
+    double nearCopyGBps = NAN;
 
     double min() const { return min_of(ms); }
     double median() const { return median_of(ms); }
@@ -56,6 +59,8 @@ double pct_of_limit(const Result &r, const Roofline &roof);
 // as a percentage of the min time. A gather reading six times what it writes is bound by the read
 // stream long before the copy figure. NAN otherwise.
 double pct_of_traffic(const Result &r, const Roofline &roof);
+// The rate of a byte row as a percentage of nearCopyGBps (NAN when not measured or not ok).
+double pct_of_near(const Result &r);
 
 }  // namespace bench
 

@@ -166,6 +166,46 @@ volatile uint64_t g_sink_read;
 
 }  // namespace
 
+struct CopyProbe::Impl {
+    Team team;
+    size_t bytes;
+    char *src = nullptr, *dst = nullptr;
+    bool stream = false;
+    Impl(int threads, size_t b) : team(threads), bytes((b + 4095) / 4096 * 4096) {
+        void *s = nullptr, *d = nullptr;
+        if (aclrtMalloc(&s, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) src = static_cast<char *>(s);
+        if (aclrtMalloc(&d, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) dst = static_cast<char *>(d);
+        __builtin_cpu_init();
+        stream = __builtin_cpu_supports("avx512f");
+        if (src && dst) pass(true);
+    }
+    ~Impl() {
+        if (src) (void)aclrtFree(src);
+        if (dst) (void)aclrtFree(dst);
+    }
+    // one pass over each thread's slice (first: filling it, by the thread that will copy it)
+    double pass(bool first) {
+        const int n = team.size();
+        return team.run([&](int t) {
+            const size_t per = (bytes / n + 63) / 64 * 64, off = std::min(bytes, per * static_cast<size_t>(t)),
+                         len = std::min(bytes - off, per);
+            if (first) std::memset(src + off, t + 1, len), std::memset(dst + off, 0, len);
+            else if (stream) stream_copy_avx512(dst + off, src + off, len);
+            else std::memcpy(dst + off, src + off, len);
+        });
+    }
+};
+
+CopyProbe::CopyProbe(int threads, size_t bytes) : impl_(std::make_unique<Impl>(threads, bytes)) {}
+CopyProbe::~CopyProbe() = default;
+
+double CopyProbe::gbps(int reps) {
+    if (!impl_->src || !impl_->dst) return 0;
+    double best = 0;
+    for (int i = 0; i < std::max(1, reps); ++i) best = std::max(best, 2.0 * static_cast<double>(impl_->bytes) / impl_->pass(false) * 1e-9);
+    return best;
+}
+
 Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSecondsPerRep) {
     Roofline r;
     Team team(threads);

@@ -3,6 +3,7 @@
 #define ACLNN_CPU_BENCH_ROOFLINE_HPP_
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace bench {
@@ -29,6 +30,23 @@ struct Roofline {
 };
 
 Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSecondsPerRep);
+
+// The copy bandwidth now: the roofline's faster copy (non-temporal with AVX-512, else memcpy) of
+// `bytes` split between the threads, best of `reps` passes, GB/s read + write. Measured next to
+// each byte row (the %near column): this host's memory speed changes twofold from second to
+// second, so a limit measured once, minutes earlier, says little about a row timed now.
+class CopyProbe {
+public:
+    CopyProbe(int threads, size_t bytes);
+    ~CopyProbe();
+    CopyProbe(const CopyProbe &) = delete;
+    CopyProbe &operator=(const CopyProbe &) = delete;
+    double gbps(int reps);  // 0 when the buffers could not be allocated
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace bench
 

@@ -1,7 +1,9 @@
 // aclnn-cpu-bench: running cases, in this process or, for another product, in a child process.
 #include "runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// The copy measured next to each byte row: 3 passes of 64 MiB (well past the last-level cache),
+// ~10 ms at 50 GB/s before and after each case's runs.
+constexpr size_t kProbeBytes = size_t{64} << 20, kProbeBytesQuick = size_t{32} << 20;
+constexpr int kProbeReps = 3;
 
 std::string write_config(const fs::path &dir, const std::string &product, int threads) {
     const fs::path p = dir / ("aclinit-" + product + ".yaml");
@@ -63,11 +70,13 @@ std::unique_ptr<Prepared> prepare(const Case &c, aclrtStream stream) {
 // The cases of rs: every one prepared first, then in round k reps_k timed runs of each case in turn
 // (after its warm-up runs), so that with --rounds each case's samples spread over the whole run.
 // (Without, run_in_process passes one case at a time: prepared, timed and freed before the next.)
+// probe (roofline on): the copy bandwidth measured just before and after each byte row's timed runs.
 void run_rounds(std::vector<Result *> &rs, aclrtStream stream, const Options &o, size_t &counter, size_t total,
-                const std::function<void(Result &)> &after) {
+                const std::function<void(Result &)> &after, CopyProbe *probe) {
     std::vector<std::unique_ptr<Prepared>> ps(rs.size());
     for (size_t i = 0; i < rs.size(); ++i) {
         rs[i]->ms.clear();
+        rs[i]->nearCopyGBps = NAN;
         try {
             ps[i] = prepare(*rs[i]->c, stream);
             rs[i]->workspace = ps[i]->workspace_bytes();
@@ -81,7 +90,13 @@ void run_rounds(std::vector<Result *> &rs, aclrtStream stream, const Options &o,
         for (size_t i = 0; i < rs.size(); ++i) {
             if (!ps[i]) continue;
             try {
+                const bool near = probe && rs[i]->c->work.metric == Metric::Bytes;
+                const double before = near ? probe->gbps(kProbeReps) : 0;
                 time_runs(*ps[i], o.warmup, reps, *rs[i]);
+                if (near) {
+                    const double b = std::max(before, probe->gbps(kProbeReps));
+                    rs[i]->nearCopyGBps = std::isfinite(rs[i]->nearCopyGBps) ? std::max(rs[i]->nearCopyGBps, b) : b;
+                }
             } catch (const std::exception &e) {
                 fail(*rs[i], e);
                 ps[i].reset();
@@ -125,14 +140,17 @@ std::string run_in_process(const std::string &product, std::vector<Result *> &rs
     }
     const char *socp = aclrtGetSocName();
     const std::string soc = socp ? socp : "";
+    std::unique_ptr<CopyProbe> probe;
+    if (!o.noRoofline) probe = std::make_unique<CopyProbe>(o.threads, o.quick ? kProbeBytesQuick : kProbeBytes);
     if (o.rounds > 1) {
-        run_rounds(rs, stream, o, counter, total, after);
+        run_rounds(rs, stream, o, counter, total, after, probe.get());
     } else {
         for (Result *r : rs) {
             std::vector<Result *> one{r};
-            run_rounds(one, stream, o, counter, total, after);
+            run_rounds(one, stream, o, counter, total, after, probe.get());
         }
     }
+    probe.reset();
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
     aclFinalize();
@@ -146,7 +164,7 @@ void write_child_result(std::ostream &f, const Result &r) {
         times += fmt(r.ms[i], 6);
     }
     f << r.c->id() << "\t" << r.status << "\t" << r.workspace << "\t" << (times.empty() ? "-" : times) << "\t"
-      << one_line(r.message) << std::endl;
+      << (std::isfinite(r.nearCopyGBps) ? fmt(r.nearCopyGBps, 6) : "-") << "\t" << one_line(r.message) << std::endl;
 }
 
 std::string run_in_child(const std::string &product, std::vector<Result *> &rs, const Options &o, const fs::path &tmp,
@@ -157,6 +175,7 @@ std::string run_in_child(const std::string &product, std::vector<Result *> &rs, 
                                      "--threads", std::to_string(o.threads),   "--rounds",    std::to_string(o.rounds),
                                      "--child-progress", std::to_string(counter) + "/" + std::to_string(total)};
     if (o.quick) args.push_back("--quick");
+    if (o.noRoofline) args.push_back("--no-roofline");
     for (const std::string &f : o.filters) {
         args.push_back("--filter");
         args.push_back(f);
@@ -173,7 +192,7 @@ std::string run_in_child(const std::string &product, std::vector<Result *> &rs, 
             std::vector<std::string> cols = split(line, '\t');
             if (cols.size() >= 2 && cols[0] == "soc")
                 soc = cols[1];
-            else if (cols.size() >= 5)
+            else if (cols.size() >= 6)
                 rows[cols[0]] = cols;
         }
     }
@@ -191,7 +210,8 @@ std::string run_in_child(const std::string &product, std::vector<Result *> &rs, 
         r->status = cols[1];
         r->workspace = std::strtoull(cols[2].c_str(), nullptr, 10);
         r->ms = parse_times(cols[3]);
-        r->message = cols[4];
+        r->nearCopyGBps = cols[4] == "-" ? NAN : std::strtod(cols[4].c_str(), nullptr);
+        r->message = cols[5];
     }
     return soc;
 }

@@ -60,3 +60,33 @@ TEST(TrafficLimit, NoneWithoutTheSplitOrTheMeasurements) {
 }
 
 }  // namespace
+
+namespace {
+
+// %near: a byte row's rate against the copy measured next to it (the best of the measurements
+// around every run); none for FLOP rows, unmeasured rows or failed ones.
+TEST(NearCopy, TheRateAgainstTheBestCopyMeasuredAroundTheRuns) {
+    bench::Case c;
+    c.work = bench::Work::bytes(320e6, 40e6);  // 360 MB
+    bench::Result total;
+    total.c = &c;
+    bench::Result run = result(c, 20);  // 18 GB/s
+    run.nearCopyGBps = 30;
+    total.add_run(run);
+    run.nearCopyGBps = 36;  // a faster moment of the memory in the second run
+    total.add_run(run);
+    run.nearCopyGBps = NAN;  // a run measured without it changes nothing
+    total.add_run(run);
+    EXPECT_DOUBLE_EQ(total.nearCopyGBps, 36);
+    EXPECT_NEAR(bench::pct_of_near(total), 50.0, 1e-9);
+    bench::Result unmeasured = result(c, 20);
+    EXPECT_TRUE(std::isnan(bench::pct_of_near(unmeasured)));
+    bench::Result failed = result(c, 20);
+    failed.nearCopyGBps = 36;
+    failed.status = "FAIL";
+    EXPECT_TRUE(std::isnan(bench::pct_of_near(failed)));
+    c.work = bench::Work::flops(1e9);
+    EXPECT_TRUE(std::isnan(bench::pct_of_near(total)));
+}
+
+}  // namespace
