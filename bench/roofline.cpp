@@ -166,32 +166,58 @@ volatile uint64_t g_sink_read;
 
 }  // namespace
 
-struct CopyProbe::Impl {
-    Team team;
+namespace {
+
+// Two copy buffers from aclrtMalloc (like the operators' tensors, so that both run on the same
+// pages, huge ones), split between the team's threads in 64-byte-aligned slices, each first
+// touched by the thread that will work on it. Shared by the roofline and the probe.
+struct SplitBuffers {
+    Team &team;
     size_t bytes;
     char *src = nullptr, *dst = nullptr;
-    bool stream = false;
-    Impl(int threads, size_t b) : team(threads), bytes((b + 4095) / 4096 * 4096) {
+    SplitBuffers(Team &t, size_t b) : team(t), bytes((b + 4095) / 4096 * 4096) {
         void *s = nullptr, *d = nullptr;
         if (aclrtMalloc(&s, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) src = static_cast<char *>(s);
         if (aclrtMalloc(&d, bytes, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) dst = static_cast<char *>(d);
-        __builtin_cpu_init();
-        stream = __builtin_cpu_supports("avx512f");
-        if (src && dst) pass(true);
+        if (ok())
+            run([&](int t, size_t off, size_t len) {
+                std::memset(src + off, t + 1, len);
+                std::memset(dst + off, 0, len);
+            });
     }
-    ~Impl() {
+    ~SplitBuffers() {
         if (src) (void)aclrtFree(src);
         if (dst) (void)aclrtFree(dst);
     }
-    // one pass over each thread's slice (first: filling it, by the thread that will copy it)
-    double pass(bool first) {
-        const int n = team.size();
+    SplitBuffers(const SplitBuffers &) = delete;
+    SplitBuffers &operator=(const SplitBuffers &) = delete;
+    bool ok() const { return src && dst; }
+    // body(thread, offset, length) on every thread's slice at once; the wall time
+    double run(const std::function<void(int, size_t, size_t)> &body) {
+        const size_t per = (bytes / static_cast<size_t>(team.size()) + 63) / 64 * 64;
         return team.run([&](int t) {
-            const size_t per = (bytes / n + 63) / 64 * 64, off = std::min(bytes, per * static_cast<size_t>(t)),
-                         len = std::min(bytes - off, per);
-            if (first) std::memset(src + off, t + 1, len), std::memset(dst + off, 0, len);
-            else if (stream) stream_copy_avx512(dst + off, src + off, len);
-            else std::memcpy(dst + off, src + off, len);
+            const size_t off = std::min(bytes, per * static_cast<size_t>(t));
+            body(t, off, std::min(bytes - off, per));
+        });
+    }
+};
+
+bool has_stream_copy() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+}  // namespace
+
+struct CopyProbe::Impl {
+    Team team;
+    SplitBuffers buf;
+    bool stream = has_stream_copy();
+    Impl(int threads, size_t bytes) : team(threads), buf(team, bytes) {}
+    double pass() {  // one timed copy (the roofline's faster kind)
+        return buf.run([&](int, size_t off, size_t len) {
+            if (stream) stream_copy_avx512(buf.dst + off, buf.src + off, len);
+            else std::memcpy(buf.dst + off, buf.src + off, len);
         });
     }
 };
@@ -200,9 +226,10 @@ CopyProbe::CopyProbe(int threads, size_t bytes) : impl_(std::make_unique<Impl>(t
 CopyProbe::~CopyProbe() = default;
 
 double CopyProbe::gbps(int reps) {
-    if (!impl_->src || !impl_->dst) return 0;
+    if (!impl_->buf.ok()) return 0;
+    impl_->pass();  // untimed, as the roofline's passes
     double best = 0;
-    for (int i = 0; i < std::max(1, reps); ++i) best = std::max(best, 2.0 * static_cast<double>(impl_->bytes) / impl_->pass(false) * 1e-9);
+    for (int i = 0; i < std::max(1, reps); ++i) best = std::max(best, 2.0 * static_cast<double>(impl_->buf.bytes) / impl_->pass() * 1e-9);
     return best;
 }
 
@@ -213,38 +240,18 @@ Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSec
     r.copyReps = std::max(1, reps);
     const int n = team.size();
 
-    // ---- copy bandwidth: two warm buffers, each thread memcpy's its slice. They come from
-    // aclrtMalloc like the operators' tensors, so that both run on the same pages (huge ones).
-    copyBytes = (copyBytes + 4095) / 4096 * 4096;
-    r.copyBytes = copyBytes;
-    void *srcMem = nullptr, *dstMem = nullptr;
-    if (aclrtMalloc(&srcMem, copyBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) srcMem = nullptr;
-    if (aclrtMalloc(&dstMem, copyBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) dstMem = nullptr;
-    char *src = static_cast<char *>(srcMem), *dst = static_cast<char *>(dstMem);
-    if (src && dst) {
-        auto slice = [&](int t, size_t &off, size_t &len) {
-            const size_t per = (copyBytes / n + 63) / 64 * 64;
-            off = std::min(copyBytes, per * static_cast<size_t>(t));
-            len = std::min(copyBytes - off, per);
-        };
-        team.run([&](int t) {  // first touch by the thread that will copy the slice
-            size_t off, len;
-            slice(t, off, len);
-            std::memset(src + off, t + 1, len);
-            std::memset(dst + off, 0, len);
-        });
-        __builtin_cpu_init();
-        const bool has_stream = __builtin_cpu_supports("avx512f");
+    // ---- copy bandwidth: two warm buffers, each thread copies its slice (SplitBuffers)
+    SplitBuffers buf(team, copyBytes);
+    copyBytes = r.copyBytes = buf.bytes;
+    char *src = buf.src, *dst = buf.dst;
+    if (buf.ok()) {
+        const bool has_stream = has_stream_copy();
         // Best of `reps` timed passes of `pass` over each thread's slice (after one untimed one);
         // `bytes` of them per pass (a copy counts read + write).
         auto measure_pass = [&](const std::function<void(size_t off, size_t len)> &pass, double bytes, std::vector<double> &gbps) {
-            auto body = [&](int t) {
-                size_t off, len;
-                slice(t, off, len);
-                pass(off, len);
-            };
-            team.run(body);
-            for (int i = 0; i < r.copyReps; ++i) gbps.push_back(bytes / team.run(body) * 1e-9);
+            auto body = [&](int, size_t off, size_t len) { pass(off, len); };
+            buf.run(body);
+            for (int i = 0; i < r.copyReps; ++i) gbps.push_back(bytes / buf.run(body) * 1e-9);
         };
         auto measure = [&](void (*copy)(char *, const char *, size_t), std::vector<double> &gbps) {
             measure_pass([&](size_t off, size_t len) { copy(dst + off, src + off, len); }, 2.0 * static_cast<double>(copyBytes), gbps);
@@ -270,8 +277,6 @@ Roofline measure_roofline(int threads, size_t copyBytes, int reps, double fmaSec
         r.copyGBps = std::max(r.memcpyGBps, r.streamGBps);
         r.copyGBpsMedian = median_of(best);
     }
-    if (src) (void)aclrtFree(src);
-    if (dst) (void)aclrtFree(dst);
 
     // ---- FMA peak
     __builtin_cpu_init();
