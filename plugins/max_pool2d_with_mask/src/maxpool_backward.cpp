@@ -493,6 +493,9 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // whole lines themselves, see stream_half_lines). Zen 5 (session 18, one thread, 8 planes in L2): BF16 and
 // FLOAT16 1.43 us, FLOAT 1.54, FLOAT computed as FLOAT16 with the bit mask 2.1; bit-mask words read
 // by kmovw straight from memory when a row starts on a byte: -3 %, not kept.
+// BF16 k3 (session 20): the check that a plane's sums stay normal moved from a scan of gradOutput
+// before the plane into the blocks (one minimum per block, min_magnitude_less1): full size, 2
+// threads, 895 -> 809 ns a plane; classifying each sum with vfpclassps instead was 8 % slower in L2.
 
 #if MPOOL_X86
 MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
@@ -596,11 +599,27 @@ MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, 
 
 // How put32 writes a finished row. Rows: plain (masked) stores into a row, gradInput's own or the
 // stage's. Stream: gradInput's own rows, streamed - FLOAT rows of whole aligned 64-byte lines, or
-// 16-bit rows as stream16_rows describes. Bf16Cpu: BF16 rounded by the CPU's vcvtneps2bf16, for
-// planes whose sums cannot be subnormal (bf16_sums_normal); Bf16CpuStream: that, streamed.
+// 16-bit rows as stream16_rows describes. Bf16Cpu: BF16 rounded by the CPU's vcvtne2ps2bf16, which
+// reads subnormals as zero - the blocks note values that could make a subnormal sum, and such a
+// plane is done again (see run_plane_parity_dt); Bf16CpuStream: that, streamed.
 enum class Out { Rows, Stream, Bf16Cpu, Bf16CpuStream };
 constexpr bool streams(Out o) { return o == Out::Stream || o == Out::Bf16CpuStream; }
 constexpr bool cpu_bf16(Out o) { return o == Out::Bf16Cpu || o == Out::Bf16CpuStream; }
+
+// Out::Bf16Cpu*: low = the unsigned lane minimum of low and |g| - 1 of gradOutput values g (as
+// FLOAT bits; +-0 wraps to the largest value). The plane's sums stay normal - and the CPU's rounding
+// rounds them as float_to_bf16 does - if every g is 0, not finite, or at least 2^-100 in magnitude
+// (sums_stay_normal): then each g is a multiple of 2^-107 (its ulp), and so is every FLOAT partial
+// sum - exact below 2^-83, rounded to a multiple of its own ulp (>= 2^-106) above - hence 0 or at
+// least 2^-107, far above FLOAT's subnormals (< 2^-126). (Checked on the values, one minimum per
+// block, rather than classifying each sum: that cost 8 % in L2.)
+MPOOL_AI __m512i min_magnitude_less1(__m512i low, __m512 g) {
+    const __m512i mag = _mm512_and_si512(_mm512_castps_si512(g), _mm512_set1_epi32(0x7fffffff));
+    return _mm512_maskz_min_epu32(kAll, low, _mm512_sub_epi32(mag, _mm512_set1_epi32(1)));  // (GCC 12: maskz)
+}
+MPOOL_AI bool sums_stay_normal(__m512i low) {
+    return _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32((27 << 23) - 1)) == 0;  // biased exponent < 27: below 2^-100
+}
 
 // Streamed 16-bit rows (k3 s2 p1, see stream16_rows): 32 finished columns col0 .. col0 + 31 of a row
 // (v, the row's last 16 when fewer are left) out as whole lines. A row starting on a line (every
@@ -690,7 +709,7 @@ MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
 template <DType DT, bool FP16, Out O, bool K3, bool ALL, bool FULL, class M>
 MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
-                           int64_t Wo, int64_t W, bool a, bool b, bool c) {
+                           int64_t Wo, int64_t W, bool a, bool b, bool c, __m512i &tiny) {
     const int64_t col0 = 2 * ow0;
     const __m512 zero = _mm512_setzero_ps();
     // (FLOAT computed as FLOAT16: the row arrives rounded, see run_plane_parity_t)
@@ -698,6 +717,7 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
     // 0 + g once: a lane's first contribution is then a zero-masked move of it (same bits as a
     // zero-masked add on zeros, without a zeroed register per vector)
     const __m512 g0 = _mm512_add_ps(zero, gv);
+    if constexpr (cpu_bf16(O)) tiny = min_magnitude_less1(tiny, gv);
     if constexpr (K3) {
         const __m512 g1 = load_g<DT, false>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
         if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
@@ -732,15 +752,15 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false, bool COLS = FULL>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
-                                 bool b, bool c) {
+                                 bool b, bool c, __m512i &tiny) {
     const int64_t Wo = g.Wo;
     if constexpr (BITS) {
         BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
-        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
     } else {
         Int32Block m = int32_block<K3, FULL, FIRST, COLS>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
-        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c);
+        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
         if (m.bad) return ow0 + __builtin_ctz(m.bad);
     }
     return -1;
@@ -752,7 +772,8 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
 // Inlined into the plane's row loop: as a call per row it cost 5 % (Zen 5, 112x112 16-bit planes).
 template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL>
 MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
-                                const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB) {
+                                const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB,
+                                __m512i &tiny) {
     // Local copies: the blocks' vector stores may alias anything reached through a pointer, so
     // the plan's sizes and the slot's pointers would be reloaded (and their broadcasts redone) in
     // every block; copies whose address never escapes stay in registers.
@@ -777,10 +798,10 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
         const bool cols = !BITS && !inner && 2 * ow0 - g.pW >= 0 && ow0 < Wo &&
                           2 * (std::min(ow0 + 16, Wo) - 1) - g.pW + KW - 1 < g.W;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : first ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c)
-                    : parity_block_at<DT, FP16, O, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c);
+            full    ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+            : first ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+                    : parity_block_at<DT, FP16, O, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny);
         if (bad >= 0) return bad;
     }
     return -1;
@@ -796,9 +817,9 @@ MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t 
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AI int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                     int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
-                                    uint8_t *rowB) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, O, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
-    return parity_row<DT, FP16, O, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+                                    uint8_t *rowB, __m512i &tiny) {
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, O, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
+    return parity_row<DT, FP16, O, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
 }
 
 #endif  // MPOOL_X86
@@ -841,10 +862,11 @@ bool stream16_rows(const Geometry &g, View4 giv) {
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                        const uint8_t *next_mask) {
+                                        const uint8_t *next_mask, uint32_t *subnormal) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     constexpr bool k3 = K3;
+    __m512i tiny = _mm512_set1_epi32(-1);  // Out::Bf16Cpu*: see min_magnitude_less1 (a local: kept in a register)
     int64_t stored = 0;  // gradInput rows [0, stored) are out
     // The blocks write gradInput's rows themselves with plain stores, and with streamed ones when
     // the rows are whole aligned 64-byte lines (FLOAT); otherwise the rows are finished in the
@@ -888,7 +910,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
             for (; stored < first; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
             uint8_t *rowA = stage_stream_begin(*stream, s.stage, gi + first * giv.h * es);
             uint8_t *rowB = a ? rowA + rb : rowA;
-            const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+            const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
             if (bad >= 0) return oh * g.Wo + bad;
             stage_stream_end(*stream, s.stage, (a + b) * rb);
             stored = first + a + b;
@@ -896,7 +918,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         }
         uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
         uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
-        const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB);
+        const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, rowA);
         if (b) put(hs + 1, rowB);
@@ -908,49 +930,18 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         put(last, row);
     }
     for (; stored < g.H; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
+    if constexpr (cpu_bf16(O)) *subnormal = !sums_stay_normal(tiny);
     return -1;
-}
-
-// low = the unsigned minimum of low and of |bits| - 1 of p[0, n) (+-0 wraps to the largest value,
-// as do the lanes a tail load leaves 0).
-MPOOL_AVX512 __m512i min_magnitude_less1(__m512i low, const uint16_t *p, int64_t n) {
-    const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1);
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        low = _mm512_min_epu16(low, _mm512_sub_epi16(_mm512_and_si512(_mm512_loadu_si512(p + i), mag), one));
-    if (i < n) {
-        const auto m = static_cast<__mmask32>((uint64_t{1} << (n - i)) - 1);
-        low = _mm512_min_epu16(low, _mm512_sub_epi16(_mm512_and_si512(_mm512_maskz_loadu_epi16(m, p + i), mag), one));
-    }
-    return low;
-}
-
-// Whether no sum of a BF16 plane can be subnormal, so that the CPU's conversion (which reads
-// subnormals as zero) rounds every sum as float_to_bf16 does: every gradOutput value is 0, not
-// finite, or at least 2^-100 in magnitude. Then each value is a multiple of 2^-107 (its ulp), and
-// so is every FLOAT partial sum - exact below 2^-83, rounded to a multiple of its own ulp (>= 2^-106)
-// above - hence 0 or at least 2^-107, far above FLOAT's subnormals (< 2^-126).
-MPOOL_AVX512 bool bf16_sums_normal(const Geometry &g, const char *go, View4 gov) {
-    if (gov.w != 1) return false;  // (strided rows: the integer rounding, no scan)
-    // |bits| in (0, 27 << 7): a BF16 subnormal or a normal below 2^-100 (biased exponent < 27)
-    __m512i low = _mm512_set1_epi16(-1);
-    const auto *plane = reinterpret_cast<const uint16_t *>(go);
-    if (gov.h == g.Wo) {
-        low = min_magnitude_less1(low, plane, g.Ho * g.Wo);  // dense rows: one run
-    } else {
-        for (int64_t oh = 0; oh < g.Ho; ++oh) low = min_magnitude_less1(low, plane + oh * gov.h, g.Wo);
-    }
-    return _mm512_cmplt_epu16_mask(low, _mm512_set1_epi16((27 << 7) - 1)) == 0;
 }
 
 template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                        const uint8_t *next_mask, bool k3, bool bits) {
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+                                        const uint8_t *next_mask, bool k3, bool bits, uint32_t *subnormal) {
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
+    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
+    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
+    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
 }
 
 template <DType DT, bool FP16>
@@ -958,22 +949,29 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
                                          char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
+    uint32_t subnormal = 0;
     if constexpr (DT == DType::F32) {
         // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
         const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
-        if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+        if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
     }
     // streamed 16-bit k3 rows: the blocks stream them out themselves (stream16_rows)
     const bool nt16 = DT != DType::F32 && stream && k3 && stream16_rows(P.g, giv) && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
-    if constexpr (DT == DType::BF16) {  // (k2's sums are single values: their rounding is left out anyway)
-        if (k3 && acp::avx512::kCpuConvertsBf16 && bf16_sums_normal(P.g, go, gov)) {
-            if (nt16) return run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
-            return run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+    if constexpr (DT == DType::BF16) {
+        // k3's BF16 sums rounded by the CPU, which reads subnormals as zero: the blocks note values
+        // that could make a subnormal sum (min_magnitude_less1), and such a plane is done again,
+        // rounded in integers. (Only where gradInput's
+        // own rows are written - not through the line stream, which cannot take a plane back; k2's
+        // sums are single values, their rounding is left out anyway.)
+        if (k3 && acp::avx512::kCpuConvertsBf16 && (!stream || nt16)) {
+            const int64_t bad = nt16 ? run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal)
+                                     : run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
+            if (bad >= 0 || !subnormal) return bad;
         }
     }
     if constexpr (DT != DType::F32)
-        if (nt16) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
-    return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits);
+        if (nt16) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
+    return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
 }
 
 MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
