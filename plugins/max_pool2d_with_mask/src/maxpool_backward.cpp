@@ -487,8 +487,8 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // next block's (valignd, one conversion less but a loop-carried value), k2's kernel-position
 // offsets from the plan's table (k3's come from there: -8 to -16 %), the bit-mask prefetch one plane further ahead,
 // one check of the bad lanes per row instead of per block (+4 %), vcvtne2ps2bf16 for the BF16 rows
-// rounded in integers (its subnormal guard costs what it saves; the Out::Bf16Cpu rows, which need no
-// guard, use it), rows stored one output row late (store forwarding was not the cost of 16-bit rows
+// rounded in integers (a guard per vector costs what it saves; the Out::Bf16Cpu rows, guarded once
+// per plane, use it), rows stored one output row late (store forwarding was not the cost of 16-bit rows
 // streamed through the stage: the stage's copy and its partial lines were - the blocks now stream
 // whole lines themselves, see stream_half_lines). Zen 5 (session 18, one thread, 8 planes in L2): BF16 and
 // FLOAT16 1.43 us, FLOAT 1.54, FLOAT computed as FLOAT16 with the bit mask 2.1; bit-mask words read
@@ -862,7 +862,7 @@ bool stream16_rows(const Geometry &g, View4 giv) {
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                        const uint8_t *next_mask, uint32_t *subnormal) {
+                                        const uint8_t *next_mask, bool *subnormal) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
     constexpr bool k3 = K3;
@@ -937,7 +937,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
 template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
-                                        const uint8_t *next_mask, bool k3, bool bits, uint32_t *subnormal) {
+                                        const uint8_t *next_mask, bool k3, bool bits, bool *subnormal) {
     if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
     if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
     if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
@@ -949,7 +949,7 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
                                          char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
-    uint32_t subnormal = 0;
+    bool subnormal = false;
     if constexpr (DT == DType::F32) {
         // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
         const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
@@ -960,9 +960,8 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
     if constexpr (DT == DType::BF16) {
         // k3's BF16 sums rounded by the CPU, which reads subnormals as zero: the blocks note values
         // that could make a subnormal sum (min_magnitude_less1), and such a plane is done again,
-        // rounded in integers. (Only where gradInput's
-        // own rows are written - not through the line stream, which cannot take a plane back; k2's
-        // sums are single values, their rounding is left out anyway.)
+        // rounded in integers. Only where gradInput's own rows are written - not through the line
+        // stream, which cannot take a plane back. (k2's sums are single values: no rounding.)
         if (k3 && acp::avx512::kCpuConvertsBf16 && (!stream || nt16)) {
             const int64_t bad = nt16 ? run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal)
                                      : run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
