@@ -194,13 +194,14 @@ BS_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, i
         }
 }
 
-// Per output channel o and chunk of 16 kernel positions: its 16 input rows (K consecutive values
-// each) transposed give, for each k, the tile row of o (16 inputs). BF16 rows are widened to 32-bit
-// lanes; a pair of output channels (even, odd) is then one row of 16 (even | odd << 16) words.
 // Tiles ahead that block_weights_avx prefetches. Weights are read in runs of 16 * K values a row
 // apart, which the hardware prefetchers leave to demand misses: 512x512x9 BF16 from memory, 1 thread,
 // 1.07 -> 0.44 ms whole and 1.87 -> 0.52-0.85 ms in the 16 slices of a pass by channel blocks.
 constexpr int64_t kWeightTilesAhead = 1;
+
+// Per output channel o and chunk of 16 kernel positions: its 16 input rows (K consecutive values
+// each) transposed give, for each k, the tile row of o (16 inputs). BF16 rows are widened to 32-bit
+// lanes; a pair of output channels (even, odd) is then one row of 16 (even | odd << 16) words.
 template <WeightTiles T>
 BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, bool a_outer, void *dst) {
     const int64_t OB = (O + 15) / 16, IB = (I + 15) / 16;
