@@ -9,9 +9,9 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "aclnn_cpu/transpose_avx512.hpp"
 #include "cpu.hpp"
-#include "prefetch.hpp"
 
 namespace conv {
 
@@ -236,7 +236,7 @@ BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t 
                 const int64_t es = T == WeightTiles::F32_16a16b ? 4 : 2;
                 if (nob < OB)
                     for (int64_t o = 0; o < std::min<int64_t>(16, O - nob * 16); ++o)
-                        prefetch_lines(static_cast<const char *>(src) + ((nob * 16 + o) * o_stride + nib * 16 * K) * es,
+                        acp::prefetch_lines(static_cast<const char *>(src) + ((nob * 16 + o) * o_stride + nib * 16 * K) * es,
                                        std::min<int64_t>(16, I - nib * 16) * K * es);
             }
             for (int64_t k0 = 0; k0 < K; k0 += 16) {

@@ -12,8 +12,8 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "aclnn_cpu/transpose_avx512.hpp"
-#include "prefetch.hpp"
 
 namespace conv {
 
@@ -80,7 +80,7 @@ DWB_AVX __attribute__((always_inline)) inline void transpose16_epi16(const __m25
 // Touches `bytes` bytes from p into L2: the next task's block while this one computes (the 16 planes
 // of a block are one contiguous span; the hardware prefetchers miss 16 short streams). Not into L1:
 // the task's own scratch would evict it there (measured: 14x14 FLOAT 1.8 ms with T0, 1.2 ms with T1).
-void prefetch_span(const void *p, int64_t bytes) { prefetch_lines<true>(p, bytes); }
+void prefetch_span(const void *p, int64_t bytes) { acp::prefetch_lines<true>(p, bytes); }
 
 // The same for `count` elements of each of nc planes from element `first` of the first.
 void prefetch_rows(const void *src, int64_t es, int64_t first, int64_t plane, int nc, int64_t count) {

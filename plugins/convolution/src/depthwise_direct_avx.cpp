@@ -9,8 +9,8 @@
 #include <type_traits>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "depthwise_direct_common.hpp"
-#include "prefetch.hpp"
 
 namespace conv::dwd {
 
@@ -32,18 +32,18 @@ __mmask32 first_lanes32(int64_t n) { return n >= 32 ? 0xffffffffu : n <= 0 ? 0u 
 // gradWeight read 5 GB/s and the flattened FLOAT gradInput 8 GB/s (2-3x faster with these). Row
 // walks fetch the rows they reach kRowsAhead rows on, the flattened kernels kFlatAhead elements on,
 // gradInput its output rows too (they are read for ownership before the stores), and a channel's
-// walk the head of its next plane (prefetch.hpp).
+// walk the head of its next plane (aclnn_cpu/prefetch.hpp).
 constexpr int64_t kRowsAhead = 4;
 constexpr int64_t kFlatAhead = 512;
 constexpr int64_t kHeadBytes = 2048;
 
 // Row r (when inside) of a plane of `rows` rows of `width` elements of es bytes from element `first`.
 DWD_AVX inline void prefetch_row(const void *base, int64_t first, int64_t r, int64_t rows, int64_t width, int64_t es) {
-    if (r >= 0 && r < rows) prefetch_lines(static_cast<const char *>(base) + (first + r * width) * es, width * es);
+    if (r >= 0 && r < rows) acp::prefetch_lines(static_cast<const char *>(base) + (first + r * width) * es, width * es);
 }
 // Elements [i, i + n) of a plane of P elements from element `first` (the part inside).
 DWD_AVX inline void prefetch_elems(const void *base, int64_t first, int64_t i, int64_t n, int64_t P, int64_t es) {
-    if (i < P) prefetch_lines(static_cast<const char *>(base) + (first + i) * es, (std::min(P, i + n) - i) * es);
+    if (i < P) acp::prefetch_lines(static_cast<const char *>(base) + (first + i) * es, (std::min(P, i + n) - i) * es);
 }
 
 template <bool BF16>
@@ -455,7 +455,7 @@ DWD_AVX __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t
 // n: the strip's columns.
 DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
     if (y + kStripAhead >= H) return;
-    prefetch_lines(col + (y + kStripAhead) * W, std::min(n, kStrip) * 2);
+    acp::prefetch_lines(col + (y + kStripAhead) * W, std::min(n, kStrip) * 2);
 }
 
 // gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
@@ -541,7 +541,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, con
     auto row = [&](int64_t oy) DWD_AVX {
         strip_ahead(col, oy, H, p.W, p.W - x0);
         if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
-            prefetch_lines(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), 1);
+            acp::prefetch_lines(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), 1);
         Row r{};
         if (oy < H) {
             if constexpr (kDot) strip_row_pairs<EDGE>(col + oy * p.W, m, r);
@@ -1238,8 +1238,8 @@ DWD_AVX __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int
         DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
         for (int64_t n = n0; n < n1; ++n) {
             if (n + 1 < n1) {
-                prefetch_lines(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c) * out_plane * es, std::min(kHeadBytes, out_plane * es));
-                prefetch_lines(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c) * in_plane * es, std::min(kHeadBytes, in_plane * es));
+                acp::prefetch_lines(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c) * out_plane * es, std::min(kHeadBytes, out_plane * es));
+                acp::prefetch_lines(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c) * in_plane * es, std::min(kHeadBytes, in_plane * es));
             }
             p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
             plane(p, vs);

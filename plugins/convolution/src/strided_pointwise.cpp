@@ -8,8 +8,8 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "cpu.hpp"
-#include "prefetch.hpp"
 
 namespace conv {
 
@@ -200,7 +200,7 @@ void subsample(const void *src, void *dst, size_t es, const Geometry &g) {
             // the hardware prefetchers miss rows read with a stride (Zen 5): the rows of the plane
             // after next by hand
             if (p + 2 < r.end())
-                sampled_rows(in, out, st, p + 2, [&](int64_t at) { prefetch_lines(in_b + static_cast<size_t>(at) * es, row_bytes); });
+                sampled_rows(in, out, st, p + 2, [&](int64_t at) { acp::prefetch_lines(in_b + static_cast<size_t>(at) * es, row_bytes); });
             auto *to = static_cast<uint8_t *>(dst) + static_cast<size_t>(p * out_plane) * es;
             sampled_rows(in, out, st, p, [&](int64_t at) {
                 gather_row(in_b + static_cast<size_t>(at) * es, to, es, in.w, out.w, st.w);

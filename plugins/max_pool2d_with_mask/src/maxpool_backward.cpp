@@ -4,8 +4,8 @@
 // in a ring of kH FLOAT rows in the slot's scratch; a row is stored (converted, and for large
 // outputs streamed whole 64-byte lines at a time, see LineStream) and cleared as soon as no later
 // window reaches it, so every gradInput element is written once and the memory traffic is one read
-// of gradOutput and of the mask bytes in use and one write of gradInput. The next plane's inputs
-// are prefetched row by row meanwhile.
+// of gradOutput and of the mask bytes in use and one write of gradInput. A bit mask's next plane
+// is prefetched row by row meanwhile (prefetch_next_bits).
 //
 // Per output row, the mask is decoded 16 outputs at a time with AVX-512 (int32: the window check by
 // unsigned compares and kH - 1 conditional subtractions instead of a division; bits: 48 outputs of
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "maxpool_rows.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -485,7 +486,8 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
 // FLOAT 2.3 us, FLOAT16 2.3, BF16 2.3, FLOAT16 bit mask 2.2, FLOAT computed as FLOAT16 with the bit
 // mask 3.0. Tried and dropped (no gain or slower): each block's neighbour values shifted out of the
 // next block's (valignd, one conversion less but a loop-carried value), k2's kernel-position
-// offsets from the plan's table (k3's come from there: -8 to -16 %), the bit-mask prefetch one plane further ahead,
+// offsets from the plan's table (k3's come from there: -8 to -16 %), the bit-mask prefetch one plane further ahead (then
+// compiled away, see prefetch_next_bits: not retried),
 // one check of the bad lanes per row instead of per block (+4 %), vcvtne2ps2bf16 for the BF16 rows
 // rounded in integers (a guard per vector costs what it saves; the Out::Bf16Cpu rows, guarded once
 // per plane, use it), rows stored one output row late (store forwarding was not the cost of 16-bit rows
@@ -824,26 +826,17 @@ MPOOL_AI int64_t parity_row_any(const BackwardPlan &P, const void *grow, const u
 
 #endif  // MPOOL_X86
 
-// Prefetch one row of the next plane's inputs while this plane computes, so that the loads of the
-// next plane overlap this plane's arithmetic and stores (the hardware prefetcher alone runs dry at
-// plane boundaries).
-inline void prefetch_span(const void *p, int64_t bytes) {
-    const char *c = static_cast<const char *>(p);
-    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 3);
-}
-
-// Output row oh's inputs of the next plane (next_go == nullptr: none).
-inline void prefetch_next(const BackwardPlan &P, View4 gov, const char *next_go, const uint8_t *next_mask, int64_t oh) {
-    if (!next_go) return;
+// Bit masks: output row oh's bits of the next plane, in each kernel position's row (next_mask ==
+// nullptr: no next plane), while this plane computes. The hardware prefetchers leave these short
+// runs - nine rows 6304 bytes apart at 112x112, 7 lines each - to demand misses: FLOAT computed as
+// FLOAT16, k3, 32x64x112x112, 2 threads (Zen 5): 1.55 -> 1.22 us a plane. Int32 masks and
+// gradOutput rows are left to the hardware: prefetching them cost 5 % on 16-bit int32 planes.
+// (Until session 21 these prefetches were __builtin_prefetch calls that GCC 12 compiled away.)
+inline void prefetch_next_bits(const BackwardPlan &P, const uint8_t *next_mask, int64_t oh) {
+    if (!next_mask || P.layout != MaskLayout::Bits) return;
     const Geometry &g = P.g;
-    const int64_t es = elem_size(P.dt);
-    if (gov.w == 1) prefetch_span(next_go + oh * gov.h * es, g.Wo * es);
-    if (P.layout == MaskLayout::Int32) {
-        prefetch_span(next_mask + oh * g.Wo * 4, g.Wo * 4);
-    } else {  // only the bytes of this output row's bits in each kernel position's row
-        const int64_t row_bytes = mask_row_bytes(g.Ho, g.Wo), b0 = oh * g.Wo / 8, b1 = ((oh + 1) * g.Wo + 7) / 8;
-        for (int64_t k = 0; k < g.kernel_positions(); ++k) prefetch_span(next_mask + k * row_bytes + b0, b1 - b0);
-    }
+    const int64_t row_bytes = mask_row_bytes(g.Ho, g.Wo), b0 = oh * g.Wo / 8, b1 = ((oh + 1) * g.Wo + 7) / 8;
+    for (int64_t k = 0; k < g.kernel_positions(); ++k) acp::prefetch_lines(next_mask + k * row_bytes + b0, b1 - b0);
 }
 
 // Whether the k3 blocks can stream 16-bit gradInput rows themselves (stream_half_lines), given a
@@ -861,7 +854,7 @@ bool stream16_rows(const Geometry &g, View4 giv) {
 // its row kernel without a dispatch per row.
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
 MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool *subnormal) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), row_bytes = mask_row_bytes(g.Ho, g.Wo), rb = g.W * es;
@@ -887,7 +880,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
         stored = row + 1;
     };
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
-        prefetch_next(P, gov, next_go, next_mask, oh);
+        prefetch_next_bits(P, next_mask, oh);
         // the gradOutput row in its dtype, converted in the blocks (a strided row gathered first)
         const char *grow = go + oh * gov.h * es;
         if (gov.w != 1) {
@@ -936,24 +929,24 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
 
 template <DType DT, bool FP16, Out O>
 MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                        char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                        char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool k3, bool bits, bool *subnormal) {
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
-    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
-    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
-    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, subnormal);
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
 }
 
 template <DType DT, bool FP16>
 MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                         char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                         char *gi, View4 giv, const Slot &s, LineStream *stream,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
     bool subnormal = false;
     if constexpr (DT == DType::F32) {
         // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves
         const bool nt = stream && P.g.W % 16 == 0 && (giv.h * 4) % 64 == 0 && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
-        if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
+        if (nt) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, k3, bits, &subnormal);
     }
     // streamed 16-bit k3 rows: the blocks stream them out themselves (stream16_rows)
     const bool nt16 = DT != DType::F32 && stream && k3 && stream16_rows(P.g, giv) && reinterpret_cast<uintptr_t>(gi) % 64 == 0;
@@ -963,23 +956,23 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
         // rounded in integers. Only where gradInput's own rows are written - not through the line
         // stream, which cannot take a plane back. (k2's sums are single values: no rounding.)
         if (k3 && acp::avx512::kCpuConvertsBf16 && (!stream || nt16)) {
-            const int64_t bad = nt16 ? run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal)
-                                     : run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
+            const int64_t bad = nt16 ? run_plane_parity_k<DT, FP16, Out::Bf16CpuStream>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, k3, bits, &subnormal)
+                                     : run_plane_parity_k<DT, FP16, Out::Bf16Cpu>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, k3, bits, &subnormal);
             if (bad >= 0 || !subnormal) return bad;
         }
     }
     if constexpr (DT != DType::F32)
-        if (nt16) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
-    return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask, k3, bits, &subnormal);
+        if (nt16) return run_plane_parity_k<DT, FP16, Out::Stream>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, k3, bits, &subnormal);
+    return run_plane_parity_k<DT, FP16, Out::Rows>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, k3, bits, &subnormal);
 }
 
 MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
-                                      char *gi, View4 giv, const Slot &s, LineStream *stream, const char *next_go,
+                                      char *gi, View4 giv, const Slot &s, LineStream *stream,
                                       const uint8_t *next_mask) {
-    if (P.dt == DType::F16) return run_plane_parity_dt<DType::F16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (P.dt == DType::BF16) return run_plane_parity_dt<DType::BF16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    if (P.fp16) return run_plane_parity_dt<DType::F32, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
-    return run_plane_parity_dt<DType::F32, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_go, next_mask);
+    if (P.dt == DType::F16) return run_plane_parity_dt<DType::F16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
+    if (P.dt == DType::BF16) return run_plane_parity_dt<DType::BF16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
+    if (P.fp16) return run_plane_parity_dt<DType::F32, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
+    return run_plane_parity_dt<DType::F32, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
 }
 #endif
 
@@ -1099,10 +1092,10 @@ MPOOL_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *
 
 #endif
 
-// One plane: returns the first bad output column j (flat in the plane), or -1. next_go / next_mask:
-// the next plane's inputs (nullptr: none).
+// One plane: returns the first bad output column j (flat in the plane), or -1. next_mask: the next
+// plane's mask (nullptr: none; see prefetch_next_bits).
 int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane, char *gi, View4 giv,
-                  const Slot &s, bool avx, bool use_tiles, LineStream *stream, const char *next_go,
+                  const Slot &s, bool avx, bool use_tiles, LineStream *stream,
                   const uint8_t *next_mask) {
     const Geometry &g = P.g;
     const int64_t es = elem_size(P.dt), R = P.ring_rows, row_bytes = mask_row_bytes(g.Ho, g.Wo);
@@ -1140,7 +1133,7 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
         }
         if (oh == g.Ho) return -1;
         live_hi = std::max(live_hi, g.row_hi(oh));
-        prefetch_next(P, gov, next_go, next_mask, oh);
+        prefetch_next_bits(P, next_mask, oh);
         // A FLOAT row with w stride 1 is used in place; others are converted into the slot's row.
         const float *grow = s.grow;
         if (P.dt == DType::F32 && !P.fp16 && gov.w == 1)
@@ -1312,12 +1305,12 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                     }
                     continue;
                 }
-                const int64_t j = parity ? run_plane_parity(P, goP, go, maskP, giP, gi, s, lsp, next_go, next_mask)
+                const int64_t j = parity ? run_plane_parity(P, goP, go, maskP, giP, gi, s, lsp, next_mask)
                                   : small  ? run_plane_small(P, goP, go, maskP, giP, gi, s, lsp)
-                                          : run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_go, next_mask);
+                                          : run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_mask);
 #else
                 (void)parity, (void)small, (void)small_direct;
-                const int64_t j = run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_go, next_mask);
+                const int64_t j = run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_mask);
 #endif
                 if (j >= 0) {  // this slot's first bad index; later planes do not matter
                     int32_t v = 0;

@@ -1,15 +1,15 @@
-// Software prefetch for the plugin's own kernels. On Zen 5 the hardware prefetchers leave row walks
+// Software prefetch for the plugins' own kernels. On Zen 5 the hardware prefetchers leave row walks
 // (a few row streams at once, rows read with a stride, the next plane an image away) mostly to
 // demand misses; the kernels fetch what they will reach a little ahead by hand.
-#ifndef CONVOLUTION_SRC_PREFETCH_HPP_
-#define CONVOLUTION_SRC_PREFETCH_HPP_
+#ifndef ACLNN_CPU_PREFETCH_HPP_
+#define ACLNN_CPU_PREFETCH_HPP_
 
 #include <cstdint>
 
-namespace conv {
+namespace acp {
 
 // The cache lines of bytes [at, at + n), into L1 or (L2) into L2. By inline asm: GCC 12 dropped
-// some _mm_prefetch / __builtin_prefetch loops.
+// some _mm_prefetch / __builtin_prefetch loops (all of the mask backward's, found in session 21).
 template <bool L2 = false>
 inline void prefetch_lines(const void *at, int64_t n) {
 #if defined(__x86_64__)
@@ -23,6 +23,6 @@ inline void prefetch_lines(const void *at, int64_t n) {
 #endif
 }
 
-}  // namespace conv
+}  // namespace acp
 
-#endif  // CONVOLUTION_SRC_PREFETCH_HPP_
+#endif  // ACLNN_CPU_PREFETCH_HPP_
