@@ -14,6 +14,8 @@
 // the first bad one whatever the thread count or scheduling.
 #include "max_unpool2d_kernels.hpp"
 
+#include "aclnn_cpu/prefetch.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -40,6 +42,7 @@ constexpr int64_t kMinItems = 64;                      // split planes into row 
 constexpr int64_t kStreamBytes = int64_t{16} << 20;    // stream when the gather moves more (L3 is 32 MB)
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 constexpr size_t kStageBytes = size_t{64} << 10;      // scatter: a staged output plane (on the stack)
+constexpr int64_t kPrefetchLead = 512;                 // gather: gradOutput prefetched this many indices ahead
 
 template <class T>
 inline T load(const char *p) {
@@ -305,6 +308,19 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
     const PlaneFn strided = idx64_ ? pick_plane_for<int64_t, GatherStrided>(elem_) : pick_plane_for<int32_t, GatherStrided>(elem_);
     const int64_t rb = row_blocks_;
     std::atomic<int64_t> first_bad{kNone};
+    // Unpooling indices come from a max pool: input row h gathers from gradOutput rows near
+    // h * oH / H, in three or so interleaved row streams, which the hardware prefetchers leave to
+    // demand misses. Large gathers fetch those rows by hand `ahead` input rows (kPrefetchLead
+    // indices) early - the next plane's first rows at the end of a plane. Indices that point
+    // elsewhere only make these prefetches useless, never wrong. 32x64x56x56 <- 112x112 FLOAT,
+    // 2 threads (Zen 5): int32 indices 3.0 -> 2.0 ms (min), int64 3.9 -> 2.2-2.7 ms.
+    const int64_t ahead = fast && oH_ >= s.H && moved > kStreamBytes ? (kPrefetchLead + s.W - 1) / s.W : 0;
+    auto prefetch_rows = [&](int64_t p, int64_t h) {
+        if (h >= s.H) h -= s.H, ++p;  // the next plane's
+        if (h >= s.H || p >= planes) return;
+        const int64_t n = p / s.C, c = p % s.C, r0 = h * oH_ / s.H, r1 = (h + 1) * oH_ / s.H;
+        acp::prefetch_lines(static_cast<const char *>(src) + (n * sv.n + c * sv.c + r0 * oW_) * es, (r1 - r0) * oW_ * es);
+    };
 
     auto body = [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t item = range.begin(); item != range.end(); ++item) {
@@ -319,11 +335,12 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
             if (!fast) {
                 const int64_t r = strided(PlaneArgs{sp, ip, dp, sv, iv, dv, h0, h1, s.W, oH_, oW_, limit});
                 if (r >= 0) record_min(first_bad, p * plane + r);
-            } else if (merged) {
+            } else if (merged && !ahead) {
                 const int64_t r = run_fn(sp, ip + h0 * iv.h * is, dp + h0 * dv.h * es, (h1 - h0) * s.W, limit, stream);
                 if (r >= 0) record_min(first_bad, start + r);
             } else {
                 for (int64_t h = h0; h < h1; ++h) {
+                    if (ahead) prefetch_rows(p, h + ahead);
                     const int64_t r = run_fn(sp, ip + h * iv.h * is, dp + h * dv.h * es, s.W, limit, stream);
                     if (r >= 0) {
                         record_min(first_bad, p * plane + h * s.W + r);

@@ -301,6 +301,29 @@ TEST(Large, StreamingStoresKeepTheBits) {
     }
 }
 
+// A large gather (prefetching gradOutput rows ahead, row by row) stops at its first bad index in
+// row-major order at any thread count, two planes' worth of rows before the end, and writes no
+// out byte the user could take for a result (status 361001, the position named).
+TEST(Large, FirstBadIndexOfAStreamedGather) {
+    BackwardCase c;
+    c.selfDims = {1, 64, 128, 130};
+    c.oH = 256, c.oW = 260;
+    c.idxDt = ACL_INT32;
+    const int64_t plane = 128 * 130;
+    auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, 53);
+    idx[static_cast<size_t>(62 * plane + 127 * 130 + 5)] = -1;      // the first one: plane 62, last row
+    idx[static_cast<size_t>(63 * plane + 2)] = c.oH * c.oW;         // a later plane
+    for (int threads : {1, 2}) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2", threads));
+        const RunResult r = runBackward(c, randomBits(static_cast<size_t>(numel(c.goDims())), ACL_FLOAT, 54), idx);
+        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+        EXPECT_EQ(r.phase2, ACLNN_ERR_RUNTIME_ERROR);
+        EXPECT_TRUE(messageContains(r.message, {"indices[0][62][127][5] = -1"})) << r.message;
+        EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
+    }
+}
+
 // Every tensor flush against an inaccessible page, before it and then after it: a read or write one
 // byte outside a tensor (a gather vector one lane too wide, an index read past the end) crashes the
 // test. Widths 1-40 (unpooled to twice that), value dtypes of 1 to 8 bytes, both index dtypes, and
