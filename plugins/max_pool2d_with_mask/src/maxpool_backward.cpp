@@ -516,7 +516,9 @@ MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) 
 struct Int32Block {
     __m512i d, d1;
     const __m512i *off;  // kh * W + kw per position k
+    __m512i v;  // the indices
     __mmask16 live, live1, col_in[3], bad;
+    MPOOL_AI __mmask16 bad_lanes() const { return bad ? _mm512_mask_cmpneq_epi32_mask(bad, v, _mm512_set1_epi32(-1)) : 0; }
     MPOOL_AI __mmask16 m(int k, int kw) const { return _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]); }
     MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
 };
@@ -557,8 +559,9 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     __m512i t = a ? u : _mm512_set1_epi32(-1);
     if (bb) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, vW));
     if (K3 && c) t = _mm512_maskz_min_epu32(kAll, t, _mm512_sub_epi32(u, _mm512_add_epi32(vW, vW)));
-    const __mmask16 named = _mm512_mask_cmpneq_epi32_mask(b.live, v, _mm512_set1_epi32(-1));  // -1: "no maximum"
-    b.bad = _mm512_mask_cmpge_epu32_mask(named, t, n);
+    // -1 ("no maximum") fails the test too; it is taken out of the rare failing lanes only (bad_lanes)
+    b.bad = _mm512_mask_cmpge_epu32_mask(b.live, t, n);
+    b.v = v;
     return b;
 }
 
@@ -763,7 +766,7 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
         Int32Block m = int32_block<K3, FULL, FIRST, COLS>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
                                                     ALL || b, ALL || c);
         parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
-        if (m.bad) return ow0 + __builtin_ctz(m.bad);
+        if (const __mmask16 bad = m.bad_lanes()) return ow0 + __builtin_ctz(bad);
     }
     return -1;
 }
