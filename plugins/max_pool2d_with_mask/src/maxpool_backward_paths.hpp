@@ -13,22 +13,11 @@
 #include "maxpool_backward.hpp"
 #include "maxpool_rows.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MPOOL_X86 1
-#include <immintrin.h>
-#define MPOOL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-#define MPOOL_X86 0
-#endif
+#include "maxpool_isa.hpp"
 
 namespace mpool {
 
-struct BackwardPlan {
-    Geometry g{};
-    DType dt = DType::F32;
-    bool fp16 = false;
-    MaskLayout layout = MaskLayout::Int32;
-    int64_t slots = 1;
+struct BackwardPlan : KernelPlanBase {
     // ring path: kH rows of W floats, then 16 dummy floats for skipped lanes
     int64_t ring_rows = 1, ring_stride = 1, ring_floats = 0;
     // The tile path's ring layout: rows tile_stride floats apart (a multiple of 16), column c at

@@ -20,22 +20,11 @@
 
 #include "maxpool_rows.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MPOOL_FWD_X86 1
-#include <immintrin.h>
-#define MPOOL_FWD_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-#define MPOOL_FWD_X86 0
-#endif
+#include "maxpool_isa.hpp"
 
 namespace mpool {
 
-struct ForwardPlan {
-    Geometry g{};
-    DType dt = DType::F32;
-    bool fp16 = false;
-    MaskLayout layout = MaskLayout::Int32;
-    int64_t slots = 1;
+struct ForwardPlan : KernelPlanBase {
     int64_t row_stride = 16;  // floats per converted input row: pad_left of -inf, W values, -inf
     int64_t pad_left = 0;     // pW rounded up to 16 (keeps the values 64-byte aligned)
     bool vec_ok = false;      // int32 lane arithmetic is exact (the AVX-512 path may run)
@@ -47,9 +36,9 @@ namespace {
 
 int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
 
-#if MPOOL_FWD_X86
+#if MPOOL_X86
 // Outputs [ow0, ow0 + 16) of row oh, window rows [h0, h1) converted at rows (values at pad_left).
-MPOOL_FWD_AVX512 void row_avx(const ForwardPlan &P, const float *rows, int64_t oh, float *orow, uint8_t *mask_plane,
+MPOOL_AVX512 void row_avx(const ForwardPlan &P, const float *rows, int64_t oh, float *orow, uint8_t *mask_plane,
                               int64_t row_bytes) {
     const Geometry &g = P.g;
     const int64_t h0 = g.row_lo(oh), h1 = g.row_hi(oh), hs = oh * g.sH - g.pH;
@@ -114,7 +103,7 @@ void run_plane(const ForwardPlan &P, const char *in, View4 inv, char *out, View4
         const int64_t h0 = g.row_lo(oh), h1 = g.row_hi(oh), hs = oh * g.sH - g.pH;
         for (int64_t ih = h0; ih < h1; ++ih)
             load_row(in + ih * inv.h * es, inv.w, g.W, P.dt, P.fp16, rows + (ih - h0) * P.row_stride + P.pad_left, avx);
-#if MPOOL_FWD_X86
+#if MPOOL_X86
         if (avx && P.vec_ok) {
             row_avx(P, rows, oh, orow, mask_plane, row_bytes);
             store_row(orow, g.Wo, P.dt, P.fp16, out + oh * outv.h * es, outv.w, avx, nullptr);

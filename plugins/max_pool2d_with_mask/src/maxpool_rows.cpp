@@ -10,13 +10,7 @@
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MPOOL_X86 1
-#include <immintrin.h>
-#define MPOOL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-#define MPOOL_X86 0
-#endif
+#include "maxpool_isa.hpp"
 
 namespace mpool {
 namespace {

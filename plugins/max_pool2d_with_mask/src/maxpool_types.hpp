@@ -37,6 +37,16 @@ enum class MaskLayout { Int32, Bits };
 // Both paths produce the same bits.
 enum class Isa { Auto, Scalar, Avx512 };
 
+// What the forward and backward kernels' plans start with: the geometry, the element type (fp16:
+// FLOAT computed as FLOAT16), the mask layout, and the scratch slots the planes are split over.
+struct KernelPlanBase {
+    Geometry g{};
+    DType dt = DType::F32;
+    bool fp16 = false;
+    MaskLayout layout = MaskLayout::Int32;
+    int64_t slots = 1;
+};
+
 // Bytes of one mask row (one (n, c, kernel position)): (ceil(Ho * Wo / 16) + 1) * 32.
 inline int64_t mask_row_bytes(int64_t Ho, int64_t Wo) { return ((Ho * Wo + 15) / 16 + 1) * 32; }
 inline int64_t mask_plane_bytes(const Geometry &g) { return g.kernel_positions() * mask_row_bytes(g.Ho, g.Wo); }
