@@ -40,7 +40,7 @@ namespace {
 bool want_avx(Isa isa) { return isa != Isa::Scalar && detail::cpu_has_avx512(); }
 
 bool cpu_has_avx512bf16() {
-#if AVGPOOL_X86
+#if ACP_X86
     static const bool has = __builtin_cpu_supports("avx512bf16");
     return has;
 #else
@@ -74,16 +74,6 @@ struct BwScratch {  // per-task backward scratch (on the stack, ~53 KB)
 // ---------------------------------------------------------------------------------------------
 // detail
 // ---------------------------------------------------------------------------------------------
-bool detail::cpu_has_avx512() {
-#if AVGPOOL_X86
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return has;
-#else
-    return false;
-#endif
-}
-
 void detail::round_floats(const float* src, uint16_t* dst, int64_t n, DType dt, Isa isa) {
     select_ops(isa, dt).round(src, dst, n, dt);
 }

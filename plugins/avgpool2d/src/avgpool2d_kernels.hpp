@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "aclnn_cpu/isa.hpp"
+
 namespace avgpool2d {
 
 struct Geometry {                 // all already validated by the caller
@@ -88,7 +90,7 @@ private:
 namespace detail {
 // Test hook: round n FLOATs to dt (F16 or BF16) exactly as the kernels store them.
 void round_floats(const float* src, uint16_t* dst, int64_t n, DType dt, Isa isa);
-bool cpu_has_avx512();
+using acp::cpu_has_avx512;
 }  // namespace detail
 
 }  // namespace avgpool2d

@@ -7,21 +7,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "avgpool2d_tables.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define AVGPOOL_X86 1
-#else
-#define AVGPOOL_X86 0
-#endif
 
 namespace avgpool2d {
 
 // The product must be rounded on its own before it is added (no FMA contraction, whatever
 // -ffp-contract the build uses), or the scalar and vector paths could differ in the last bit.
 inline float opaque(float x) {
-#if AVGPOOL_X86
+#if ACP_X86
     asm("" : "+x"(x));
     return x;
 #else

@@ -3,12 +3,11 @@
 // function-level target and only run after the runtime check in detail::cpu_has_avx512().
 #include "avgpool2d_rows.hpp"
 
-#if AVGPOOL_X86
+#if ACP_X86
 #include <immintrin.h>
 
 #include "aclnn_cpu/numeric_avx512.hpp"
 
-#define AVX512_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
 namespace avgpool2d {
 namespace {
@@ -17,7 +16,7 @@ namespace {
 // -Wmaybe-uninitialized on _mm512_undefined_*().
 constexpr __mmask16 kAll = 0xffff;
 
-AVX512_FN inline __mmask16 tail_mask(int64_t n) {
+ACP_AVX512 inline __mmask16 tail_mask(int64_t n) {
     return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
@@ -25,7 +24,7 @@ AVX512_FN inline __mmask16 tail_mask(int64_t n) {
 // (A signalling FLOAT16 NaN comes out quieted here and not in acp::half_to_float, but every loaded
 // value is multiplied or added before it is stored, which quiets it in both paths.)
 template <DType DT>
-AVX512_FN inline __m512 vload(const char* p, __mmask16 m) {
+ACP_AVX512 inline __m512 vload(const char* p, __mmask16 m) {
     if constexpr (DT == DType::F32) {
         return _mm512_maskz_loadu_ps(m, p);
     } else if constexpr (DT == DType::F16) {
@@ -36,20 +35,20 @@ AVX512_FN inline __m512 vload(const char* p, __mmask16 m) {
     }
 }
 
-AVX512_FN inline __m512 vopaque(__m512 x) {
+ACP_AVX512 inline __m512 vopaque(__m512 x) {
     asm("" : "+v"(x));
     return x;
 }
 
 // FLOAT16 and BF16 stores round with acp::avx512 (numeric_avx512.hpp), numeric.hpp's bits.
-AVX512_FN inline __m256i vround_f16(__m512 v) { return acp::avx512::to_half(v); }
-AVX512_FN inline __m256i vround_bf16(__m512 v) { return acp::avx512::to_bf16(v); }
+ACP_AVX512 inline __m256i vround_f16(__m512 v) { return acp::avx512::to_half(v); }
+ACP_AVX512 inline __m256i vround_bf16(__m512 v) { return acp::avx512::to_bf16(v); }
 
 // The same with vcvtneps2bf16 (AVX512_BF16; only called when the CPU has it, hence the asm: the
 // file is not built for it). The instruction rounds to nearest even and quiets NaNs exactly as
 // acp::float_to_bf16 but flushes FLOAT subnormal inputs to zero: vectors holding one take the
 // integer formula (vfpclassps finds them; they are rare).
-AVX512_FN inline __m256i vround_bf16_hw(__m512 v) {
+ACP_AVX512 inline __m256i vround_bf16_hw(__m512 v) {
     __m256i r;
     asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
     const __mmask16 sub = _mm512_fpclass_ps_mask(v, 0x20);  // 0x20: subnormal
@@ -59,7 +58,7 @@ AVX512_FN inline __m256i vround_bf16_hw(__m512 v) {
 
 // FLOAT -> 16 lanes of DT's 16-bit encoding; HW: use vround_bf16_hw for BF16.
 template <DType DT, bool HW>
-AVX512_FN inline __m256i vround(__m512 v) {
+ACP_AVX512 inline __m256i vround(__m512 v) {
     if constexpr (DT == DType::F16) return vround_f16(v);
     else if constexpr (HW) return vround_bf16_hw(v);
     else return vround_bf16(v);
@@ -67,7 +66,7 @@ AVX512_FN inline __m256i vround(__m512 v) {
 
 // Store 16 FLOATs as DT to p; `left` elements remain in the run (masked tail store below 16).
 template <DType DT, bool HW = false>
-AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
+ACP_AVX512 inline void vstore(void* p, __m512 v, int64_t left) {
     if constexpr (DT == DType::F32) {
         if (left >= 16)
             _mm512_storeu_ps(p, v);
@@ -89,7 +88,7 @@ AVX512_FN inline void vstore(void* p, __m512 v, int64_t left) {
 // runs) uses plain stores. A line is streamed only when it lies wholly inside this run, so lines
 // shared with a neighbouring row or work item are never streamed.
 template <DType DT, bool HW, class F>
-AVX512_FN inline void store_row(char* dst, int64_t n, bool stream, F f) {
+ACP_AVX512 inline void store_row(char* dst, int64_t n, bool stream, F f) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
     int64_t j = 0;
     if (stream) {
@@ -116,7 +115,7 @@ AVX512_FN inline void store_row(char* dst, int64_t n, bool stream, F f) {
 }
 
 template <bool HW>
-AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
+ACP_AVX512 void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
     for (int64_t i = 0; i < n; i += 16) {
         const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), src + i);
         if (dt == DType::F16)
@@ -128,7 +127,7 @@ AVX512_FN void round_avx(const float* src, uint16_t* dst, int64_t n, DType dt) {
 
 // P for a gradOutput row with w stride 1. Writes round_up16(n) floats (zeros past n).
 template <DType DT>
-AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType) {
+ACP_AVX512 void bw_products_avx(float* P, const char* go_row, int64_t go_w, const float* srow, int64_t n, DType) {
     (void)go_w;  // == 1
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
     for (int64_t j = 0; j < n; j += 16) {
@@ -142,7 +141,7 @@ AVX512_FN void bw_products_avx(float* P, const char* go_row, int64_t go_w, const
 // T > 0: every chunk of the segment has T terms (no per-chunk dispatch); T = 0: per-chunk counts.
 // acc += (lo:hi)[idx] in the lanes of each term's mask.
 template <int T>
-AVX512_FN inline void bw_stage_a_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P, float* Q) {
+ACP_AVX512 inline void bw_stage_a_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P, float* Q) {
     for (int64_t i = 0; i < nchunks; ++i, ++ck, Q += 16) {
         const __m512 lo = _mm512_loadu_ps(P + ck->off), hi = _mm512_loadu_ps(P + ck->off + 16);
         const Term* t = terms + ck->first;
@@ -158,7 +157,7 @@ AVX512_FN inline void bw_stage_a_loop(const Chunk* ck, const Term* terms, int64_
 
 // Stage A of two gradOutput rows at once: the chunk descriptors, indices and masks are loaded once.
 template <int T>
-AVX512_FN inline void bw_stage_a2_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P0,
+ACP_AVX512 inline void bw_stage_a2_loop(const Chunk* ck, const Term* terms, int64_t nchunks, const float* P0,
                                        const float* P1, float* Q0, float* Q1) {
     for (int64_t i = 0; i < nchunks; ++i, ++ck, Q0 += 16, Q1 += 16) {
         const __m512 lo0 = _mm512_loadu_ps(P0 + ck->off), hi0 = _mm512_loadu_ps(P0 + ck->off + 16);
@@ -177,7 +176,7 @@ AVX512_FN inline void bw_stage_a2_loop(const Chunk* ck, const Term* terms, int64
     }
 }
 
-AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
+ACP_AVX512 void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float* P, float* Q) {
     const Chunk* ck = B.chunks.data() + s.w0 / 16;
     const int64_t nchunks = (s.w1 - s.w0 + 15) / 16;
     switch (s.terms) {  // the common uniform counts unrolled
@@ -188,7 +187,7 @@ AVX512_FN void bw_stage_a_avx(const BackwardPlan& B, const BwSeg& s, const float
     }
 }
 
-AVX512_FN void bw_stage_a2_avx(const BackwardPlan& B, const BwSeg& s, const float* P0, const float* P1, float* Q0,
+ACP_AVX512 void bw_stage_a2_avx(const BackwardPlan& B, const BwSeg& s, const float* P0, const float* P1, float* Q0,
                                float* Q1) {
     const Chunk* ck = B.chunks.data() + s.w0 / 16;
     const int64_t nchunks = (s.w1 - s.w0 + 15) / 16;
@@ -204,8 +203,8 @@ AVX512_FN void bw_stage_a2_avx(const BackwardPlan& B, const BwSeg& s, const floa
 // +0 + rows[0] gives the same bits: a Q entry is never -0 (stage A starts from +0).
 // `stream`: see store_row.
 template <DType DT, bool HW>
-AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, bool stream) {
-    store_row<DT, HW>(out, n, stream, [&](int64_t j) AVX512_FN {
+ACP_AVX512 void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, bool stream) {
+    store_row<DT, HW>(out, n, stream, [&](int64_t j) ACP_AVX512 {
         __m512 acc = _mm512_load_ps(rows[0] + j);
         for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
         return acc;
@@ -216,7 +215,7 @@ AVX512_FN void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n
 // on both sides, stage-A tables valid. The same steps in the same order as the generic row loop in
 // BackwardKernel::run, fused into one function (no per-row indirect calls).
 template <DType DT, bool HW>
-AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
+ACP_AVX512 void bw_rows_avx(const BwRowsArgs& a) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
     const BackwardPlan& B = *a.B;
     const BwSeg& s = *a.s;
@@ -231,7 +230,7 @@ AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
         char* dst = a.gi + (h * a.gi_h + s.w0) * es;
         if (oh0 == oh1) {  // no window covers the row
             const __m512 zero = _mm512_setzero_ps();
-            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t) AVX512_FN { return zero; });
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t) ACP_AVX512 { return zero; });
             continue;
         }
         if (have < oh0) have = oh0;
@@ -249,14 +248,14 @@ AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
         }
         const float* q0 = a.ring + slot[oh0];  // stage B (see bw_stage_b_avx)
         if (oh1 - oh0 == 1) {
-            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN { return _mm512_load_ps(q0 + j); });
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) ACP_AVX512 { return _mm512_load_ps(q0 + j); });
         } else if (oh1 - oh0 == 2) {  // the common case (kH <= 2 sH) without the inner loop
             const float* q1 = a.ring + slot[oh0 + 1];
-            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN {
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) ACP_AVX512 {
                 return _mm512_add_ps(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j));
             });
         } else {
-            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) AVX512_FN {
+            store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) ACP_AVX512 {
                 __m512 acc = _mm512_load_ps(q0 + j);
                 for (int64_t oh = oh0 + 1; oh < oh1; ++oh) acc = _mm512_add_ps(acc, _mm512_load_ps(a.ring + slot[oh] + j));
                 return acc;
@@ -266,7 +265,7 @@ AVX512_FN void bw_rows_avx(const BwRowsArgs& a) {
 }
 
 template <DType DT>
-AVX512_FN void fw_stage1_avx(const FwStage1Args& a) {  // requires in_w == 1
+ACP_AVX512 void fw_stage1_avx(const FwStage1Args& a) {  // requires in_w == 1
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
     for (int64_t j = 0; j < a.n; j += 16) {
         const __mmask16 m = tail_mask(a.n - j);
@@ -276,7 +275,7 @@ AVX512_FN void fw_stage1_avx(const FwStage1Args& a) {  // requires in_w == 1
     }
 }
 
-AVX512_FN void fw_stage2_avx(const ForwardPlan& P, const FwSeg& s, const float* V, const float* srow, float* out) {
+ACP_AVX512 void fw_stage2_avx(const ForwardPlan& P, const FwSeg& s, const float* V, const float* srow, float* out) {
     const __m512i vlo = _mm512_set1_epi32(static_cast<int32_t>(s.vlo));
     for (int64_t ow = s.ow0; ow < s.ow1; ow += 16) {
         const __mmask16 m = tail_mask(s.ow1 - ow);
@@ -294,7 +293,7 @@ AVX512_FN void fw_stage2_avx(const ForwardPlan& P, const FwSeg& s, const float* 
 }
 
 // Forward stage 2 from the permutation tables (perm_ok).
-AVX512_FN void fw_stage2_perm_avx(const ForwardPlan& P, const FwSeg& s, const float* V, const float* srow, float* out) {
+ACP_AVX512 void fw_stage2_perm_avx(const ForwardPlan& P, const FwSeg& s, const float* V, const float* srow, float* out) {
     const Chunk* ck = P.chunks.data() + s.ow0 / 16;
     const FwTerm* terms = P.terms.data();
     for (int64_t ow = s.ow0; ow < s.ow1; ow += 16, ++ck) {

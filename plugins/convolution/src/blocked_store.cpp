@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
@@ -82,27 +83,26 @@ void block_weights_scalar(const void *src, int64_t O, int64_t I, int64_t K, int6
             }
 }
 
-#if defined(__x86_64__)
-#define BS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#if ACP_X86
 
 // GCC 12: the maskz_ forms with all lanes set (acp::avx512::kAll), see numeric_avx512.hpp.
 constexpr __mmask16 kAll = acp::avx512::kAll;
 
 template <OutDt T>
-BS_AVX512 __attribute__((always_inline)) inline void put16(void *dst, int64_t i, __m512 v, __mmask16 m) {
+ACP_AVX512 __attribute__((always_inline)) inline void put16(void *dst, int64_t i, __m512 v, __mmask16 m) {
     if constexpr (T == OutDt::F32) _mm512_mask_storeu_ps(static_cast<float *>(dst) + i, m, v);
     else if constexpr (T == OutDt::F16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + i, m, acp::avx512::to_half(v));
     else _mm256_mask_storeu_epi16(static_cast<uint16_t *>(dst) + i, m, acp::avx512::to_bf16(v));
 }
 
-BS_AVX512 inline __mmask16 first(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1); }
+ACP_AVX512 inline __mmask16 first(int64_t n) { return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1); }
 
 using acp::avx512::transpose16;
 
 // Positions in chunks of 16: one 1 KiB slab of the block (16 positions x 16 channels), transposed
 // to 16 channel rows of 16 positions. Tail positions load as zeros and are not stored.
 template <OutDt T>
-BS_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+ACP_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
     for (int64_t n = 0; n < N; ++n)
         for (int64_t cb = 0; cb * 16 < C; ++cb) {
             const float *blk = src + n * src_image + cb * 16 * plane;
@@ -128,14 +128,14 @@ BS_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, i
 // transposed by chunks of 16 kernel positions give, for each b, the K consecutive values
 // dst[(o * I + i) * K + k]: one masked store each.
 // 16 values at `at` of the sum of the parts, in part order.
-BS_AVX512 __attribute__((always_inline)) inline __m512 load_sum(const float *const *parts, int64_t n_parts, int64_t at) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 load_sum(const float *const *parts, int64_t n_parts, int64_t at) {
     __m512 v = _mm512_loadu_ps(parts[0] + at);
     for (int64_t p = 1; p < n_parts; ++p) v = _mm512_add_ps(v, _mm512_loadu_ps(parts[p] + at));
     return v;
 }
 
 template <OutDt T>
-BS_AVX512 void weights_avx(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, int64_t ob0,
+ACP_AVX512 void weights_avx(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, int64_t ob0,
                            int64_t ob1, void *dst) {
     const int64_t IB = (I + 15) / 16;
     for (int64_t ob = ob0; ob < ob1; ++ob)
@@ -167,7 +167,7 @@ BS_AVX512 void weights_avx(const float *const *parts, int64_t n_parts, int64_t O
 // 16 channels x 16 positions at a time, BF16 widened to 32-bit lanes for the transpose (bits kept);
 // channels past C load as zeros (the padding of the last block), tail positions are not stored.
 template <size_t ES>
-BS_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+ACP_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
     using E = std::conditional_t<ES == 4, float, uint16_t>;
     const auto *in = static_cast<const E *>(src);
     auto *out = static_cast<E *>(dst);
@@ -203,7 +203,7 @@ constexpr int64_t kWeightTilesAhead = 1;
 // each) transposed give, for each k, the tile row of o (16 inputs). BF16 rows are widened to 32-bit
 // lanes; a pair of output channels (even, odd) is then one row of 16 (even | odd << 16) words.
 template <WeightTiles T>
-BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, bool a_outer, void *dst) {
+ACP_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, bool a_outer, void *dst) {
     const int64_t OB = (O + 15) / 16, IB = (I + 15) / 16;
     for (int64_t ob = 0; ob < OB; ++ob)
         for (int64_t ib = 0; ib < IB; ++ib) {
@@ -269,7 +269,7 @@ BS_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t 
         }
 }
 
-BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+ACP_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                         OutDt t) {
     switch (t) {
         case OutDt::F32: return acts_avx<OutDt::F32>(src, N, C, plane, src_image, dst, dst_image);
@@ -278,7 +278,7 @@ BS_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, i
     }
 }
 
-BS_AVX512 void weights_vec(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst,
+ACP_AVX512 void weights_vec(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst,
                            OutDt t, int64_t ob0, int64_t ob1) {
     switch (t) {
         case OutDt::F32: return weights_avx<OutDt::F32>(parts, n_parts, O, I, K, o_inner, ob0, ob1, dst);
@@ -294,7 +294,7 @@ namespace detail {
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t, bool vec) {
-#if defined(__x86_64__)
+#if ACP_X86
     if (vec) return acts_vec(src, N, C, plane, src_image, dst, dst_image, t);
 #endif
     acts_scalar(src, N, C, plane, src_image, dst, dst_image, t);
@@ -302,7 +302,7 @@ void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t
 
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
                 bool vec) {
-#if defined(__x86_64__)
+#if ACP_X86
     if (vec) return es == 4 ? block_avx<4>(src, N, C, plane, src_image, dst, dst_image) : block_avx<2>(src, N, C, plane, src_image, dst, dst_image);
 #endif
     block_scalar(src, N, C, plane, src_image, dst, dst_image, es);
@@ -310,7 +310,7 @@ void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t sr
 
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
                    bool vec) {
-#if defined(__x86_64__)
+#if ACP_X86
     if (vec) {
         if (tiles == WeightTiles::F32_16a16b) return block_weights_avx<WeightTiles::F32_16a16b>(src, O, I, K, o_stride, a_outer, dst);
         return block_weights_avx<WeightTiles::BF16_8a16b2a>(src, O, I, K, o_stride, a_outer, dst);
@@ -321,7 +321,7 @@ void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_s
 
 void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
                      int64_t ob0, int64_t ob1, bool vec) {
-#if defined(__x86_64__)
+#if ACP_X86
     if (vec) return weights_vec(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
 #endif
     weights_scalar(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
@@ -331,20 +331,20 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t) {
-    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, has_avx512_bw());
+    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, cpu_has_avx512());
 }
 
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
-    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, has_avx512_bw());
+    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, cpu_has_avx512());
 }
 
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst) {
-    detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, has_avx512_bw());
+    detail::block_weights(src, O, I, K, o_stride, tiles, a_outer, dst, cpu_has_avx512());
 }
 
 void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
                      int64_t ob0, int64_t ob1) {
-    detail::unblock_weights(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1, has_avx512_bw());
+    detail::unblock_weights(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1, cpu_has_avx512());
 }
 
 }  // namespace conv

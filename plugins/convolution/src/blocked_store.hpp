@@ -47,7 +47,7 @@ void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t sr
 enum class WeightTiles { F32_16a16b, BF16_8a16b2a };
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst);
 
-namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 F+BW+VL (cpu.hpp)
+namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 (cpu.hpp)
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
                 bool vec);
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,

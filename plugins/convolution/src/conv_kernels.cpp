@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "cpu.hpp"
@@ -28,7 +29,6 @@ double load(const uint8_t *p, int32_t dt) {
     return dt == kFloat16 ? acp::half_to_float(h) : acp::bf16_to_float(h);
 }
 
-#define CK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 // The order of a channel's sum, the same for any layout of gradOutput (a view and its dense copy
 // give the same bits): the element at spatial index i of image n goes into double lane
@@ -50,12 +50,12 @@ double lanes_total(const ChannelLanes &l) {
 // Eight values at a time into the eight double lanes (maskz_ form: GCC 12's false
 // -Wmaybe-uninitialized on the plain one): elements 0 .. n / 8 * 8 of a row starting at a
 // multiple of 8 of the plane.
-CK_AVX512 void lanes_f32_avx(const float *f, int64_t n, double *lane) {
+ACP_AVX512 void lanes_f32_avx(const float *f, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
     for (int64_t i = 0; i < n / 8 * 8; i += 8) acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(f + i)));
     _mm512_storeu_pd(lane, acc);
 }
-CK_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
+ACP_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
     for (int64_t i = 0; i < n / 8 * 8; i += 8) {
         const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(h + i))), 16);
@@ -68,7 +68,7 @@ CK_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
 void add_row(const uint8_t *p, int64_t n, int64_t step, int64_t i0, int32_t dt, double *lane) {
     const auto es = static_cast<int64_t>(acp::dtype_size(dt));
     int64_t i = 0;
-    if (step == 1 && i0 % 8 == 0 && has_avx512_bw() && (dt == kFloat || dt == kBf16)) {
+    if (step == 1 && i0 % 8 == 0 && cpu_has_avx512() && (dt == kFloat || dt == kBf16)) {
         i = n / 8 * 8;
         if (dt == kFloat) lanes_f32_avx(reinterpret_cast<const float *>(p), n, lane);
         else lanes_bf16_avx(reinterpret_cast<const uint16_t *>(p), n, lane);
@@ -78,7 +78,7 @@ void add_row(const uint8_t *p, int64_t n, int64_t step, int64_t i0, int32_t dt, 
 
 // Elements i .. i + 7 of a row as doubles (lanes at or past m: none loaded, zero).
 template <bool BF16>
-CK_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 0xff) {
+ACP_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 0xff) {
     __m256 f;
     if constexpr (BF16) {
         f = _mm256_castsi256_ps(
@@ -92,7 +92,7 @@ CK_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 0
 // R images' planes (n elements each, `gap` apart) into the lane vectors of slots 0 .. R - 1; the
 // last partial chunk by a masked add into the lanes it reaches.
 template <bool BF16, int R>
-CK_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m512d *v) {
+ACP_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m512d *v) {
     constexpr int64_t es = BF16 ? 2 : 4;
     const int64_t body = n / 8 * 8;
     for (int64_t i = 0; i < body; i += 8)
@@ -109,7 +109,7 @@ CK_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m
 // which the hardware prefetchers do not follow: channel by channel, 7x7 planes were latency-bound);
 // larger ones one channel per call.
 template <bool BF16>
-CK_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap, int64_t count, int64_t gap, int64_t n, float *out) {
+ACP_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap, int64_t count, int64_t gap, int64_t n, float *out) {
     constexpr int64_t es = BF16 ? 2 : 4;
     __m512d v[kBiasBlock][kImageLanes];
     for (int64_t c = 0; c < channels; ++c)
@@ -158,7 +158,7 @@ void bias_grad(const void *g, const View &v, float *out) {
     const auto es = static_cast<int64_t>(acp::dtype_size(v.dtype));
     const auto *base = static_cast<const uint8_t *>(g);
     // one row per image (contiguous planes): vector loops over blocks of channels (block_sums_avx)
-    const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && has_avx512_bw() && (v.dtype == kFloat || v.dtype == kBf16);
+    const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && cpu_has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
     if (planes_avx) {
         const int64_t block = d[4] <= kBiasSmallPlane ? kBiasBlock : 1;
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, (d[1] + block - 1) / block, 1), [&](const tbb::blocked_range<int64_t> &rb) {
@@ -194,7 +194,7 @@ void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane
 }
 
 namespace {
-CK_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64_t n) {
+ACP_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         const __m512 v = _mm512_loadu_ps(src + i);
@@ -207,7 +207,7 @@ CK_AVX512 void round_block_avx(const float *src, uint16_t *dst, bool half, int64
 void round_store_serial(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;
-    if (has_avx512_bw()) {
+    if (cpu_has_avx512()) {
         round_block_avx(src, out, half, n);
         return;
     }
@@ -218,7 +218,7 @@ void round_store(const float *src, void *dst, int32_t dtype, int64_t n) {
     auto *out = static_cast<uint16_t *>(dst);
     const bool half = dtype == kFloat16;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1 << 16), [&](const tbb::blocked_range<int64_t> &r) {
-        if (has_avx512_bw()) {
+        if (cpu_has_avx512()) {
             round_block_avx(src + r.begin(), out + r.begin(), half, r.end() - r.begin());
             return;
         }

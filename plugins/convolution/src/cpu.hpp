@@ -1,17 +1,13 @@
-// Which vector spellings this CPU runs, read once: the plugin's AVX-512 kernels need F, BW and VL.
+// Which vector spellings this CPU runs: the plugin's AVX-512 kernels are ACP_AVX512 functions
+// (aclnn_cpu/isa.hpp), run after acp::cpu_has_avx512() said yes.
 #ifndef CONVOLUTION_SRC_CPU_HPP_
 #define CONVOLUTION_SRC_CPU_HPP_
 
+#include "aclnn_cpu/isa.hpp"
+
 namespace conv {
 
-inline bool has_avx512_bw() {
-#if defined(__x86_64__)
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    return has;
-#else
-    return false;
-#endif
-}
+using acp::cpu_has_avx512;
 
 }  // namespace conv
 

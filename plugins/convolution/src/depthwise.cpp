@@ -34,8 +34,8 @@ DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : slots_(std
 void DepthwisePass::run(const void *dy, const void *x, const void *w, void *dx, bool dx_bf16, float *dw, void *scratch) const {
     DwBlocked::Io io;
     io.dy = dy, io.x = x, io.w = w, io.dx = dx, io.dx_bf16 = dx_bf16, io.dw = dw;
-    if (direct_) dir_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512_bw());
-    else blk_.run(io, static_cast<uint8_t *>(scratch), slots_, has_avx512_bw());
+    if (direct_) dir_.run(io, static_cast<uint8_t *>(scratch), slots_, cpu_has_avx512());
+    else blk_.run(io, static_cast<uint8_t *>(scratch), slots_, cpu_has_avx512());
 }
 
 }  // namespace conv

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
@@ -19,7 +20,6 @@ namespace conv {
 
 namespace {
 
-#define DWB_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 
 constexpr int64_t kL = 16;  // channels per block: one vector lane each
 constexpr int64_t kBatchInnerBlocks = 16;  // whole-plane shapes with this many blocks: a task per block
@@ -50,7 +50,7 @@ using acp::avx512::transpose16;  // r[i] lane j -> o[j] lane i
 
 // 16x16 transpose of 16-bit words: r[i] word j -> o[j] word i. BF16 is moved as 16-bit words
 // (256-bit shuffles, half the cost of 512-bit ones here) and widened or rounded per pixel.
-DWB_AVX __attribute__((always_inline)) inline void transpose16_epi16(const __m256i r[16], __m256i o[16]) {
+ACP_AVX512 __attribute__((always_inline)) inline void transpose16_epi16(const __m256i r[16], __m256i o[16]) {
     __m256i t[16], u[16];
     DWB_UNROLL for (int i = 0; i < 8; ++i) {
         t[2 * i] = _mm256_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
@@ -94,7 +94,7 @@ void prefetch_rows(const void *src, int64_t es, int64_t first, int64_t plane, in
 // must exist. Channel offsets as 32-bit indices: planes up to 2^26 elements.
 constexpr int64_t kGatherMax = 4;
 template <bool BF16>
-DWB_AVX void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
+ACP_AVX512 void to_blocked_avx_t(const void *src, int64_t plane, int64_t first, int nc, int64_t count, float *dst) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
@@ -163,7 +163,7 @@ void to_blocked_scalar(const void *src, Dt dt, int64_t plane, int64_t first, int
 // A tail of at most kScatterMax pixels is stored channel by channel rather than transposed.
 constexpr int64_t kScatterMax = 2;
 template <bool BF16>
-DWB_AVX void from_blocked_avx_t(const float *src, int64_t count, void *dst, int64_t plane, int64_t first, int nc) {
+ACP_AVX512 void from_blocked_avx_t(const float *src, int64_t count, void *dst, int64_t plane, int64_t first, int nc) {
     for (int64_t p = 0; p < count; p += kL) {
         const int64_t m = std::min<int64_t>(kL, count - p);
         const auto k = static_cast<__mmask16>(m == kL ? 0xffffu : (1u << m) - 1u);
@@ -253,7 +253,7 @@ void gi_row_scalar(const GiRow &r) {
 }
 
 // One column j with a tap outside the gradient row: its taps inside, in order (the others skipped).
-DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
+ACP_AVX512 void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
     __m512 a = _mm512_setzero_ps();
     for (int i = 0; i < p.n; ++i) {
         const int64_t q = p.t[i].q0 + j;
@@ -264,7 +264,7 @@ DWB_AVX void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out) {
 
 // Columns [lo, hi) read inside the gradient row for every tap: four at once (independent chains,
 // each column summed in tap order), then one at a time; the few edge columns one by one.
-DWB_AVX void gi_row_avx(const GiRow &r) {
+ACP_AVX512 void gi_row_avx(const GiRow &r) {
     for (int64_t ph = 0; ph < r.sw; ++ph) {
         const GiPhase &p = r.ph[ph];
         float *out = r.out + ph * kL;
@@ -321,7 +321,7 @@ void gw_row_scalar(const GwRow &r) {
 
 // G taps at once (G accumulation chains), each summed over ow in order.
 template <int G>
-DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
+ACP_AVX512 void gw_group_avx(const GwRow &r, const GwTap *t) {
     __m512 a[G];
     const float *x[G];
     int64_t lo = 0, hi = r.Wo, lo_k[G], hi_k[G];
@@ -351,7 +351,7 @@ DWB_AVX void gw_group_avx(const GwRow &r, const GwTap *t) {
     DWB_UNROLL for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
 // Groups of up to nine taps (a 3x3 row triple in one pass over the gradient row).
-DWB_AVX void gw_row_avx(const GwRow &r) {
+ACP_AVX512 void gw_row_avx(const GwRow &r) {
     int i = 0;
     for (; i + 9 <= r.n; i += 9) gw_group_avx<9>(r, r.t + i);
     switch (r.n - i) {
@@ -367,7 +367,7 @@ DWB_AVX void gw_row_avx(const GwRow &r) {
     }
 }
 
-DWB_AVX void flush_avx(float *acc, double *sum, int64_t kk) {
+ACP_AVX512 void flush_avx(float *acc, double *sum, int64_t kk) {
     for (int64_t t = 0; t < kk; ++t) {
         const __m512 a = _mm512_loadu_ps(acc + t * kL);
         const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll8, _mm512_castps_pd(a), 0)));

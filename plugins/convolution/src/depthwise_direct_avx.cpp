@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
 #include "depthwise_direct_common.hpp"
@@ -16,7 +17,6 @@ namespace conv::dwd {
 
 namespace {
 
-#define DWD_AVX __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
 #define DWD_UNROLL _Pragma("GCC unroll 9")
 #define PITCH_UNROLL _Pragma("GCC unroll 8")
 
@@ -38,16 +38,16 @@ constexpr int64_t kFlatAhead = 512;
 constexpr int64_t kHeadBytes = 2048;
 
 // Row r (when inside) of a plane of `rows` rows of `width` elements of es bytes from element `first`.
-DWD_AVX inline void prefetch_row(const void *base, int64_t first, int64_t r, int64_t rows, int64_t width, int64_t es) {
+ACP_AVX512 inline void prefetch_row(const void *base, int64_t first, int64_t r, int64_t rows, int64_t width, int64_t es) {
     if (r >= 0 && r < rows) acp::prefetch_lines(static_cast<const char *>(base) + (first + r * width) * es, width * es);
 }
 // Elements [i, i + n) of a plane of P elements from element `first` (the part inside).
-DWD_AVX inline void prefetch_elems(const void *base, int64_t first, int64_t i, int64_t n, int64_t P, int64_t es) {
+ACP_AVX512 inline void prefetch_elems(const void *base, int64_t first, int64_t i, int64_t n, int64_t P, int64_t es) {
     if (i < P) acp::prefetch_lines(static_cast<const char *>(base) + (first + i) * es, (std::min(P, i + n) - i) * es);
 }
 
 template <bool BF16>
-DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
+ACP_AVX512 inline __m512 load(const void *p, int64_t i, __mmask16 k) {
     if constexpr (BF16) return acp::avx512::from_bf16(_mm256_maskz_loadu_epi16(k, static_cast<const uint16_t *>(p) + i));
     else return _mm512_maskz_loadu_ps(k, static_cast<const float *>(p) + i);
 }
@@ -59,7 +59,7 @@ DWD_AVX inline __m512 load(const void *p, int64_t i, __mmask16 k) {
 constexpr int kOutBf16 = 1, kOutCpu = 2, kOutDot = 3;
 
 template <int OUT_BF16>
-DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
+ACP_AVX512 inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
     if constexpr (OUT_BF16 == kOutCpu) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16_no_subnormals(v));
     else if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
     else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
@@ -69,7 +69,7 @@ DWD_AVX inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
 // offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
 // chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
 template <bool BF16, int OUT_BF16, int U>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
                                                                  int64_t v, void *dx, int64_t first) {
     const int64_t p0 = v * kL;
     __m512 acc[U];
@@ -93,7 +93,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy,
 }
 
 template <bool BF16, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     int64_t off[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
@@ -118,7 +118,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, co
 
 // Even and odd columns (16 each) interleaved into 32 consecutive ones of dx (BF16: rounded once).
 template <int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
+ACP_AVX512 __attribute__((always_inline)) inline void store_even_odd(void *dx, int64_t at, __mmask32 k, __m512 e, __m512 o) {
     if constexpr (OUT_BF16 == kOutCpu || OUT_BF16 == kOutDot) {
         const __m512i he = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(e), 0);
         const __m512i ho = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), acp::avx512::to_bf16_no_subnormals(o), 0);
@@ -142,7 +142,7 @@ DWD_AVX __attribute__((always_inline)) inline void store_even_odd(void *dx, int6
 // A gradient row's columns j0 + l (mask k0) and j0 + 1 + l (mask k1). The last step of a row takes
 // the second from the first, one lane on (what it needs of the first is inside k0).
 template <bool BF16>
-DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, int64_t row, int64_t j0, __mmask16 k0, __mmask16 k1,
+ACP_AVX512 __attribute__((always_inline)) inline void load_pair(const Planes &p, int64_t row, int64_t j0, __mmask16 k0, __mmask16 k1,
                                                              __m512 &d0, __m512 &d1) {
     d0 = load<BF16>(p.dy, row + j0, k0);
     if (p.Wo - j0 <= kL) d1 = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(k1, _mm512_setzero_si512(), _mm512_castps_si512(d0), 1));
@@ -156,7 +156,7 @@ DWD_AVX __attribute__((always_inline)) inline void load_pair(const Planes &p, in
 // One tap row t of a gradient row (j: its columns, j1: those at j + 1) into an input row's even
 // columns e (tap (t, 1) at j) and odd columns o (tap (t, 0) at j + 1, then (t, 2) at j); wt: the
 // row's three weights.
-DWD_AVX __attribute__((always_inline)) inline void s2_row_taps(const __m512 *wt, __m512 j, __m512 j1, __mmask16 ke,
+ACP_AVX512 __attribute__((always_inline)) inline void s2_row_taps(const __m512 *wt, __m512 j, __m512 j1, __mmask16 ke,
                                                                 __mmask16 ko, __mmask16 ko1, __m512 &e, __m512 &o) {
     e = _mm512_mask3_fmadd_ps(wt[1], j, e, ke);
     o = _mm512_mask3_fmadd_ps(wt[0], j1, o, ko1);
@@ -167,7 +167,7 @@ DWD_AVX __attribute__((always_inline)) inline void s2_row_taps(const __m512 *wt,
 // plane, and each gradient row loaded once (row k + 1 of input rows 2k + 1 is row k of 2k + 2).
 // Same taps in the same order.
 template <bool BF16, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
     const __m512 zero = _mm512_setzero_ps();
@@ -196,7 +196,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s2_one_step_avx(const Plan
 }
 
 template <bool BF16, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s2_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     if (p.Wo <= kL) {
         gi_s2_one_step_avx<BF16, OUT_BF16>(p, w, dx, first);
         return;
@@ -245,14 +245,14 @@ struct Window {
 
 // Lane l of the result: plane position 16v + l + s (s in (-16, 16)); lanes from outside the plane
 // are zero (their taps are masked off anyway).
-DWD_AVX __attribute__((always_inline)) inline __m512 shifted(const Window &w, int64_t s, const __m512i &idx) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 shifted(const Window &w, int64_t s, const __m512i &idx) {
     if (s == 0) return w.cur;
     if (s > 0) return _mm512_permutex2var_ps(w.cur, idx, w.next);
     return _mm512_permutex2var_ps(w.prev, idx, w.cur);
 }
 
 // The permute indices of the 9 offsets (dy, dx) in MaskTable's order.
-DWD_AVX __attribute__((always_inline)) inline void shift_indices(int64_t W, int64_t sh[9], __m512i idx[9]) {
+ACP_AVX512 __attribute__((always_inline)) inline void shift_indices(int64_t W, int64_t sh[9], __m512i idx[9]) {
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     for (int i = 0; i < 9; ++i) {
         sh[i] = (i / 3 - 1) * W + (i % 3 - 1);
@@ -261,7 +261,7 @@ DWD_AVX __attribute__((always_inline)) inline void shift_indices(int64_t W, int6
 }
 
 template <bool BF16>
-DWD_AVX __attribute__((always_inline)) inline void slide(Window &w, const void *src, int64_t first, int64_t v, int64_t nv, int64_t P) {
+ACP_AVX512 __attribute__((always_inline)) inline void slide(Window &w, const void *src, int64_t first, int64_t v, int64_t nv, int64_t P) {
     w.prev = w.cur;
     w.cur = w.next;
     w.next = v + 2 < nv ? load<BF16>(src, first + (v + 2) * kL, first_lanes(P - (v + 2) * kL)) : _mm512_setzero_ps();
@@ -270,16 +270,16 @@ DWD_AVX __attribute__((always_inline)) inline void slide(Window &w, const void *
 
 // Lane l <- lane l + 1 (column x + 1) and lane l <- lane l - 1 (column x - 1); what comes in from
 // outside is never used (the column masks leave those lanes out).
-DWD_AVX __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
     return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_setzero_si512(), _mm512_castps_si512(v), 1));
 }
-DWD_AVX __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
     return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(v), _mm512_setzero_si512(), 15));
 }
 // acc + the pairwise products of a and b's BF16 halves, high halves first (vdpbf16ps: per lane two
 // fused multiply-adds, the high pair's, then the low pair's; by inline asm: callers need no
 // avx512bf16 target).
-DWD_AVX __attribute__((always_inline)) inline __m512 dot_pairs(__m512 acc, __m512i a, __m512i b) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 dot_pairs(__m512 acc, __m512i a, __m512i b) {
     __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
     return acc;
 }
@@ -288,7 +288,7 @@ DWD_AVX __attribute__((always_inline)) inline __m512 dot_pairs(__m512 acc, __m51
 // tap columns 0 (high half) and 1 (low), pair 2a + 1 tap column 2 (low) and +0 (high). Against a
 // gradient pair (column x + 1 high, x low) and then (x high, x - 1 low), output column x takes its
 // taps as gradInput's FLOAT spelling does: (a, 0), (a, 1), then (a, 2), with a +-0 product between.
-DWD_AVX __attribute__((always_inline)) inline void weight_pairs(const float w[9], __m512i wp[6]) {
+ACP_AVX512 __attribute__((always_inline)) inline void weight_pairs(const float w[9], __m512i wp[6]) {
     auto bits = [&](int t) {
         uint32_t u;
         std::memcpy(&u, &w[t], 4);
@@ -306,7 +306,7 @@ DWD_AVX __attribute__((always_inline)) inline void weight_pairs(const float w[9]
 // taps(acc, a, row), each finished row by put(y, acc). HC: the rows when known at compile time
 // (MobileNet's 14x14: the walk unrolled, no branches), or 0.
 template <class Row, int HC, class MakeRow, class Taps, class Put>
-DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t h, MakeRow &&row, Taps &&taps, Put &&put) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_rows_walk(int64_t h, MakeRow &&row, Taps &&taps, Put &&put) {
     constexpr int R = 4;
     const int64_t H = HC ? HC : h;
     Row g[R + 2];
@@ -330,7 +330,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_rows_walk(int64_t h, MakeR
 // permutes into its pairs (x + 1, x) and (x, x - 1) per lane x, columns outside the row +0; six
 // vdpbf16ps per output row instead of nine multiply-adds. The same bits (see gi_taps_dot).
 template <int HC>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &p, const float w[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &p, const float w[9], void *dx, int64_t first) {
     __m512i wp[6];
     weight_pairs(w, wp);
     const __mmask32 kw = first_lanes32(p.W);
@@ -344,16 +344,16 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &
     };
     gi_rows_walk<Row, HC>(
         p.H,
-        [&](int64_t oy) DWD_AVX {
+        [&](int64_t oy) ACP_AVX512 {
             if (oy < 0 || oy >= (HC ? HC : p.H)) return Row{_mm512_setzero_si512(), _mm512_setzero_si512()};
             const __m512i v = _mm512_maskz_loadu_epi16(kw, static_cast<const uint16_t *>(p.dy) + p.gy + oy * p.W);
             return Row{_mm512_permutexvar_epi16(at0, v), _mm512_maskz_permutexvar_epi16(~__mmask32{1}, at1, v)};
         },
-        [&](__m512 &acc, int a, const Row &c) DWD_AVX {
+        [&](__m512 &acc, int a, const Row &c) ACP_AVX512 {
             acc = dot_pairs(acc, c.p0, wp[2 * a]);
             acc = dot_pairs(acc, c.p1, wp[2 * a + 1]);
         },
-        [&](int64_t y, __m512 acc) DWD_AVX { store<kOutCpu>(dx, first + y * p.W, static_cast<__mmask16>(kw), acc); });
+        [&](int64_t y, __m512 acc) ACP_AVX512 { store<kOutCpu>(dx, first + y * p.W, static_cast<__mmask16>(kw), acc); });
 }
 
 // Stride 1 gradInput of rows of at most a vector (8 < W <= 16), four rows at a time: each gradient
@@ -361,7 +361,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_dot(const Planes &
 // masked by column (no mask table). Same taps in the same order as gi_s1_avx. Measured: 14x14
 // FLOAT -43 %, BF16 -22 %; 7x7 rows (7 of 16 lanes) no faster than the flattened plane's 4 vectors.
 template <bool BF16, int OUT_BF16, int HC = 0>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
     if constexpr (OUT_BF16 == kOutDot) {
         gi_s1_rows_dot<HC>(p, w, dx, first);
         return;
@@ -378,16 +378,16 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_rows_avx(const Planes &
     };
     gi_rows_walk<Row, HC>(
         p.H,
-        [&](int64_t oy) DWD_AVX {
+        [&](int64_t oy) ACP_AVX512 {
             const __m512 c = oy >= 0 && oy < (HC ? HC : p.H) ? load<BF16>(p.dy, p.gy + oy * p.W, kw) : _mm512_setzero_ps();
             return Row{next_column(c), c, prev_column(c)};
         },
-        [&](__m512 &acc, int a, const Row &c) DWD_AVX {
+        [&](__m512 &acc, int a, const Row &c) ACP_AVX512 {
             acc = _mm512_mask3_fmadd_ps(wv[a * 3], c.right, acc, kc[0]);
             acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c.mid, acc, kc[1]);
             acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], c.left, acc, kc[2]);
         },
-        [&](int64_t y, __m512 acc) DWD_AVX { store<OUT_BF16>(dx, first + y * p.W, kw, acc); });
+        [&](int64_t y, __m512 acc) ACP_AVX512 { store<OUT_BF16>(dx, first + y * p.W, kw, acc); });
 }
 
 // BF16 stride-1 planes wider than a vector (strips(), depthwise_direct_common.hpp) in strips of 32
@@ -406,12 +406,12 @@ constexpr int64_t kStripAhead = 24;
 // instead of six leave room for the weights, which otherwise came from memory in every FMA.
 struct Row4 {
     __m512 v[4];  // e(0), e(1) = o(0), e(2) = o(1), o(2)
-    DWD_AVX __attribute__((always_inline)) __m512 e(int d) const { return v[d]; }
-    DWD_AVX __attribute__((always_inline)) __m512 o(int d) const { return v[d + 1]; }
+    ACP_AVX512 __attribute__((always_inline)) __m512 e(int d) const { return v[d]; }
+    ACP_AVX512 __attribute__((always_inline)) __m512 o(int d) const { return v[d + 1]; }
 };
 
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void strip_row(const uint16_t *r, const __mmask32 kl[2], Row4 &o) {
+ACP_AVX512 __attribute__((always_inline)) inline void strip_row(const uint16_t *r, const __mmask32 kl[2], Row4 &o) {
     const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
     DWD_UNROLL for (int h = 0; h < 2; ++h) {
         const __m512i v = EDGE ? _mm512_maskz_loadu_epi16(kl[h], r + 2 * h - 1) : _mm512_loadu_si512(r + 2 * h - 1);
@@ -444,7 +444,7 @@ inline StripMasks strip_masks(int64_t x0, int64_t n) {
 
 // Walks the strips of one plane: band by band, strip by strip, f(x0, ya, yb, edge).
 template <class F>
-DWD_AVX __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t W, F &&f) {
+ACP_AVX512 __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t W, F &&f) {
     for (int64_t ya = 0; ya < H; ya += kStripBand) {
         const int64_t yb = std::min(H, ya + kStripBand);
         for (int64_t x0 = 0; x0 < W; x0 += kStrip) f(x0, ya, yb, x0 == 0 || x0 + kStrip >= W);  // edge: column x0 + 32 outside
@@ -453,7 +453,7 @@ DWD_AVX __attribute__((always_inline)) inline void for_strips(int64_t H, int64_t
 
 // Prefetch of row y + kStripAhead of a strip (the lines of its first and last column) into L1;
 // n: the strip's columns.
-DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
+ACP_AVX512 __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
     if (y + kStripAhead >= H) return;
     acp::prefetch_lines(col + (y + kStripAhead) * W, std::min(n, kStrip) * 2);
 }
@@ -461,7 +461,7 @@ DWD_AVX __attribute__((always_inline)) inline void strip_ahead(const uint16_t *c
 // gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
 // Same taps in the same order as gi_s1_avx.
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o, const __m512 *wa, const Row4 &r, const StripMasks &m) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 &o, const __m512 *wa, const Row4 &r, const StripMasks &m) {
     DWD_UNROLL for (int b = 0; b < 3; ++b) {
         const int d = 2 - b;
         if constexpr (EDGE) {
@@ -487,7 +487,7 @@ struct RowPairs {
 };
 
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void strip_row_pairs(const uint16_t *r, const StripMasks &m, RowPairs &o) {
+ACP_AVX512 __attribute__((always_inline)) inline void strip_row_pairs(const uint16_t *r, const StripMasks &m, RowPairs &o) {
     if constexpr (EDGE) {
         o.m1 = _mm512_maskz_loadu_epi16(m.load[0], r - 1);
         o.z = _mm512_maskz_loadu_epi16(m.cols, r);
@@ -506,7 +506,7 @@ DWD_AVX __attribute__((always_inline)) inline void strip_row_pairs(const uint16_
 // multiply instructions and no widening: measured (Zen 4, in-process A/B, 1 and 2 threads) gradInput
 // -22 to -28 % on 56x56 and 112x112 planes, and by rows and pitched (gi_s1_rows_dot,
 // gi_s1_pitched_dot) -28 % on 14x14, -25 % on 7x7; the same bytes.
-DWD_AVX __attribute__((always_inline)) inline void gi_taps_dot(__m512 &e, __m512 &o, const __m512i *wp, const RowPairs &r) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_taps_dot(__m512 &e, __m512 &o, const __m512i *wp, const RowPairs &r) {
     e = dot_pairs(e, r.z, wp[0]);
     o = dot_pairs(o, r.p1, wp[0]);
     e = dot_pairs(e, r.m1, wp[1]);
@@ -515,7 +515,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_taps_dot(__m512 &e, __m512
 
 // Tap row a of gradient row r into a strip's even and odd columns (DOT: gi_taps_dot, else gi_taps).
 template <bool EDGE, bool DOT, class V, class Row>
-DWD_AVX __attribute__((always_inline)) inline void gi_strip_taps(__m512 &e, __m512 &o, const V *wv, int a, const Row &r, const StripMasks &m) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_strip_taps(__m512 &e, __m512 &o, const V *wv, int a, const Row &r, const StripMasks &m) {
     if constexpr (DOT) gi_taps_dot(e, o, wv + 2 * a, r);
     else gi_taps<EDGE>(e, o, wv + 3 * a, r, m);
 }
@@ -523,7 +523,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip_taps(__m512 &e, __m5
 // One strip down rows [ya, yb). kOutDot: gradient rows as pairs (RowPairs), wvm the six weight
 // pairs, taps by gi_taps_dot; otherwise widened (Row4), wvm the nine weights, taps by gi_taps.
 template <bool EDGE, int OUT_BF16, class V, int NW>
-DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, const V (&wvm)[NW], int64_t x0, int64_t ya, int64_t yb,
+ACP_AVX512 __attribute__((always_inline)) inline void gi_strip(const Planes &p, const V (&wvm)[NW], int64_t x0, int64_t ya, int64_t yb,
                                                            void *dx, int64_t first) {
     constexpr bool kDot = OUT_BF16 == kOutDot;
     using Row = std::conditional_t<kDot, RowPairs, Row4>;
@@ -536,9 +536,9 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, con
         wv[t] = wvm[t];
         asm("" : "+v"(wv[t]));
     }
-    auto taps = [&](__m512 &e, __m512 &o, int a, const Row &r) DWD_AVX { gi_strip_taps<EDGE, kDot>(e, o, wv, a, r, m); };
+    auto taps = [&](__m512 &e, __m512 &o, int a, const Row &r) ACP_AVX512 { gi_strip_taps<EDGE, kDot>(e, o, wv, a, r, m); };
     const uint16_t *col = static_cast<const uint16_t *>(p.dy) + p.gy + x0;
-    auto row = [&](int64_t oy) DWD_AVX {
+    auto row = [&](int64_t oy) ACP_AVX512 {
         strip_ahead(col, oy, H, p.W, p.W - x0);
         if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
             acp::prefetch_lines(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), 1);
@@ -561,9 +561,9 @@ DWD_AVX __attribute__((always_inline)) inline void gi_strip(const Planes &p, con
 }
 
 template <int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_strips_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
-    auto walk = [&](const auto &wv) DWD_AVX {
-        for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) DWD_AVX {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_strips_avx(const Planes &p, const float w[9], void *dx, int64_t first) {
+    auto walk = [&](const auto &wv) ACP_AVX512 {
+        for_strips(p.H, p.W, [&](int64_t x0, int64_t ya, int64_t yb, bool edge) ACP_AVX512 {
             if (edge) gi_strip<true, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
             else gi_strip<false, OUT_BF16>(p, wv, x0, ya, yb, dx, first);
         });
@@ -612,12 +612,12 @@ struct TapCols {
     __mmask16 k[3];
 };
 template <int WC>
-DWD_AVX __attribute__((always_inline)) inline TapCols tap_cols(const Pitch &pt) {
+ACP_AVX512 __attribute__((always_inline)) inline TapCols tap_cols(const Pitch &pt) {
     if constexpr (WC != 0) return {{pitch_cols(WC, 0, 1), pitch_cols(WC, 0, 0), pitch_cols(WC, 1, 0)}};
     return {{pt.kr, pt.kw, pt.kl}};
 }
 
-DWD_AVX Pitch make_pitch(int64_t W) {
+ACP_AVX512 Pitch make_pitch(int64_t W) {
     alignas(64) int32_t i32[kL] = {}, o32[kL] = {};
     alignas(64) int16_t i16[2 * kL] = {}, o16[2 * kL] = {}, o16c[kL] = {}, p0[2 * kL] = {}, p1[2 * kL] = {};
     Pitch pt{};
@@ -649,7 +649,7 @@ DWD_AVX Pitch make_pitch(int64_t W) {
 // A plane width's Pitch: made once per process for the width known at compile time (WC; MobileNet's
 // 7x7 tasks each made it anew, 3 % of their time), per call otherwise.
 template <int WC>
-DWD_AVX const Pitch &pitch_of(int64_t W, Pitch &made) {
+ACP_AVX512 const Pitch &pitch_of(int64_t W, Pitch &made) {
     if constexpr (WC != 0) {
         static const Pitch once = make_pitch(WC);
         return once;
@@ -661,7 +661,7 @@ DWD_AVX const Pitch &pitch_of(int64_t W, Pitch &made) {
 // Rows r and r + 1 of a plane (from element `at`, P elements) as a pitched vector; rows past the
 // plane are zero.
 template <bool BF16>
-DWD_AVX __attribute__((always_inline)) inline __m512 pitched_rows(const void *src, int64_t at, int64_t r, int64_t W, int64_t P,
+ACP_AVX512 __attribute__((always_inline)) inline __m512 pitched_rows(const void *src, int64_t at, int64_t r, int64_t W, int64_t P,
                                                                   const Pitch &pt) {
     const int64_t off = r * W;
     const __mmask16 k = first_lanes(P - off);
@@ -674,7 +674,7 @@ DWD_AVX __attribute__((always_inline)) inline __m512 pitched_rows(const void *sr
 }
 
 // Rows 2u - 1 and 2u from the pitched vectors of rows 2u - 2, 2u - 1 (lo) and 2u, 2u + 1 (hi).
-DWD_AVX __attribute__((always_inline)) inline __m512 odd_pair(__m512 hi, __m512 lo) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 odd_pair(__m512 hi, __m512 lo) {
     return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(hi), _mm512_castps_si512(lo), 8));
 }
 
@@ -693,7 +693,7 @@ template <bool BF16, int H>
 struct PitchedPlane {
     static constexpr int U = (H + 1) / 2;
     __m512 e[U + 1], o[U + 1];
-    DWD_AVX __attribute__((always_inline)) PitchedPlane(const void *src, int64_t at, int64_t W, const Pitch &pt) {
+    ACP_AVX512 __attribute__((always_inline)) PitchedPlane(const void *src, int64_t at, int64_t W, const Pitch &pt) {
         const __m512 zero = _mm512_setzero_ps();
         PITCH_UNROLL for (int u = 0; u < U; ++u) e[u] = pitched_rows<BF16>(src, at, 2 * u, W, H * W, pt);
         e[U] = zero;
@@ -707,7 +707,7 @@ struct PitchedPlane {
 // masked multiply-adds and the column shifts: columns and rows outside the plane are +0 and add +-0
 // (see gi_taps_dot). The same bits.
 template <int H, int WC>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_dot(const Planes &p, const Pitch &pt, const float w[9], void *dx,
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_pitched_dot(const Planes &p, const Pitch &pt, const float w[9], void *dx,
                                                                      int64_t first) {
     constexpr int U = (H + 1) / 2;
     const int64_t W = WC ? WC : p.W, P = H * W;
@@ -747,7 +747,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_dot(const Plane
 // order: the same bytes as gi_s1_avx. Masks: tap column b by column, tap rows 0 and 2 also by row
 // in the first and last vectors (compile-time constants).
 template <bool BF16, int OUT_BF16, int H, int WC>
-DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
+ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Planes &p, const Pitch &pt, const float w[9], void *dx,
                                                                      int64_t first) {
     if constexpr (OUT_BF16 == kOutDot) {
         gi_s1_pitched_dot<H, WC>(p, pt, w, dx, first);
@@ -797,7 +797,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Plane
 // None of v[0, n) is tiny: each is 0, not finite, or at least 2^-56 in magnitude. (|v| - 1 as an
 // unsigned 16-bit value is below the bound exactly for the tiny ones - 0 wraps to the top - so the
 // span's minimum of it decides: one min per 32 values.)
-DWD_AVX bool bf16_none_tiny(const uint16_t *v, int64_t n) {
+ACP_AVX512 bool bf16_none_tiny(const uint16_t *v, int64_t n) {
     const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1), lim = _mm512_set1_epi16((71 << 7) - 1);
     __m512i low = _mm512_set1_epi16(-1);
     int64_t i = 0;
@@ -809,7 +809,7 @@ DWD_AVX bool bf16_none_tiny(const uint16_t *v, int64_t n) {
 
 // Whether plane p's BF16 gradInput may be rounded by the CPU (kOutCpu).
 template <bool BF16, int OUT_BF16>
-DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, const void *w, int64_t c) {
+ACP_AVX512 __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, const void *w, int64_t c) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
     else
         return acp::avx512::kCpuConvertsBf16 && bf16_none_tiny(static_cast<const uint16_t *>(w) + c * 9, 9) &&
@@ -817,7 +817,7 @@ DWD_AVX __attribute__((always_inline)) inline bool cpu_rounds(const Planes &p, c
 }
 
 // check(v, n) of the BF16 gradients of planes [q0, q1) (one span) and of their channels' weights.
-DWD_AVX bool task_spans(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1, bool (*check)(const uint16_t *, int64_t)) {
+ACP_AVX512 bool task_spans(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1, bool (*check)(const uint16_t *, int64_t)) {
     const auto *wb = static_cast<const uint16_t *>(w);
     const int64_t k = q1 - q0, c0 = q0 % C, P = p.Ho * p.Wo;
     const bool weights = k >= C        ? check(wb, C * 9)
@@ -830,17 +830,17 @@ DWD_AVX bool task_spans(const Planes &p, const void *w, int64_t C, int64_t q0, i
 // checked once up front, not plane by plane (a 7x7 plane's own check was 17 % of its gradInput).
 // When this fails, each plane is checked on its own (cpu_rounds): the same choice per plane.
 template <bool BF16, int OUT_BF16>
-DWD_AVX bool task_rounds(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 bool task_rounds(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
     else return acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_none_tiny);
 }
 
 // Whether v[0, n) is all 0 or finite and at least 2^-56 in magnitude (none tiny, none infinite or NaN).
-DWD_AVX bool bf16_dot_range(const uint16_t *v, int64_t n) {
+ACP_AVX512 bool bf16_dot_range(const uint16_t *v, int64_t n) {
     const __m512i mag = _mm512_set1_epi16(0x7fff), one = _mm512_set1_epi16(1);
     __m512i low = _mm512_set1_epi16(-1), high = _mm512_setzero_si512();
     int64_t i = 0;
-    auto add = [&](__m512i x) DWD_AVX {
+    auto add = [&](__m512i x) ACP_AVX512 {
         const __m512i a = _mm512_and_si512(x, mag);
         low = _mm512_min_epu16(low, _mm512_sub_epi16(a, one));
         high = _mm512_max_epu16(high, a);
@@ -856,14 +856,14 @@ DWD_AVX bool bf16_dot_range(const uint16_t *v, int64_t n) {
 // (see bf16_none_tiny: vdpbf16ps reads and writes subnormals as zero) and a +0 partner never meets
 // an infinity or NaN. The CPU rounds their sums too (kOutCpu's condition holds).
 template <bool BF16, int OUT_BF16>
-DWD_AVX bool task_dots(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 bool task_dots(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
     else return acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_dot_range);
 }
 
 // gi_planes for pitched planes of H rows (ALL_CPU: every plane's gradInput rounded by the CPU).
 template <bool BF16, int OUT_BF16, int H, int WC, int ALL>
-DWD_AVX void gi_pitched_loop(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_pitched_loop(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     Pitch made;
     const Pitch &pt = pitch_of<WC>(p.W, made);
     for (int64_t q = q0; q < q1; ++q) {
@@ -878,7 +878,7 @@ DWD_AVX void gi_pitched_loop(Planes p, const void *w, void *dx, int64_t C, int64
 }
 
 template <bool BF16, int OUT_BF16, int H, int WC>
-DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     if (BF16 && task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_pitched_loop<BF16, OUT_BF16, H, WC, kOutDot>(p, w, dx, C, q0, q1);
     else if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_pitched_loop<BF16, OUT_BF16, H, WC, kOutCpu>(p, w, dx, C, q0, q1);
     else gi_pitched_loop<BF16, OUT_BF16, H, WC, 0>(p, w, dx, C, q0, q1);
@@ -889,7 +889,7 @@ DWD_AVX void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, int
 enum class GiKernel { S2, Strips, Rows, Rows14, Flat };
 
 template <bool BF16, int OUT, GiKernel K>
-DWD_AVX __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
+ACP_AVX512 __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
     if constexpr (K == GiKernel::S2) gi_s2_avx<BF16, OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Strips) gi_s1_strips_avx<OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Rows) gi_s1_rows_avx<BF16, OUT>(p, wf, dx, first);
@@ -899,7 +899,7 @@ DWD_AVX __attribute__((always_inline)) inline void gi_plane(const Planes &p, con
 
 // The planes [q0, q1) one by one (ALL_CPU: all of them rounded by the CPU, task_rounds).
 template <bool BF16, int OUT_BF16, GiKernel K, int ALL>
-DWD_AVX void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
         float wf[9];
         const int64_t c = q % C;
@@ -912,7 +912,7 @@ DWD_AVX void gi_plane_loop(Planes p, const MaskTable &m, const void *w, void *dx
 }
 
 template <bool BF16, int OUT_BF16, GiKernel K>
-DWD_AVX void gi_kernel_planes(const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_kernel_planes(const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (K == GiKernel::Strips || K == GiKernel::Rows || K == GiKernel::Rows14)
         if (BF16 && task_dots<BF16, OUT_BF16>(p, w, C, q0, q1)) return gi_plane_loop<BF16, OUT_BF16, K, kOutDot>(p, m, w, dx, C, q0, q1);
     if (task_rounds<BF16, OUT_BF16>(p, w, C, q0, q1)) gi_plane_loop<BF16, OUT_BF16, K, kOutCpu>(p, m, w, dx, C, q0, q1);
@@ -922,7 +922,7 @@ DWD_AVX void gi_kernel_planes(const Planes &p, const MaskTable &m, const void *w
 // gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
 // per-plane work of a 7x7 plane is small enough that a call per plane would show.
 template <bool BF16, int OUT_BF16, bool S2>
-DWD_AVX void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
     if (!S2 && p.H == 7 && p.W == 7) {  // MobileNet's 7x7: every offset and mask a constant
         gi_pitched_planes<BF16, OUT_BF16, 7, 7>(p, w, dx, C, q0, q1);
         return;
@@ -955,7 +955,7 @@ struct VecSums {
                  // sign of a zero may differ, which the lanes' sum from +0 does not keep)
 };
 
-DWD_AVX inline void flush_avx(VecSums &vs) {
+ACP_AVX512 inline void flush_avx(VecSums &vs) {
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
         const __m512 a = vs.acc[t];
         const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
@@ -970,7 +970,7 @@ DWD_AVX inline void flush_avx(VecSums &vs) {
 }
 
 // lanes_pairwise in vectors: 16 lanes, 8 + 8, 4 + 4, 2 + 2, 1 + 1.
-DWD_AVX inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
+ACP_AVX512 inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
         const __m512d v8 = _mm512_add_pd(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
         const __m256d v4 = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
@@ -981,7 +981,7 @@ DWD_AVX inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) 
 
 // An input row of the plane from element `first`, zero outside the plane's rows.
 template <bool BF16>
-DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
+ACP_AVX512 __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
     return iy >= 0 && iy < p.H ? load<BF16>(p.x, p.gx + iy * p.W, kw) : _mm512_setzero_ps();
 }
 
@@ -990,7 +990,7 @@ DWD_AVX __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, 
 // HC: the plane's rows when known at compile time (MobileNet's 14x14, inlined into its own channel
 // loop: every row's taps known, no branches, the lane sums in registers from plane to plane), or 0.
 template <bool BF16, int HC = 0>
-DWD_AVX __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
+ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
     const int64_t H = HC ? HC : p.H;
     const __mmask16 kw = first_lanes(p.W);
     // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
@@ -999,7 +999,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &
     struct Row {
         __m512 left, mid, right;
     };
-    auto row = [&](int64_t iy) DWD_AVX {
+    auto row = [&](int64_t iy) ACP_AVX512 {
         const __m512 c = plane_row<BF16>(p, iy, kw);
         return Row{prev_column(c), c, next_column(c)};
     };
@@ -1024,7 +1024,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &
 // four). So tap (a, b) sums the product of gradient position (y, x) in the lane of its input
 // column x - 1 + b (the scalar spelling's pitched walk, gw_lane_scalar's lane_by_input).
 template <bool BF16, int H, int WC>
-DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
+ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
     using Plane = PitchedPlane<BF16, H>;
     constexpr int U = Plane::U;
     const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
@@ -1048,7 +1048,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Plane
 
 // Narrow planes: the input's tap vectors from a sliding window.
 template <bool BF16>
-DWD_AVX void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+ACP_AVX512 void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
     __m512i idx[9];
     int64_t sh[9];
     shift_indices(p.W, sh, idx);
@@ -1069,7 +1069,7 @@ DWD_AVX void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &vs) 
 // Stride 1 gradWeight of one plane: tap t pairs dy[p] with x[p + (a - 1) * W + (b - 1)], entry t
 // of the vector's masks.
 template <bool BF16>
-DWD_AVX void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+ACP_AVX512 void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
     int64_t off[9];
     DWD_UNROLL for (int t = 0; t < 9; ++t) off[t] = p.gx + (t / 3 - 1) * p.W + (t % 3 - 1);
     constexpr int64_t es = BF16 ? 2 : 4;
@@ -1100,7 +1100,7 @@ DWD_AVX void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
 // Every lane is summed, so the edge strips mask each tap to the lanes whose column and neighbour
 // column are inside; rows outside the plane are skipped.
 template <bool EDGE>
-DWD_AVX __attribute__((always_inline)) inline void gw_strip_row(const uint16_t *g, const uint16_t *x, int64_t y, int64_t H,
+ACP_AVX512 __attribute__((always_inline)) inline void gw_strip_row(const uint16_t *g, const uint16_t *x, int64_t y, int64_t H,
                                                                int64_t W, int64_t x0, VecSums &vs) {
     const int64_t n = W - x0;
     const StripMasks sm = strip_masks(x0, n);
@@ -1128,7 +1128,7 @@ DWD_AVX __attribute__((always_inline)) inline void gw_strip_row(const uint16_t *
     }
 }
 
-DWD_AVX void gw_s1_strips_avx(const Planes &p, VecSums &vs) {
+ACP_AVX512 void gw_s1_strips_avx(const Planes &p, VecSums &vs) {
     const auto *g = static_cast<const uint16_t *>(p.dy) + p.gy, *x = static_cast<const uint16_t *>(p.x) + p.gx;
     for (int64_t y = 0; y < p.H; ++y) {
         prefetch_row(p.x, p.gx, y + 1 + kRowsAhead, p.H, p.W, 2);
@@ -1145,7 +1145,7 @@ DWD_AVX void gw_s1_strips_avx(const Planes &p, VecSums &vs) {
 // Input columns 2 * j0 .. 2 * j0 + 31 of one row (the rest of the row only, zeros past it) as the
 // even and the odd columns.
 template <bool BF16>
-DWD_AVX inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev, __m512 &od) {
+ACP_AVX512 inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev, __m512 &od) {
     if constexpr (BF16) {  // a BF16 pair in a 32-bit lane: the even column low, the odd one high
         const __m512i v = _mm512_maskz_loadu_epi16(first_lanes32(left), static_cast<const uint16_t *>(x) + at);
         ev = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
@@ -1161,7 +1161,7 @@ DWD_AVX inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev
 // Rows of one step (Wo <= 16): input row 2oy + 1 (tap row 2 of gradient row oy) is row 2(oy + 1) - 1
 // (tap row 0 of the next): split once, kept for the next row. Each tap's sums in the same order.
 template <bool BF16>
-DWD_AVX void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
+ACP_AVX512 void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
     const __mmask16 k1 = first_lanes(p.Wo), k0 = static_cast<__mmask16>(k1 & 0xfffe), k2 = first_lanes(p.W / 2);
     const __m512i zero = _mm512_setzero_si512();
     __m512 ev, od, om;  // input row 2oy - 1: even columns, odd columns, odd columns one lane on
@@ -1188,7 +1188,7 @@ DWD_AVX void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
 // Stride 2 gradWeight of one plane, 16 gradient columns j of a row per step: tap column 0 reads
 // input column 2j - 1 (the previous odd column), 1 reads 2j, 2 reads 2j + 1.
 template <bool BF16>
-DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
+ACP_AVX512 void gw_s2_avx(const Planes &p, VecSums &vs) {
     if (p.Wo <= kL) {
         gw_s2_one_step_avx<BF16>(p, vs);
         return;
@@ -1230,7 +1230,7 @@ DWD_AVX void gw_s2_avx(const Planes &p, VecSums &vs) {
 // of every image into L1.) A channel's vectors are summed in the order the scalar spelling walks
 // them: the same flushes, the same bytes.
 template <bool BF16, class PlaneSums>
-DWD_AVX __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+ACP_AVX512 __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
                                                                    ChannelSums *cs, double *out, PlaneSums &&plane) {
     const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
     for (int64_t c = c0; c < c1; ++c) {
@@ -1253,19 +1253,19 @@ DWD_AVX __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int
 // kernel inlined, the lane sums in registers from plane to plane (through a call per plane they
 // went to memory and back: 7x7 BF16 -8 %).
 template <bool BF16, int H, int WC>
-DWD_AVX void gw_pitched_channels(const Planes &p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
+ACP_AVX512 void gw_pitched_channels(const Planes &p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
                                  double *out) {
     Pitch made;
     const Pitch &pt = pitch_of<WC>(p.W, made);
     gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out,
-                          [&](const Planes &q, VecSums &vs) DWD_AVX { gw_s1_pitched_avx<BF16, H, WC>(q, pt, vs); });
+                          [&](const Planes &q, VecSums &vs) ACP_AVX512 { gw_s1_pitched_avx<BF16, H, WC>(q, pt, vs); });
 }
 
 template <bool BF16>
-DWD_AVX void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+ACP_AVX512 void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
                          ChannelSums *cs, double *out) {
     if (p.s == 1 && p.H == 14 && p.W == 14) {  // MobileNet's 14x14 by rows, inlined (gw_s1_rows_avx's HC)
-        gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) DWD_AVX { gw_s1_rows_avx<BF16, 14>(q, vs); });
+        gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) ACP_AVX512 { gw_s1_rows_avx<BF16, 14>(q, vs); });
         return;
     }
     if (p.s == 1 && pitched(p.H, p.W)) {
@@ -1283,7 +1283,7 @@ DWD_AVX void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t
             default: gw_pitched_channels<BF16, 8, 0>(p, C, c0, c1, n0, n1, cs, out); return;
         }
     }
-    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) DWD_AVX {
+    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) ACP_AVX512 {
         if (q.s == 1 && by_rows(q.W)) gw_s1_rows_avx<BF16>(q, vs);
         else if (q.s == 1 && q.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(q, m, vs);
         else if (q.s == 1 && BF16 && strips(q.W)) gw_s1_strips_avx(q, vs);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "cpu.hpp"
 
@@ -17,8 +18,7 @@ namespace conv {
 
 namespace {
 
-#define SC_AVX __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
-#define SC_INLINE SC_AVX __attribute__((always_inline)) inline
+#define SC_INLINE ACP_AVX512 __attribute__((always_inline)) inline
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
@@ -29,7 +29,7 @@ constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile
 constexpr __mmask16 kAll = 0xffff;
 
 bool has_avx512() {
-    static const bool has = has_avx512_bw() && __builtin_cpu_supports("fma");
+    static const bool has = cpu_has_avx512();
     return has;
 }
 
@@ -69,7 +69,7 @@ SC_INLINE __m512 load_full(const void *row, int64_t c) {
 // The three column shifts of a staged row: copy kw at dst + kw * Wp holds column j + kw - 1 at
 // index 16 + j (zeros outside the plane), so every tap column's load is aligned.
 template <bool Bf16>
-SC_AVX void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
+ACP_AVX512 void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
     const __m512 zero = _mm512_setzero_ps();
     for (int64_t i = 0; i < 3 * Wp; i += kL) _mm512_storeu_ps(dst + i, zero);
     for (int64_t c = 0; c < W; c += kL) {
@@ -136,7 +136,7 @@ struct Staged {
 // Output channels co0 .. co0 + A - 1 against the 9 taps of input channel ci over rows [oh0, oh1),
 // added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16].
 template <bool Bf16, int A>
-SC_AVX void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
+ACP_AVX512 void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
     const float *xs = s.xs + ci * kRing * 3 * s.Wp + kL;
@@ -177,7 +177,7 @@ struct GiRow {
 // P[kw][c][column] = sum over co, kh (in that order) of W[co][c][kh][kw] * dY[co][h + 1 - kh][column],
 // into pbuf. gi_combine then shifts them into place (shifted loads once per row, not per channel).
 template <bool Bf16, int C, int V>
-SC_AVX void gi_chunk(const GiRow &g, int64_t v0) {
+ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
     __m512 acc[3][C][V];
     SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
@@ -209,7 +209,7 @@ SC_AVX void gi_chunk(const GiRow &g, int64_t v0) {
 
 // gradInput row h: dX[c][w] = (P[1][c][w] + P[0][c][w + 1]) + P[2][c][w - 1]; the columns past
 // either end of the row (w + 1 = W, w - 1 = -1) are skipped, not read.
-SC_AVX void gi_combine(const GiRow &g, int64_t C) {
+ACP_AVX512 void gi_combine(const GiRow &g, int64_t C) {
     const Staged &s = *g.s;
     for (int64_t c = 0; c < C; ++c) {
         const float *p0 = s.pbuf + c * s.Wp + kL, *p1 = s.pbuf + (C + c) * s.Wp + kL, *p2 = s.pbuf + (2 * C + c) * s.Wp + kL;
@@ -248,7 +248,7 @@ GiFn gi_fn(bool bf16, int64_t C, int64_t V) {
 }
 
 // The 16 lanes of each FLOAT sum widened to double and added in one fixed order.
-SC_AVX void widen_sums(const float *acc16, int64_t n, double *out) {
+ACP_AVX512 void widen_sums(const float *acc16, int64_t n, double *out) {
     for (int64_t j = 0; j < n; ++j) {
         // maskz forms with all lanes: GCC 12's false -Wmaybe-uninitialized on the plain ones
         const __m512d v = _mm512_castps_pd(_mm512_loadu_ps(acc16 + j * kL));

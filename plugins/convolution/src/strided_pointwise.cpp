@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
@@ -25,15 +26,14 @@ Ext3 ext3(const Geometry &g, const std::array<int64_t, 3> &a) {
     return {a[0], a[1], a[2]};
 }
 
-#if defined(__x86_64__)
-#define SP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-SP_AVX512 __mmask32 first32(int64_t n) {
+#if ACP_X86
+ACP_AVX512 __mmask32 first32(int64_t n) {
     return n <= 0 ? 0 : n >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << n) - 1);
 }
-SP_AVX512 __mmask16 first16(int64_t n) { return static_cast<__mmask16>(first32(std::min<int64_t>(n, 16))); }
+ACP_AVX512 __mmask16 first16(int64_t n) { return static_cast<__mmask16>(first32(std::min<int64_t>(n, 16))); }
 
 // Every second element of a row of w elements: out (w + 1) / 2 elements.
-SP_AVX512 void gather2_avx(const void *src, void *dst, size_t es, int64_t w, int64_t out) {
+ACP_AVX512 void gather2_avx(const void *src, void *dst, size_t es, int64_t w, int64_t out) {
     for (int64_t j = 0; j < out; j += 16) {
         const int64_t in_left = w - 2 * j, n = std::min<int64_t>(out - j, 16);
         if (es == 2) {
@@ -51,7 +51,7 @@ SP_AVX512 void gather2_avx(const void *src, void *dst, size_t es, int64_t w, int
 
 // A row of w elements from `in` values at every second position (zeros between and after),
 // rounded to t: each value widened to twice its size with a zero above it is the pair.
-SP_AVX512 void spread2_avx(const float *src, void *dst, OutDt t, int64_t w, int64_t in) {
+ACP_AVX512 void spread2_avx(const float *src, void *dst, OutDt t, int64_t w, int64_t in) {
     for (int64_t j = 0; 2 * j < w; j += 16) {
         const __mmask16 live = first16(in - j);
         const __mmask32 m = first32(w - 2 * j);
@@ -72,8 +72,8 @@ SP_AVX512 void spread2_avx(const float *src, void *dst, OutDt t, int64_t w, int6
 #endif
 
 void gather_row(const uint8_t *src, uint8_t *dst, size_t es, int64_t w, int64_t out, int64_t step) {
-#if defined(__x86_64__)
-    if (step == 2 && has_avx512_bw()) {
+#if ACP_X86
+    if (step == 2 && cpu_has_avx512()) {
         gather2_avx(src, dst, es, w, out);
         return;
     }
@@ -95,8 +95,8 @@ void put(float v, uint8_t *p, OutDt t) {
 }
 
 void spread_row(const float *src, uint8_t *dst, OutDt t, int64_t w, int64_t in, int64_t step) {
-#if defined(__x86_64__)
-    if (step == 2 && has_avx512_bw()) {
+#if ACP_X86
+    if (step == 2 && cpu_has_avx512()) {
         spread2_avx(src, dst, t, w, in);
         return;
     }
@@ -132,7 +132,7 @@ public:
     void finish() {
         flush();
         if (fill_ > skip_) std::memcpy(line_ + skip_, stage_ + skip_, fill_ - skip_);
-#if defined(__x86_64__)
+#if ACP_X86
         if (stream_) _mm_sfence();  // streaming stores are weakly ordered: visible before the node reports done
 #endif
     }
@@ -155,7 +155,7 @@ private:
         skip_ = 0;
     }
     static void stream_line(uint8_t *dst, const uint8_t *src) {
-#if defined(__x86_64__)
+#if ACP_X86
         const auto *s = reinterpret_cast<const __m128i *>(src);
         auto *d = reinterpret_cast<__m128i *>(dst);
         for (int k = 0; k < 4; ++k) _mm_stream_si128(d + k, _mm_load_si128(s + k));

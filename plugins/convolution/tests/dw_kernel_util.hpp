@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "acltest.hpp"
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "conv_types.hpp"
 #include "depthwise_blocked.hpp"
@@ -128,7 +129,7 @@ Out runPass(const Kernel &k, const conv::DwShape &s, bool dxBf16, const Operand 
     return o;
 }
 
-inline bool hasAvx512() { return __builtin_cpu_supports("avx512f"); }
+inline bool hasAvx512() { return acp::cpu_has_avx512(); }
 
 }  // namespace dwtest
 

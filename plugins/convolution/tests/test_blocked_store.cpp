@@ -88,7 +88,7 @@ const char *name(OutDt t) { return t == OutDt::F32 ? "FLOAT" : t == OutDt::F16 ?
 
 std::vector<bool> spellings() {
     std::vector<bool> v{false};
-    if (conv::has_avx512_bw()) v.push_back(true);
+    if (conv::cpu_has_avx512()) v.push_back(true);
     return v;
 }
 

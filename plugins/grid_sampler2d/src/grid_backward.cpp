@@ -80,7 +80,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             const T *gv = gridv;
             if (P.e.grid == elem_of<T>()) gv = static_cast<const T *>(ops.grid) + (n * Pn + p0) * 2;  // in place
             else load_row(at(ops.grid, (n * Pn + p0) * 2, P.e.grid), P.e.grid, 2 * np, gridv, avx);
-#if GSAMP_X86
+#if ACP_X86
             if constexpr (sizeof(T) == 4) {
                 if (tiled) {
                     bilinear_tile_avx(g, gv, np, tiles[slot], mx[slot], my[slot]);
@@ -113,7 +113,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
             if (P.need_go) {
                 bool done = false, done_channels = false;
                 int64_t tile_ld = kChanBlock;
-#if GSAMP_X86
+#if ACP_X86
                 if constexpr (sizeof(T) == 4) {
                     if (avx) {
                         tile_ld = ld == 4 ? 4 : kChanBlock;
@@ -127,7 +127,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
                              avx);
                     for (int64_t i = 0; i < np; ++i) tile[i * kChanBlock + c] = row[i];
                 }
-#if GSAMP_X86
+#if ACP_X86
                 if constexpr (sizeof(T) == 4) {
                     if (avx && ld > 1) {
                         float *gsp = P.need_in ? gs : nullptr;

@@ -49,9 +49,9 @@ inline bool grid_y_range_scalar(const void *grid, Elem e, int64_t n, int64_t Pn,
     return true;
 }
 
-#if GSAMP_X86
+#if ACP_X86
 // The same for FLOAT compute, 16 samples at a time.
-GSAMP_AVX512 inline bool grid_y_range_avx(const void *grid, Elem e, int64_t n, int64_t Pn, int64_t p0, int64_t p1,
+ACP_AVX512 inline bool grid_y_range_avx(const void *grid, Elem e, int64_t n, int64_t Pn, int64_t p0, int64_t p1,
                                           float *ymin, float *ymax) {
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
@@ -88,7 +88,7 @@ inline RowSpan band_rows(const BackwardPlan &P, const void *grid, int64_t n, int
     if (g.padding == Padding::Reflection) return all;
     T ymin, ymax;
     bool ok;
-#if GSAMP_X86
+#if ACP_X86
     if constexpr (sizeof(T) == 4) {
         if (avx && P.e.grid != Elem::F64) ok = grid_y_range_avx(grid, P.e.grid, n, g.out_pixels(), p0, p1, &ymin, &ymax);
         else ok = grid_y_range_scalar<T>(grid, P.e.grid, n, g.out_pixels(), p0, p1, &ymin, &ymax, avx);

@@ -26,11 +26,11 @@ struct BicubicRows {
     uint16_t run4;
 };
 
-#if GSAMP_X86
+#if ACP_X86
 // Bicubic taps with zeros or border padding, vectorized: the 4 x-taps and 4 y-taps in one 256-bit
 // vector (weights and slopes by Horner's rule, padding, bounds, indices), then the 4 x 4 products
 // in one 512-bit vector, compressed to the valid taps in row-major order (like pixel_taps).
-GSAMP_AVX512 inline void bicubic_taps_avx(const Geometry &g, float x, float y, Taps<float> &tp, float *mx, float *my) {
+ACP_AVX512 inline void bicubic_taps_avx(const Geometry &g, float x, float y, Taps<float> &tp, float *mx, float *my) {
     const float ix = unnormalize(x, g.W, g.align, mx), iy = unnormalize(y, g.H, g.align, my);
     const float x0 = std::floor(ix), y0 = std::floor(iy), tx = ix - x0, ty = iy - y0;
     // lanes 0-3: x taps at -1, 0, 1, 2; lanes 4-7: y taps. d = distance to the tap: t+1, t, 1-t, 2-t.
@@ -77,7 +77,7 @@ GSAMP_AVX512 inline void bicubic_taps_avx(const Geometry &g, float x, float y, T
 }
 
 // Keys weight (or its t-slope) of tap i (at -1, 0, 1, 2) for fractions t, 16 samples at once.
-GSAMP_AVX512 inline void keys_vec(__m512 t, int i, __m512 *w, __m512 *s) {
+ACP_AVX512 inline void keys_vec(__m512 t, int i, __m512 *w, __m512 *s) {
     // distance d = t+1, t, 1-t, 2-t; |d| <= 1: 1.25 d^3 - 2.25 d^2 + 1, else -0.75 d^3 + 3.75 d^2 - 6 d + 3
     static const float base[4] = {1, 0, 1, 2}, sg[4] = {1, 1, -1, -1};
     const bool far = i == 0 || i == 3;
@@ -93,7 +93,7 @@ GSAMP_AVX512 inline void keys_vec(__m512 t, int i, __m512 *w, __m512 *s) {
 // 4 x and 4 y weights, slopes, padded coordinates and bounds per sample lane, then the 16 taps
 // (4 j + i) as products, stored tap-major with one validity mask per sample; rows (if not null):
 // the separable form as well.
-GSAMP_AVX512 inline void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<16> &tt, float *mx,
+ACP_AVX512 inline void bicubic_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<16> &tt, float *mx,
                                           float *my, BicubicRows *rows = nullptr) {
     const __m512 lo = load_n(gv, tail16(2 * np)), hi = load_n(gv + 16, tail16(2 * np - 16));
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -159,7 +159,7 @@ GSAMP_AVX512 inline void bicubic_tile_avx(const Geometry &g, const float *gv, in
 // row (the tap weights x_i * y_j built from the separable vector, the same products as tt.w: the
 // same bits as tap by tap), and gridGrad's lane sums one 512-bit load and two FMAs per row. Other
 // samples go tap by tap (channels_avx4). The lane products are then reduced as in tile_channels_avx.
-GSAMP_AVX512 inline void bicubic_tile4_avx(const TileTaps<16> &tt, const BicubicRows &rows, int64_t np, const float *tile,
+ACP_AVX512 inline void bicubic_tile4_avx(const TileTaps<16> &tt, const BicubicRows &rows, int64_t np, const float *tile,
                                            const float *in, float *acc, float *gs, bool first, const float *mx, const float *my,
                                            float *out) {
     alignas(64) float px[16 * 4] = {}, py[16 * 4] = {};  // (zeros: GCC 12 cannot see the masked loads below)
@@ -207,7 +207,7 @@ GSAMP_AVX512 inline void bicubic_tile4_avx(const TileTaps<16> &tt, const Bicubic
     }
     finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
-#endif  // GSAMP_X86
+#endif  // ACP_X86
 
 }  // namespace gsamp
 

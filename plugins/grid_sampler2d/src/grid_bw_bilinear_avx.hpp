@@ -13,12 +13,12 @@
 
 namespace gsamp {
 
-#if GSAMP_X86
+#if ACP_X86
 // Bilinear taps of a tile of np <= 16 samples with zeros or border padding, 16 samples at once
 // (same arithmetic as pixel_taps: unnormalize, clip with PyTorch's border gradient, floor,
 // weights nw, ne, sw, se, bounds), then one 16 x 16 transpose turns the corner vectors into one
 // record per sample, compressed to its valid corners.
-GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<4> &tt, float *mx,
+ACP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t np, TileTaps<4> &tt, float *mx,
                                     float *my) {
     const __mmask16 mp = tail16(np);
     const __m512 lo = load_n(gv, tail16(2 * np)), hi = load_n(gv + 16, tail16(2 * np - 16));
@@ -74,7 +74,7 @@ GSAMP_AVX512 void bilinear_tile_avx(const Geometry &g, const float *gv, int64_t 
 // zeros for a corner outside); one 16 x 16 transpose then gives, for all 16 samples at once, the
 // per-corner dot products d_t, and gridGrad's sums are sum_t c_t * d_t with the corner weights
 // zeroed outside (a NaN grid gives none). A fixed order throughout, set by the shape.
-GSAMP_AVX512 inline void bilinear_tile4_avx(const TileTaps<4> &tt, int64_t np, const float *tile, const float *in, float *acc,
+ACP_AVX512 inline void bilinear_tile4_avx(const TileTaps<4> &tt, int64_t np, const float *tile, const float *in, float *acc,
                                      float *gs, bool first, const float *mx, const float *my, float *out) {
     alignas(64) float q[16 * 16];  // sample i: corners nw, ne, sw, se x 4 lanes
     for (int64_t i = 0; i < np; ++i) {
@@ -117,7 +117,7 @@ GSAMP_AVX512 inline void bilinear_tile4_avx(const TileTaps<4> &tt, int64_t np, c
     }
     finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
-#endif  // GSAMP_X86
+#endif  // ACP_X86
 
 }  // namespace gsamp
 

@@ -13,14 +13,14 @@
 
 namespace gsamp {
 
-#if GSAMP_X86
+#if ACP_X86
 // One sample's taps over one channel block of nc <= 16 channels (go: the sample's gradients; in /
 // acc: the block's channels-last arrays, ld = lane_width(nc) values per input pixel). inputGrad is
 // scattered into acc; for gridGrad the per-lane products g * sum_t c_t v_t are stored to px / py
 // (ld lanes) and reduced later, 16 samples at once. A full block uses plain loads and stores: a
 // masked store does not forward to the next sample's load of a shared tap.
 template <bool kFull, class V>
-GSAMP_AVX512 inline void channels_avx16(const V &tp, const float *go, int64_t nc, const float *in, float *acc, float *px,
+ACP_AVX512 inline void channels_avx16(const V &tp, const float *go, int64_t nc, const float *in, float *acc, float *px,
                                  float *py) {
     const __mmask16 m = tail16(nc);
     const __m512 g = kFull ? _mm512_loadu_ps(go) : _mm512_maskz_loadu_ps(m, go);
@@ -46,7 +46,7 @@ GSAMP_AVX512 inline void channels_avx16(const V &tp, const float *go, int64_t nc
 }
 // Narrow blocks, zero-padded to 4 (SSE) or 8 (AVX) values per pixel: no masks needed.
 template <class V>
-GSAMP_AVX512 inline void channels_avx4(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
+ACP_AVX512 inline void channels_avx4(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
     const __m128 g = _mm_loadu_ps(go);
     __m128 sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
     for (int t = 0; t < tp.count(); ++t) {
@@ -65,7 +65,7 @@ GSAMP_AVX512 inline void channels_avx4(const V &tp, const float *go, const float
     }
 }
 template <class V>
-GSAMP_AVX512 inline void channels_avx8(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
+ACP_AVX512 inline void channels_avx8(const V &tp, const float *go, const float *in, float *acc, float *px, float *py) {
     const __m256 g = _mm256_loadu_ps(go);
     __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps();
     for (int t = 0; t < tp.count(); ++t) {
@@ -87,7 +87,7 @@ GSAMP_AVX512 inline void channels_avx8(const V &tp, const float *go, const float
 // gridGrad's per-sample sums of one channel block (sum[0]: x, sum[1]: y; lane i = sample i) stored
 // to gs (x, y interleaved; first block) or added to it; out (the last channel block, or null): also
 // store gridGrad = (mx, my) * the totals, interleaved.
-GSAMP_AVX512 inline void finish_grid_sums(const __m512 sum[2], int64_t np, float *gs, bool first, const float *mx,
+ACP_AVX512 inline void finish_grid_sums(const __m512 sum[2], int64_t np, float *gs, bool first, const float *mx,
                                           const float *my, float *out) {
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
@@ -114,7 +114,7 @@ GSAMP_AVX512 inline void finish_grid_sums(const __m512 sum[2], int64_t np, float
 // order), stored to gs (x, y interleaved; first block) or added to it. gs null: no gridGrad.
 // out (the last channel block, or null): also store gridGrad = (mx, my) * the totals, interleaved.
 template <class ViewOf>
-GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *tile, int64_t tile_ld, int64_t nc,
+ACP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *tile, int64_t tile_ld, int64_t nc,
                                     int64_t ld, const float *in, float *acc, float *gs, bool first, const float *mx,
                                     const float *my, float *out) {
     alignas(64) float px[16 * 16], py[16 * 16];  // ld = 4: 16 x 4 values; else 16 rows of 16 (zero padded)
@@ -155,7 +155,7 @@ GSAMP_AVX512 void tile_channels_avx(ViewOf view_of, int64_t np, const float *til
     }
     finish_grid_sums(sum, np, gs, first, mx, my, out);
 }
-#endif  // GSAMP_X86
+#endif  // ACP_X86
 
 }  // namespace gsamp
 

@@ -13,14 +13,14 @@
 
 namespace gsamp {
 
-#if GSAMP_X86
+#if ACP_X86
 // Every function below is a template on the element type of the NCHW side (FLOAT, FLOAT16, BF16),
 // dispatched once per call, so that the per-16-pixel loops carry no branch on it.
 
 // Narrow blocks (2 to 4 channels, records of 4 values): nc planes HW apart, element index idx0 =
 // the first plane's pixel 0 of the range, len pixels, dst 4 floats per pixel (zero pad lanes).
 template <Elem E>
-GSAMP_AVX512 void transpose_narrow_t(const void *src, int64_t idx0, int64_t HW, int64_t nc, int64_t len, float *dst) {
+ACP_AVX512 void transpose_narrow_t(const void *src, int64_t idx0, int64_t HW, int64_t nc, int64_t len, float *dst) {
     const char *s8 = static_cast<const char *>(src);
     constexpr int64_t es = E == Elem::F32 ? 4 : 2;
     for (int64_t i = 0; i < len; i += 16) {
@@ -43,7 +43,7 @@ GSAMP_AVX512 void transpose_narrow_t(const void *src, int64_t idx0, int64_t HW, 
 
 // Phase A, 16 x 16 blocks: inT[(n*HW + i)*C + c] = input[(n*C + c)*HW + i].
 template <Elem E>
-GSAMP_AVX512 void transpose_input_t(const Geometry &g, const void *input, float *inT, int64_t n, int64_t hw0, int64_t len,
+ACP_AVX512 void transpose_input_t(const Geometry &g, const void *input, float *inT, int64_t n, int64_t hw0, int64_t len,
                                     int64_t c_lo, int64_t c_hi) {
     const int64_t HW = g.in_pixels(), C = g.C;
     constexpr int64_t es = E == Elem::F32 ? 4 : 2;
@@ -68,7 +68,7 @@ GSAMP_AVX512 void transpose_input_t(const Geometry &g, const void *input, float 
         }
     }
 }
-GSAMP_AVX512 inline void transpose_input_avx(const Geometry &g, Elem e, const void *input, float *inT, int64_t n, int64_t hw0,
+ACP_AVX512 inline void transpose_input_avx(const Geometry &g, Elem e, const void *input, float *inT, int64_t n, int64_t hw0,
                                              int64_t len, int64_t c_lo, int64_t c_hi) {
     if (e == Elem::F16) transpose_input_t<Elem::F16>(g, input, inT, n, hw0, len, c_lo, c_hi);
     else if (e == Elem::BF16) transpose_input_t<Elem::BF16>(g, input, inT, n, hw0, len, c_lo, c_hi);
@@ -78,7 +78,7 @@ GSAMP_AVX512 inline void transpose_input_avx(const Geometry &g, Elem e, const vo
 // Phase C for a narrow block: dst planes (HW apart, element index idx0 = the first plane's pixel 0
 // of the range) = sum over k of the K accumulators' records (src, kstride apart), ascending k.
 template <Elem E>
-GSAMP_AVX512 void reduce_narrow_t(const float *src, int64_t kstride, int64_t K, int64_t len, int64_t nc, void *dst, int64_t idx0,
+ACP_AVX512 void reduce_narrow_t(const float *src, int64_t kstride, int64_t K, int64_t len, int64_t nc, void *dst, int64_t idx0,
                                   int64_t HW) {
     for (int64_t i = 0; i < len; i += 16) {
         const int64_t np = std::min<int64_t>(16, len - i);
@@ -99,7 +99,7 @@ GSAMP_AVX512 void reduce_narrow_t(const float *src, int64_t kstride, int64_t K, 
 
 // Phase C, 16 x 16 blocks: input_grad[(n*C + c)*HW + i] = sum_k acc[((n*K + k)*HW + i)*C + c].
 template <Elem E>
-GSAMP_AVX512 void reduce_accumulators_t(const Geometry &g, int64_t K, const float *acc, void *input_grad, int64_t n, int64_t hw0,
+ACP_AVX512 void reduce_accumulators_t(const Geometry &g, int64_t K, const float *acc, void *input_grad, int64_t n, int64_t hw0,
                                         int64_t len, int64_t c_lo, int64_t c_hi) {
     const int64_t HW = g.in_pixels(), C = g.C, Cp = padded_channels(C);
     for (int64_t c0 = c_lo; c0 < c_hi; c0 += 16) {
@@ -131,7 +131,7 @@ GSAMP_AVX512 void reduce_accumulators_t(const Geometry &g, int64_t K, const floa
         }
     }
 }
-GSAMP_AVX512 inline void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, const float *acc, void *input_grad,
+ACP_AVX512 inline void reduce_accumulators_avx(const Geometry &g, int64_t K, Elem e, const float *acc, void *input_grad,
                                                  int64_t n, int64_t hw0, int64_t len, int64_t c_lo, int64_t c_hi) {
     if (e == Elem::F16) reduce_accumulators_t<Elem::F16>(g, K, acc, input_grad, n, hw0, len, c_lo, c_hi);
     else if (e == Elem::BF16) reduce_accumulators_t<Elem::BF16>(g, K, acc, input_grad, n, hw0, len, c_lo, c_hi);
@@ -140,7 +140,7 @@ GSAMP_AVX512 inline void reduce_accumulators_avx(const Geometry &g, int64_t K, E
 
 // The gradOutput tile of run_task: tile[i * ld + c] = go[(n*C + cb + c)*Pn + p0 + i], i < np, c < nc.
 template <Elem E>
-GSAMP_AVX512 void load_go_tile_t(const void *go, int64_t base, int64_t Pn, int64_t np, int64_t nc, float *tile, int64_t ld) {
+ACP_AVX512 void load_go_tile_t(const void *go, int64_t base, int64_t Pn, int64_t np, int64_t nc, float *tile, int64_t ld) {
     const __mmask16 mp = tail16(np);
     const char *g8 = static_cast<const char *>(go);
     constexpr int64_t es = E == Elem::F32 ? 4 : 2;
@@ -166,13 +166,13 @@ GSAMP_AVX512 void load_go_tile_t(const void *go, int64_t base, int64_t Pn, int64
         for (int64_t i = 0; i < np; ++i) _mm512_storeu_ps(tile + i * ld + c0, r[i]);
     }
 }
-GSAMP_AVX512 inline void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t Pn, int64_t np, int64_t nc, float *tile,
+ACP_AVX512 inline void load_go_tile_avx(const void *go, Elem e, int64_t base, int64_t Pn, int64_t np, int64_t nc, float *tile,
                                           int64_t ld) {
     if (e == Elem::F16) load_go_tile_t<Elem::F16>(go, base, Pn, np, nc, tile, ld);
     else if (e == Elem::BF16) load_go_tile_t<Elem::BF16>(go, base, Pn, np, nc, tile, ld);
     else load_go_tile_t<Elem::F32>(go, base, Pn, np, nc, tile, ld);
 }
-#endif  // GSAMP_X86
+#endif  // ACP_X86
 
 }  // namespace gsamp
 

@@ -21,7 +21,7 @@ void transpose_input_block(const BackwardPlan &P, const void *input, T *inT, int
                            int64_t c_lo, int64_t c_hi, bool avx) {
     const Geometry &g = P.g;
     const int64_t HW = g.in_pixels();
-#if GSAMP_X86
+#if ACP_X86
     if constexpr (sizeof(T) == 4) {
         if (avx) return transpose_input_avx(g, P.e.input, input, inT, n, hw0, len, c_lo, c_hi);
     }
@@ -43,7 +43,7 @@ void reduce_block(const BackwardPlan &P, const T *acc, void *input_grad, int64_t
                   int64_t c_hi, bool avx) {
     const Geometry &g = P.g;
     const int64_t HW = g.in_pixels(), K = P.K, C = g.C;
-#if GSAMP_X86
+#if ACP_X86
     if constexpr (sizeof(T) == 4) {
         if (avx) return reduce_accumulators_avx(g, K, P.e.input_grad, acc, input_grad, n, hw0, len, c_lo, c_hi);
     }

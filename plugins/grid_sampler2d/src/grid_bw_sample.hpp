@@ -47,7 +47,7 @@ void channels(const V &tp, const T *go, int64_t nc, const T *in, T *acc, int64_t
 // The taps of one sample: the vector bicubic builder where it applies, else pixel_taps.
 template <class T>
 inline void make_taps(const Geometry &g, T x, T y, Taps<T> &tp, T *mx, T *my, bool avx) {
-#if GSAMP_X86
+#if ACP_X86
     if constexpr (sizeof(T) == 4) {
         if (avx && g.interp == Interp::Bicubic && g.padding != Padding::Reflection && g.H * g.W < (int64_t{1} << 31))
             return bicubic_taps_avx(g, x, y, tp, mx, my);

@@ -10,10 +10,10 @@
 
 namespace gsamp {
 
-#if GSAMP_X86
+#if ACP_X86
 // Grid values -> source coordinates (unnormalize, then border clipping with PyTorch's gradient),
 // 16 at a time, as source_index does one at a time; *d = the derivative.
-GSAMP_AVX512 inline __m512 unnormalize_vec(bool align, __m512 v, int64_t size, __m512 *d) {
+ACP_AVX512 inline __m512 unnormalize_vec(bool align, __m512 v, int64_t size, __m512 *d) {
     const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
     if (align) {
         *d = _mm512_set1_ps(static_cast<float>(size - 1) / 2);
@@ -22,7 +22,7 @@ GSAMP_AVX512 inline __m512 unnormalize_vec(bool align, __m512 v, int64_t size, _
     *d = _mm512_set1_ps(static_cast<float>(size) / 2);
     return _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
 }
-GSAMP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
+ACP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
     const __m512 zero = _mm512_setzero_ps();
     __m512 c = unnormalize_vec(g.align, v, size, d);
     if (g.padding == Padding::Border) {
@@ -36,11 +36,11 @@ GSAMP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size,
     return c;
 }
 // Lanes holding an index of [0, size) (NaN fails).
-GSAMP_AVX512 inline __mmask16 inside_vec(__m512 c, int64_t size) {
+ACP_AVX512 inline __mmask16 inside_vec(__m512 c, int64_t size) {
     return static_cast<__mmask16>(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_GE_OQ) &
                                   _mm512_cmp_ps_mask(c, _mm512_set1_ps(static_cast<float>(size - 1)), _CMP_LE_OQ));
 }
-#endif  // GSAMP_X86
+#endif  // ACP_X86
 
 }  // namespace gsamp
 

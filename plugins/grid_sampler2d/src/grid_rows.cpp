@@ -4,28 +4,11 @@
 
 #include <cstring>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GSAMP_X86 1
-#include <immintrin.h>
-#define GSAMP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-#define GSAMP_X86 0
-#endif
-
 namespace gsamp {
-
-bool cpu_has_avx512() {
-#if GSAMP_X86
-    static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return ok;
-#else
-    return false;
-#endif
-}
 
 bool use_avx512(Isa isa) { return isa != Isa::Scalar && cpu_has_avx512(); }
 
@@ -100,14 +83,14 @@ void store_scalar(const T *src, int64_t n, Elem e, void *dst) {
     for (int64_t i = 0; i < n; ++i) store_one<T>(dst, e, i, src[i]);
 }
 
-#if GSAMP_X86
+#if ACP_X86
 constexpr __mmask16 kAll = 0xffff;
 // Lanes [0, n) (none for n <= 0, all for n >= 16).
-GSAMP_AVX512 inline __mmask16 tail16(int64_t n) {
+ACP_AVX512 inline __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : n <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-GSAMP_AVX512 void load_half_avx(const void *src, Elem e, int64_t n, float *dst) {
+ACP_AVX512 void load_half_avx(const void *src, Elem e, int64_t n, float *dst) {
     const auto *s = static_cast<const uint16_t *>(src);
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail16(n - i);
@@ -118,7 +101,7 @@ GSAMP_AVX512 void load_half_avx(const void *src, Elem e, int64_t n, float *dst) 
     }
 }
 
-GSAMP_AVX512 void store_half_avx(const float *src, int64_t n, Elem e, void *dst) {
+ACP_AVX512 void store_half_avx(const float *src, int64_t n, Elem e, void *dst) {
     auto *d = static_cast<uint16_t *>(dst);
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail16(n - i);
@@ -132,7 +115,7 @@ GSAMP_AVX512 void store_half_avx(const float *src, int64_t n, Elem e, void *dst)
 }  // namespace
 
 void load_row(const void *src, Elem e, int64_t n, float *dst, bool avx) {
-#if GSAMP_X86
+#if ACP_X86
     if (avx && (e == Elem::F16 || e == Elem::BF16)) return load_half_avx(src, e, n, dst);
 #endif
     (void)avx;
@@ -141,7 +124,7 @@ void load_row(const void *src, Elem e, int64_t n, float *dst, bool avx) {
 void load_row(const void *src, Elem e, int64_t n, double *dst, bool) { load_scalar(src, e, n, dst); }
 
 void store_row(const float *src, int64_t n, Elem e, void *dst, bool avx) {
-#if GSAMP_X86
+#if ACP_X86
     if (avx && (e == Elem::F16 || e == Elem::BF16)) return store_half_avx(src, n, e, dst);
 #endif
     (void)avx;

@@ -6,11 +6,12 @@
 
 #include <cstdint>
 
+#include "aclnn_cpu/isa.hpp"
 #include "grid_types.hpp"
 
 namespace gsamp {
 
-bool cpu_has_avx512();  // F, BW, VL and DQ
+using acp::cpu_has_avx512;
 bool use_avx512(Isa isa);
 
 // dst[i] = src element i, i < n (src dense, element type e).

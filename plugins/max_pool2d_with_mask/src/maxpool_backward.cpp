@@ -105,17 +105,17 @@ void row_bits_scalar(const BackwardPlan &P, const uint8_t *mask_plane, int64_t r
         }
     }
 }
-#if MPOOL_X86
+#if ACP_X86
 constexpr int32_t kNoCode = 0x7fffffff;  // tile path: an output without a contribution
 
 // Ring position of flat offset x = slot * W + column when slot may run one ring past its end.
-MPOOL_AVX512 inline __m512i wrap_ring(__m512i x, __m512i ring_size) {
+ACP_AVX512 inline __m512i wrap_ring(__m512i x, __m512i ring_size) {
     return _mm512_mask_sub_epi32(x, _mm512_cmpge_epi32_mask(x, ring_size), x, ring_size);
 }
 
 // HH: the clipped window's row count when 2 or 3 (the subtractions unrolled), 0: any.
 template <int HH>
-MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+ACP_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
                                      int32_t *pos, int64_t oh) {
     const Geometry &g = P.g;
     const int64_t h0 = g.row_lo(oh), hh = HH ? HH : g.row_hi(oh) - h0, Wo = g.Wo, R = P.ring_rows;
@@ -141,7 +141,7 @@ MPOOL_AVX512 int64_t row_int32_avx_t(const BackwardPlan &P, const uint8_t *idx, 
     return -1;
 }
 
-MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+ACP_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
                                    int32_t *pos, int64_t oh) {
     switch (P.g.row_hi(oh) - P.g.row_lo(oh)) {
         case 3: return row_int32_avx_t<3>(P, idx, grow, ring, pos, oh);
@@ -153,7 +153,7 @@ MPOOL_AVX512 int64_t row_int32_avx(const BackwardPlan &P, const uint8_t *idx, co
 
 // With codes == nullptr: ring positions into pos, then the additions. With codes: the tile codes of
 // the row into codes (nothing added) - or false, before anything, when an output has several bits.
-MPOOL_AVX512 bool row_bits_avx(const BackwardPlan &P, const uint8_t *mask_plane, int64_t row_bytes,
+ACP_AVX512 bool row_bits_avx(const BackwardPlan &P, const uint8_t *mask_plane, int64_t row_bytes,
                                const float *grow, float *ring, int32_t *pos, int64_t oh, int32_t *codes = nullptr) {
     const Geometry &g = P.g;
     const int64_t hs = oh * g.sH - g.pH, R = P.ring_rows, K = g.kernel_positions();
@@ -234,8 +234,8 @@ MPOOL_AVX512 bool row_bits_avx(const BackwardPlan &P, const uint8_t *mask_plane,
 // it), so kW == 3 keeps the per-output path.
 
 // The lanes' spread: output l to tile lanes 2l and 2l + 1.
-MPOOL_AVX512 inline __m512i spread_lo() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
-MPOOL_AVX512 inline __m512i spread_hi() {
+ACP_AVX512 inline __m512i spread_lo() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
+ACP_AVX512 inline __m512i spread_hi() {
     return _mm512_set_epi32(15, 15, 14, 14, 13, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8);
 }
 
@@ -243,7 +243,7 @@ MPOOL_AVX512 inline __m512i spread_hi() {
 // c0 .. c0 + 31. rows[r]: window row r's ring row (column 0). KH: kH when 2 or 3 (the row loop
 // unrolled), 0: nrows at run time.
 template <int KH>
-MPOOL_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code, __m512 gv, float *const *rows,
+ACP_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code, __m512 gv, float *const *rows,
                                                                    int64_t nrows, int64_t c0, int64_t W) {
     const __m512i cl = _mm512_maskz_permutexvar_epi32(kAll, spread_lo(), code);
     const __m512i ch = _mm512_maskz_permutexvar_epi32(kAll, spread_hi(), code);
@@ -273,7 +273,7 @@ MPOOL_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code,
 
 // Bit masks: one output row's additions from its codes (row_bits_avx).
 template <int KH>
-MPOOL_AVX512 void tiles_codes(const int32_t *codes, const float *grow, float *const *rows, int64_t kh, int64_t Wo,
+ACP_AVX512 void tiles_codes(const int32_t *codes, const float *grow, float *const *rows, int64_t kh, int64_t Wo,
                               int64_t W, int64_t pW) {
     for (int64_t ow = 0; ow < Wo; ow += 16)
         tile_block<KH>(_mm512_loadu_si512(codes + ow), _mm512_maskz_loadu_ps(tail16(Wo - ow), grow + ow), rows, kh,
@@ -284,7 +284,7 @@ MPOOL_AVX512 void tiles_codes(const int32_t *codes, const float *grow, float *co
 // column whose index is out of its window (earlier outputs of the row may have been added: the
 // run fails then), or -1.
 template <int KH>
-MPOOL_AVX512 int64_t tiles_int32(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *const *rows,
+ACP_AVX512 int64_t tiles_int32(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *const *rows,
                                  int64_t oh) {
     const Geometry &g = P.g;
     const int64_t hs = oh * g.sH - g.pH, r0 = g.row_lo(oh) - hs, hh = g.row_hi(oh) - g.row_lo(oh), Wo = g.Wo;
@@ -317,7 +317,7 @@ MPOOL_AVX512 int64_t tiles_int32(const BackwardPlan &P, const uint8_t *idx, cons
 }
 
 // Window rows -> ring rows of output row oh (tile layout; the spare row for rows outside).
-MPOOL_AVX512 void tile_rows(const BackwardPlan &P, float *ring, int64_t oh, float **rows) {
+ACP_AVX512 void tile_rows(const BackwardPlan &P, float *ring, int64_t oh, float **rows) {
     const Geometry &g = P.g;
     const int64_t hs = oh * g.sH - g.pH, R = P.ring_rows;
     int64_t slot = ((hs % R) + R) % R;
@@ -325,7 +325,7 @@ MPOOL_AVX512 void tile_rows(const BackwardPlan &P, float *ring, int64_t oh, floa
         rows[r] = hs + r >= 0 && hs + r < g.H ? ring + slot * P.tile_stride : ring + R * P.tile_stride;
 }
 
-MPOOL_AVX512 int64_t row_int32_tiles(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
+ACP_AVX512 int64_t row_int32_tiles(const BackwardPlan &P, const uint8_t *idx, const float *grow, float *ring,
                                      int64_t oh) {
     float *rows[kVectorMaxKh];
     tile_rows(P, ring, oh, rows);
@@ -336,7 +336,7 @@ MPOOL_AVX512 int64_t row_int32_tiles(const BackwardPlan &P, const uint8_t *idx, 
     }
 }
 
-MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, const float *grow, float *ring,
+ACP_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, const float *grow, float *ring,
                                   int64_t oh) {
     const Geometry &g = P.g;
     float *rows[kVectorMaxKh];
@@ -347,7 +347,7 @@ MPOOL_AVX512 void row_codes_tiles(const BackwardPlan &P, const int32_t *codes, c
         default: tiles_codes<0>(codes, grow, rows, g.kH, g.Wo, g.W, g.pW); break;
     }
 }
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 
 // One plane: returns the first bad output column j (flat in the plane), or -1. next_mask: the next
@@ -401,7 +401,7 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
         if (P.layout == MaskLayout::Int32) {
             const uint8_t *idx = mask_plane + oh * g.Wo * 4;
             int64_t bad;
-#if MPOOL_X86
+#if ACP_X86
             if (tiles) {
                 bad = row_int32_tiles(P, idx, grow, ring, oh);
             } else if (vec) {
@@ -411,7 +411,7 @@ int64_t run_plane(const BackwardPlan &P, const char *go, View4 gov, const uint8_
                 bad = row_int32_scalar(P, idx, grow, ring, stride, oh, 0, g.Wo);
             if (bad >= 0) return oh * g.Wo + bad;
         } else {
-#if MPOOL_X86
+#if ACP_X86
             if (tiles) {
                 if (row_bits_avx(P, mask_plane, row_bytes, grow, ring, s.pos, oh, s.pos))
                     row_codes_tiles(P, s.pos, grow, ring, oh);
@@ -546,7 +546,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                 const uint8_t *maskP = mask + p * mask_plane;
                 n = nn, c = nc;
                 LineStream *lsp = stream ? &ls : nullptr;
-#if MPOOL_X86
+#if ACP_X86
                 if (small_direct) {  // planes p and p + 1 at once
                     char *next_gi = more ? static_cast<char *>(gradInput) + (nn * gi.n + nc * gi.c) * es : nullptr;
                     int which = 0;

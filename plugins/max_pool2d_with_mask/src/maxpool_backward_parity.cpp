@@ -45,7 +45,7 @@
 
 namespace mpool {
 
-#if MPOOL_X86
+#if ACP_X86
 namespace {
 
 // The kernel-position masks of a block of 16 outputs ow0 + l, made where they are used (AVX-512 has
@@ -360,7 +360,7 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
 
 // The k3 ring row, finished after the last output row, into row.
 template <DType DT, bool FP16, Out O>
-MPOOL_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
+ACP_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *row) {
     for (int64_t ow0 = 0, col0 = 0; col0 < P.g.W; ow0 += 16, col0 += 32)
         put32<DT, FP16, O, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W, s.half);
 }
@@ -374,7 +374,7 @@ MPOOL_AI int64_t parity_row_any(const BackwardPlan &P, const void *grow, const u
 }
 
 }  // namespace
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 // whole, once, in address order: window rows 2 oh - 1 (odd) and 2 oh, then the ring's last row
 // (even H, Ho = H / 2). A half line is carried from the end of each even row into the next row.
@@ -382,14 +382,14 @@ bool stream16_rows(const Geometry &g, View4 giv) {
     return giv.w == 1 && giv.h == g.W && g.W % 16 == 0 && g.H % 2 == 0 && g.Ho * 2 == g.H;
 }
 
-#if MPOOL_X86
+#if ACP_X86
 namespace {
 
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
 // its row kernel without a dispatch per row.
 template <DType DT, bool FP16, Out O, bool K3, bool BITS>
-MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+ACP_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool *subnormal) {
     const Geometry &g = P.g;
@@ -464,7 +464,7 @@ MPOOL_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, V
 }
 
 template <DType DT, bool FP16, Out O>
-MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+ACP_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool k3, bool bits, bool *subnormal) {
     if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
@@ -474,7 +474,7 @@ MPOOL_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, V
 }
 
 template <DType DT, bool FP16>
-MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+ACP_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                          char *gi, View4 giv, const Slot &s, LineStream *stream,
                                          const uint8_t *next_mask) {
     const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
@@ -503,7 +503,7 @@ MPOOL_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, 
 }
 }  // namespace
 
-MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+ACP_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                       char *gi, View4 giv, const Slot &s, LineStream *stream,
                                       const uint8_t *next_mask) {
     if (P.dt == DType::F16) return run_plane_parity_dt<DType::F16, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
@@ -511,6 +511,6 @@ MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, Vie
     if (P.fp16) return run_plane_parity_dt<DType::F32, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
     return run_plane_parity_dt<DType::F32, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask);
 }
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 }  // namespace mpool

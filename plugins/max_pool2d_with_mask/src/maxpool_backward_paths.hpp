@@ -9,11 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/prefetch.hpp"
 #include "maxpool_backward.hpp"
 #include "maxpool_rows.hpp"
-
-#include "maxpool_isa.hpp"
 
 namespace mpool {
 
@@ -100,15 +99,15 @@ inline void prefetch_next_bits(const BackwardPlan &P, const uint8_t *next_mask, 
 // Whether the k3 parity blocks stream 16-bit gradInput rows themselves (maxpool_backward_parity.cpp).
 bool stream16_rows(const Geometry &g, View4 giv);
 
-#if MPOOL_X86
-#define MPOOL_AI MPOOL_AVX512 inline __attribute__((always_inline))
+#if ACP_X86
+#define MPOOL_AI ACP_AVX512 inline __attribute__((always_inline))
 
 constexpr __mmask16 kAll = 0xffff;
 
-MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 tail16(int64_t n) {
+ACP_AVX512 inline __attribute__((always_inline)) __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
 }
-MPOOL_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
+ACP_AVX512 inline __attribute__((always_inline)) __mmask16 lanes16(int64_t n) { return n <= 0 ? 0 : tail16(n); }
 
 // The window test of 16 int32 indices v (lanes m): d = v - start, the window's first element (flat),
 // is in the window when d < hh * W as unsigned (every index below the start, and every negative
@@ -141,16 +140,16 @@ MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
 // column j (flat in the plane) or -1; next_mask: the next plane's mask (nullptr: none) ----
 
 // maxpool_backward_parity.cpp: square k2 s2 p0 and k3 s2 p1 windows, gradInput rows dense.
-MPOOL_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
+ACP_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                       char *gi, View4 giv, const Slot &s, LineStream *stream,
                                       const uint8_t *next_mask);
 // maxpool_backward_small.cpp: int32 masks, small planes (BackwardPlan::small_ok).
-MPOOL_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
+ACP_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
                                      View4 giv, const Slot &s, LineStream *stream);
-MPOOL_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go_a, const uint8_t *idx_a, char *gi_a,
+ACP_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go_a, const uint8_t *idx_a, char *gi_a,
                                              const char *go_b, const uint8_t *idx_b, char *gi_b, const Slot &s,
                                              int *which);
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 }  // namespace mpool
 

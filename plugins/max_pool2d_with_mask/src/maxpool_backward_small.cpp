@@ -20,7 +20,7 @@
 
 namespace mpool {
 
-#if MPOOL_X86
+#if ACP_X86
 namespace {
 
 // The window test of row_int32_avx_t for every output of a plane, each lane with its own window
@@ -77,7 +77,7 @@ void store_plane(const BackwardPlan &P, float *plane, char *gi, View4 giv, LineS
 }
 }  // namespace
 
-MPOOL_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
+ACP_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
                                      View4 giv, const Slot &s, LineStream *stream) {
     const int64_t bad = check_plane_int32(P, idx, s.pos, static_cast<int32_t>(P.ring_floats - 16));
     if (bad >= 0) return bad;
@@ -91,7 +91,7 @@ MPOOL_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View
 // planes a and b at once (b: nullptr go for none) - their chains of additions are independent, so
 // the core overlaps them. Returns -1, or the first bad output of plane *which (0: a, 1: b; a is
 // then complete).
-MPOOL_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go_a, const uint8_t *idx_a, char *gi_a,
+ACP_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go_a, const uint8_t *idx_a, char *gi_a,
                                              const char *go_b, const uint8_t *idx_b, char *gi_b, const Slot &s,
                                              int *which) {
     const int64_t ins = P.g.H * P.g.W, outs = P.g.Ho * P.g.Wo;
@@ -121,6 +121,6 @@ MPOOL_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *
     *which = 1;
     return bad_b;
 }
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 }  // namespace mpool

@@ -18,9 +18,8 @@
 #include <limits>
 #include <vector>
 
+#include "aclnn_cpu/isa.hpp"
 #include "maxpool_rows.hpp"
-
-#include "maxpool_isa.hpp"
 
 namespace mpool {
 
@@ -36,9 +35,9 @@ namespace {
 
 int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
 
-#if MPOOL_X86
+#if ACP_X86
 // Outputs [ow0, ow0 + 16) of row oh, window rows [h0, h1) converted at rows (values at pad_left).
-MPOOL_AVX512 void row_avx(const ForwardPlan &P, const float *rows, int64_t oh, float *orow, uint8_t *mask_plane,
+ACP_AVX512 void row_avx(const ForwardPlan &P, const float *rows, int64_t oh, float *orow, uint8_t *mask_plane,
                               int64_t row_bytes) {
     const Geometry &g = P.g;
     const int64_t h0 = g.row_lo(oh), h1 = g.row_hi(oh), hs = oh * g.sH - g.pH;
@@ -103,7 +102,7 @@ void run_plane(const ForwardPlan &P, const char *in, View4 inv, char *out, View4
         const int64_t h0 = g.row_lo(oh), h1 = g.row_hi(oh), hs = oh * g.sH - g.pH;
         for (int64_t ih = h0; ih < h1; ++ih)
             load_row(in + ih * inv.h * es, inv.w, g.W, P.dt, P.fp16, rows + (ih - h0) * P.row_stride + P.pad_left, avx);
-#if MPOOL_X86
+#if ACP_X86
         if (avx && P.vec_ok) {
             row_avx(P, rows, oh, orow, mask_plane, row_bytes);
             store_row(orow, g.Wo, P.dt, P.fp16, out + oh * outv.h * es, outv.w, avx, nullptr);

@@ -10,8 +10,6 @@
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 
-#include "maxpool_isa.hpp"
-
 namespace mpool {
 namespace {
 
@@ -41,22 +39,22 @@ void store_scalar(char *p, float v, DType dt) {
     std::memcpy(p, &u, 2);
 }
 
-#if MPOOL_X86
+#if ACP_X86
 // The maxz_ forms with an all-ones mask dodge GCC 12's false -Wmaybe-uninitialized on the
 // _mm512_undefined_*() inside the unmasked intrinsics.
 constexpr __mmask16 kAll = 0xffff;
 
-MPOOL_AVX512 inline __mmask16 tail16(int64_t n) {
+ACP_AVX512 inline __mmask16 tail16(int64_t n) {
     return n >= 16 ? kAll : static_cast<__mmask16>((1u << n) - 1u);
 }
 
 // FLOAT16 / BF16 rounding with acp::avx512 (numeric_avx512.hpp): numeric.hpp's bits.
-MPOOL_AVX512 inline __m256i half_of(__m512 v) { return acp::avx512::to_half(v); }
-MPOOL_AVX512 inline __m256i bf16_of(__m512 v) { return acp::avx512::to_bf16(v); }
+ACP_AVX512 inline __m256i half_of(__m512 v) { return acp::avx512::to_half(v); }
+ACP_AVX512 inline __m256i bf16_of(__m512 v) { return acp::avx512::to_bf16(v); }
 
-MPOOL_AVX512 inline __m512 widen_half(__m256i h) { return _mm512_maskz_cvtph_ps(kAll, h); }
+ACP_AVX512 inline __m512 widen_half(__m256i h) { return _mm512_maskz_cvtph_ps(kAll, h); }
 
-MPOOL_AVX512 void load_row_avx(const char *src, int64_t n, DType dt, bool fp16, float *dst) {
+ACP_AVX512 void load_row_avx(const char *src, int64_t n, DType dt, bool fp16, float *dst) {
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 m = tail16(n - i);
         __m512 v;
@@ -74,10 +72,10 @@ MPOOL_AVX512 void load_row_avx(const char *src, int64_t n, DType dt, bool fp16, 
 }
 
 // 16 FLOATs as stored: FLOAT (fp16: rounded through FLOAT16) or the 16-bit pattern in a __m256i.
-MPOOL_AVX512 inline __m512 f32_out(__m512 v, bool fp16) { return fp16 ? widen_half(half_of(v)) : v; }
+ACP_AVX512 inline __m512 f32_out(__m512 v, bool fp16) { return fp16 ? widen_half(half_of(v)) : v; }
 
 // 16 source values at `at` (zeros without a source); with `clear` the source lanes become +0.
-MPOOL_AVX512 inline __m512 src_vec(float *src, int64_t at, int64_t n, bool clear) {
+ACP_AVX512 inline __m512 src_vec(float *src, int64_t at, int64_t n, bool clear) {
     if (!src) return _mm512_setzero_ps();
     const __mmask16 m = tail16(n - at);
     const __m512 v = _mm512_maskz_loadu_ps(m, src + at);
@@ -85,10 +83,10 @@ MPOOL_AVX512 inline __m512 src_vec(float *src, int64_t at, int64_t n, bool clear
     return v;
 }
 
-MPOOL_AVX512 inline __m256i narrow(__m512 v, DType dt) { return dt == DType::F16 ? half_of(v) : bf16_of(v); }
+ACP_AVX512 inline __m256i narrow(__m512 v, DType dt) { return dt == DType::F16 ? half_of(v) : bf16_of(v); }
 
 // Plain (masked) stores of elements [from, to).
-MPOOL_AVX512 void store_plain(float *src, int64_t from, int64_t to, DType dt, bool fp16, char *dst, bool clear) {
+ACP_AVX512 void store_plain(float *src, int64_t from, int64_t to, DType dt, bool fp16, char *dst, bool clear) {
     for (int64_t k = from; k < to; k += 16) {
         const __mmask16 m = tail16(to - k);
         const __m512 v = src_vec(src, k, to, clear);
@@ -98,15 +96,15 @@ MPOOL_AVX512 void store_plain(float *src, int64_t from, int64_t to, DType dt, bo
 }
 
 // Elements [0, n) converted to dt bytes in out (n * es bytes).
-MPOOL_AVX512 void convert_row(float *src, int64_t n, DType dt, bool fp16, uint8_t *out, bool clear) {
+ACP_AVX512 void convert_row(float *src, int64_t n, DType dt, bool fp16, uint8_t *out, bool clear) {
     store_plain(src, 0, n, dt, fp16, reinterpret_cast<char *>(out), clear);
 }
 
-MPOOL_AVX512 void line_out(char *line, const uint8_t *p) {
+ACP_AVX512 void line_out(char *line, const uint8_t *p) {
     _mm512_stream_si512(reinterpret_cast<__m512i *>(line), _mm512_loadu_si512(p));
 }
 
-MPOOL_AVX512 void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
+ACP_AVX512 void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *dst) {
     if (ls.line && dst != ls.next) flush_pending(ls);  // not a continuation: the pending line ends here
     while (n > 0) {
         if (!ls.line) {
@@ -130,7 +128,7 @@ MPOOL_AVX512 void stream_put(LineStream &ls, const uint8_t *p, int64_t n, char *
 }
 
 // One whole 64-byte line of dst from the 64 / es elements at src (nullptr: zeros), streamed.
-MPOOL_AVX512 inline void line_direct(float *src, DType dt, bool fp16, char *line, bool clear) {
+ACP_AVX512 inline void line_direct(float *src, DType dt, bool fp16, char *line, bool clear) {
     const __m512 a = src_vec(src, 0, 16, clear);
     if (dt == DType::F32) {
         _mm512_stream_ps(reinterpret_cast<float *>(line), f32_out(a, fp16));
@@ -141,7 +139,7 @@ MPOOL_AVX512 inline void line_direct(float *src, DType dt, bool fp16, char *line
     _mm256_stream_si256(reinterpret_cast<__m256i *>(line + 32), narrow(b, dt));
 }
 
-MPOOL_AVX512 void store_row_avx(float *src, int64_t n, DType dt, bool fp16, char *dst, LineStream *ls, bool clear) {
+ACP_AVX512 void store_row_avx(float *src, int64_t n, DType dt, bool fp16, char *dst, LineStream *ls, bool clear) {
     if (!ls) {
         store_plain(src, 0, n, dt, fp16, dst, clear);
         return;
@@ -167,19 +165,9 @@ MPOOL_AVX512 void store_row_avx(float *src, int64_t n, DType dt, bool fp16, char
         i += std::max<int64_t>(k, 1);
     }
 }
-#endif  // MPOOL_X86
+#endif  // ACP_X86
 
 }  // namespace
-
-bool cpu_has_avx512() {
-#if MPOOL_X86
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return has;
-#else
-    return false;
-#endif
-}
 
 bool use_avx512(Isa isa) { return isa != Isa::Scalar && cpu_has_avx512(); }
 
@@ -192,7 +180,7 @@ float round_value(float v, DType dt, bool fp16_compute) {
 }
 
 void load_row(const char *src, int64_t stride, int64_t n, DType dt, bool fp16_compute, float *dst, bool avx) {
-#if MPOOL_X86
+#if ACP_X86
     if (avx && stride == 1) {
         load_row_avx(src, n, dt, fp16_compute, dst);
         return;
@@ -210,7 +198,7 @@ void load_row(const char *src, int64_t stride, int64_t n, DType dt, bool fp16_co
 namespace {
 void store_any(float *src, int64_t n, DType dt, bool fp16_compute, char *dst, int64_t stride, bool avx,
                LineStream *ls, bool clear) {
-#if MPOOL_X86
+#if ACP_X86
     if (avx && stride == 1) {
         store_row_avx(src, n, dt, fp16_compute, dst, ls, clear);
         return;
@@ -239,7 +227,7 @@ void store_row_clear(float *src, int64_t n, DType dt, bool fp16_compute, char *d
 }
 
 void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls) {
-#if MPOOL_X86
+#if ACP_X86
     if (ls) {
         stream_put(*ls, src, n, dst);
         return;
@@ -248,8 +236,8 @@ void store_bytes(const uint8_t *src, int64_t n, char *dst, LineStream *ls) {
     std::memcpy(dst, src, static_cast<size_t>(n));
 }
 
-#if MPOOL_X86
-MPOOL_AVX512 uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *dst) {
+#if ACP_X86
+ACP_AVX512 uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *dst) {
     if (ls.line && ls.next == dst) {  // a continuation: the pending line in front of the new bytes
         _mm512_store_si512(stage, _mm512_load_si512(ls.buf));
         return stage + ls.hi;
@@ -260,7 +248,7 @@ MPOOL_AVX512 uint8_t *stage_stream_begin(LineStream &ls, uint8_t *stage, char *d
     return stage + ls.lo;
 }
 
-MPOOL_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
+ACP_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
     const int64_t total = ls.hi + n;
     char *const line = ls.line;
     ls.next = line + total;
@@ -289,7 +277,7 @@ MPOOL_AVX512 void stage_stream_end(LineStream &ls, uint8_t *stage, int64_t n) {
 void stream_finish(LineStream &ls) {
     flush_pending(ls);
     ls.next = nullptr;
-#if MPOOL_X86
+#if ACP_X86
     if (cpu_has_avx512()) _mm_sfence();
 #endif
 }

@@ -6,11 +6,12 @@
 
 #include <cstdint>
 
+#include "aclnn_cpu/isa.hpp"
 #include "maxpool_types.hpp"
 
 namespace mpool {
 
-bool cpu_has_avx512();  // F, BW, VL and DQ
+using acp::cpu_has_avx512;
 bool use_avx512(Isa isa);
 
 inline int64_t elem_size(DType dt) { return dt == DType::F32 ? 4 : 2; }

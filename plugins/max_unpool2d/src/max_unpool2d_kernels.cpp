@@ -14,6 +14,7 @@
 // the first bad one whatever the thread count or scheduling.
 #include "max_unpool2d_kernels.hpp"
 
+#include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/prefetch.hpp"
 
 #include <algorithm>
@@ -24,16 +25,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define UNPOOL_X86 1
-#include <immintrin.h>
-// Function-level target: the file is built for the baseline ISA; these functions only run after
-// the runtime check in cpu_has_avx512().
-#define AVX512_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#else
-#define UNPOOL_X86 0
-#endif
 
 namespace max_unpool2d {
 namespace {
@@ -61,15 +52,7 @@ inline uint64_t index_at(const char *p) {
     return static_cast<uint64_t>(static_cast<int64_t>(load<I>(p)));
 }
 
-bool cpu_has_avx512() {
-#if UNPOOL_X86
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    return has;
-#else
-    return false;
-#endif
-}
+using acp::cpu_has_avx512;
 
 // Element (oh, ow) of the view sits at oh * oW + ow: the plane is dense.
 bool dense_plane(View4 v, int64_t oH, int64_t oW) { return (oW <= 1 || v.w == 1) && (oH <= 1 || v.h == oW); }
@@ -96,7 +79,7 @@ int64_t gather_run_scalar(const char *src, const char *idx, char *dst, int64_t n
     return -1;
 }
 
-#if UNPOOL_X86
+#if ACP_X86
 constexpr __mmask16 kAll16 = 0xffff;
 
 // Elements before dst reaches a 64-byte boundary (streaming stores need whole aligned lines).
@@ -108,7 +91,7 @@ inline int64_t head_to_line(const char *dst, int64_t elem, int64_t n) {
 // Good lanes among 16 indices (bit k = index k), checked as the indices' own width: INT64 values
 // against limit, INT32 values (as unsigned) against min(limit, 2^31) - 1, so negatives fail too.
 template <class I>
-AVX512_FN __mmask16 check16(const char *idx, __m512i lim64, __m512i lim32m1) {
+ACP_AVX512 __mmask16 check16(const char *idx, __m512i lim64, __m512i lim32m1) {
     if constexpr (sizeof(I) == 8) {
         const __mmask8 a = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(idx), lim64);
         const __mmask8 b = _mm512_cmplt_epu64_mask(_mm512_loadu_si512(idx + 64), lim64);
@@ -122,7 +105,7 @@ AVX512_FN __mmask16 check16(const char *idx, __m512i lim64, __m512i lim32m1) {
 // fetched with scalar loads (AVX-512 hardware gathers measured 1.5-2x slower than scalar loads on
 // this Zen 5 machine) and written as whole 64-byte vectors, non-temporal when streaming.
 template <class T, class I>
-AVX512_FN int64_t gather_run_avx(const char *src, const char *idx, char *dst, int64_t n, uint64_t limit, bool stream) {
+ACP_AVX512 int64_t gather_run_avx(const char *src, const char *idx, char *dst, int64_t n, uint64_t limit, bool stream) {
     constexpr int64_t kLine = 64 / int64_t{sizeof(T)};  // elements per 64-byte store
     int64_t i = 0;
     if (stream) {
@@ -152,10 +135,10 @@ AVX512_FN int64_t gather_run_avx(const char *src, const char *idx, char *dst, in
     return r < 0 ? -1 : i + r;
 }
 
-AVX512_FN void store_fence() { _mm_sfence(); }
+ACP_AVX512 void store_fence() { _mm_sfence(); }
 
 // memcpy with non-temporal stores for the whole 64-byte lines of dst (plain ones at the edges).
-AVX512_FN void copy_streaming(char *dst, const char *src, int64_t bytes) {
+ACP_AVX512 void copy_streaming(char *dst, const char *src, int64_t bytes) {
     const int64_t head = std::min(bytes, head_to_line(dst, 1, bytes));
     std::memcpy(dst, src, static_cast<size_t>(head));
     int64_t i = head;
@@ -165,11 +148,11 @@ AVX512_FN void copy_streaming(char *dst, const char *src, int64_t bytes) {
 }
 #else
 void copy_streaming(char *dst, const char *src, int64_t bytes) { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
-#endif  // UNPOOL_X86
+#endif  // ACP_X86
 
 template <class I>
 RunFn pick_run_for(int elem, bool avx) {
-#if UNPOOL_X86
+#if ACP_X86
     if (avx && elem == 4) return gather_run_avx<uint32_t, I>;
     if (avx && elem == 8) return gather_run_avx<uint64_t, I>;
 #else
@@ -349,7 +332,7 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
                 }
             }
         }
-#if UNPOOL_X86
+#if ACP_X86
         if (stream) store_fence();  // order the non-temporal stores before the task completes
 #endif
     };
@@ -388,7 +371,7 @@ BadIndex ScatterKernel::run(const void *src, View4 sv, const void *idx, View4 iv
             const int64_t r = fn(a);
             if (r >= 0) record_min(first_bad, p * plane + r);
         }
-#if UNPOOL_X86
+#if ACP_X86
         if (stream) store_fence();
 #endif
     };
