@@ -1,5 +1,5 @@
 // Internal to the direct depthwise kernels (depthwise_direct.cpp: planning, scalar spelling, run;
-// depthwise_direct_avx.cpp: AVX-512 spelling): what both spellings share.
+// depthwise_direct_avx*.{hpp,cpp}: AVX-512 spelling): what both spellings share.
 #ifndef CONVOLUTION_SRC_DEPTHWISE_DIRECT_COMMON_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_DIRECT_COMMON_HPP_
 

@@ -1,0 +1,364 @@
+// The AVX-512 spelling of the direct depthwise gradWeight (depthwise_direct.hpp says what it
+// computes; the parts shared with gradInput are in depthwise_direct_avx.hpp): the lane sums and
+// their flushes into double, the kernels by plane shape, the channel loops.
+#include "depthwise_direct_avx.hpp"
+
+namespace conv::dwd {
+
+namespace {
+
+// gradWeight lane sums in registers; `sum` holds the double sums (9 x 16).
+struct VecSums {
+    __m512 acc[9];
+    double *sum;
+    int64_t count;
+    bool fresh;  // no flush yet: the first one stores (the same value as adding to zeros; the
+                 // sign of a zero may differ, which the lanes' sum from +0 does not keep)
+};
+
+ACP_AVX512 inline void flush_avx(VecSums &vs) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512 a = vs.acc[t];
+        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
+        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 1)));
+        double *s = vs.sum + t * kL;
+        _mm512_storeu_pd(s, vs.fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+        _mm512_storeu_pd(s + 8, vs.fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        vs.acc[t] = _mm512_setzero_ps();
+    }
+    vs.count = 0;
+    vs.fresh = false;
+}
+
+// lanes_pairwise in vectors: 16 lanes, 8 + 8, 4 + 4, 2 + 2, 1 + 1.
+ACP_AVX512 inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
+    DWD_UNROLL for (int t = 0; t < 9; ++t) {
+        const __m512d v8 = _mm512_add_pd(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
+        const __m256d v4 = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
+        const __m128d v2 = _mm_add_pd(_mm256_castpd256_pd128(v4), _mm256_extractf128_pd(v4, 1));
+        out[t] = _mm_cvtsd_f64(_mm_add_sd(v2, _mm_unpackhi_pd(v2, v2)));
+    }
+}
+
+// An input row of the plane from element `first`, zero outside the plane's rows.
+template <bool BF16>
+ACP_AVX512 __attribute__((always_inline)) inline __m512 plane_row(const Planes &p, int64_t iy, __mmask16 kw) {
+    return iy >= 0 && iy < p.H ? load<BF16>(p.x, p.gx + iy * p.W, kw) : _mm512_setzero_ps();
+}
+
+// Stride 1 gradWeight by rows (by_rows): a vector per gradient row; the three input rows it meets
+// kept in registers (one new row per step), their columns one lane on either side by a shift.
+// HC: the plane's rows when known at compile time (MobileNet's 14x14, inlined into its own channel
+// loop: every row's taps known, no branches, the lane sums in registers from plane to plane), or 0.
+template <bool BF16, int HC = 0>
+ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_rows_avx(const Planes &p, VecSums &vs) {
+    const int64_t H = HC ? HC : p.H;
+    const __mmask16 kw = first_lanes(p.W);
+    // tap column b reads input column x - 1 + b: b = 0 needs x >= 1, b = 2 needs x + 1 < W
+    const __mmask16 kb[3] = {static_cast<__mmask16>(kw & 0xfffe), kw, first_lanes(p.W - 1)};
+    // rows oy - 1 .. oy + 1, each with its columns one lane on either side (shifted once per row)
+    struct Row {
+        __m512 left, mid, right;
+    };
+    auto row = [&](int64_t iy) ACP_AVX512 {
+        const __m512 c = plane_row<BF16>(p, iy, kw);
+        return Row{prev_column(c), c, next_column(c)};
+    };
+    Row xr[3] = {Row{}, row(0), row(1)};
+    _Pragma("GCC unroll 16") for (int64_t oy = 0; oy < H; ++oy) {  // (Ho == H: stride 1, padding 1)
+        const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, kw);
+        DWD_UNROLL for (int a = 0; a < 3; ++a) {
+            const int64_t iy = oy - 1 + a;
+            if (iy < 0 || iy >= H) continue;
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, xr[a].left, vs.acc[a * 3], kb[0]);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+        xr[0] = xr[1], xr[1] = xr[2], xr[2] = row(oy + 2);
+    }
+}
+
+// Stride 1 gradWeight of a pitched plane of H rows: for gradient vector u (rows 2u, 2u + 1) tap rows
+// 0, 1, 2 read the input's rows y - 1, y, y + 1: odd pair u, even pair u, odd pair u + 1, unshifted;
+// tap columns 0 and 2 shift the gradient instead (a lane either way, two shifts per vector, not
+// four). So tap (a, b) sums the product of gradient position (y, x) in the lane of its input
+// column x - 1 + b (the scalar spelling's pitched walk, gw_lane_scalar's lane_by_input).
+template <bool BF16, int H, int WC>
+ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Planes &p, const Pitch &pt, VecSums &vs) {
+    using Plane = PitchedPlane<BF16, H>;
+    constexpr int U = Plane::U;
+    const int64_t W = WC ? WC : p.W, P = H * W;  // (WC: the width known when compiled)
+    const Plane x(p.x, p.gx, W, pt);
+    // lane of input column c, tap column b: gradient column c + 1 - b inside
+    const TapCols kb = tap_cols<WC>(pt);
+    PITCH_UNROLL for (int u = 0; u < U; ++u) {
+        const __m512 g1 = pitched_rows<BF16>(p.dy, p.gy, 2 * u, W, P, pt);
+        const __m512 g[3] = {next_column(g1), g1, prev_column(g1)};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) {
+            const int a = t / 3, b = t % 3;
+            const unsigned rows = row_lanes(H, u, a - 1);
+            if (rows == 0) continue;
+            const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
+            const __mmask16 k = rows == 0xffffu ? kb.k[b] : static_cast<__mmask16>(kb.k[b] & rows);
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g[b], r, vs.acc[t], k);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// Narrow planes: the input's tap vectors from a sliding window.
+template <bool BF16>
+ACP_AVX512 void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+    __m512i idx[9];
+    int64_t sh[9];
+    shift_indices(p.W, sh, idx);
+    Window win{_mm512_setzero_ps(), _mm512_setzero_ps(), load<BF16>(p.x, p.gx, first_lanes(m.P))};
+    slide<BF16>(win, p.x, p.gx, -1, m.nv, m.P);
+    for (int64_t v = 0; v < m.nv; ++v) {
+        const uint16_t *mk = m.mask + v * 9;
+        const __m512 g = load<BF16>(p.dy, p.gy + v * kL, mk[4]);
+        DWD_UNROLL for (int t = 0; t < 9; ++t) {
+            const __mmask16 k = mk[t];
+            vs.acc[t] = _mm512_mask3_fmadd_ps(g, shifted(win, sh[t], idx[t]), vs.acc[t], k);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+        slide<BF16>(win, p.x, p.gx, v, m.nv, m.P);
+    }
+}
+
+// Stride 1 gradWeight of one plane: tap t pairs dy[p] with x[p + (a - 1) * W + (b - 1)], entry t
+// of the vector's masks.
+template <bool BF16>
+ACP_AVX512 void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
+    int64_t off[9];
+    DWD_UNROLL for (int t = 0; t < 9; ++t) off[t] = p.gx + (t / 3 - 1) * p.W + (t % 3 - 1);
+    constexpr int64_t es = BF16 ? 2 : 4;
+    const int64_t P = p.H * p.W;
+    for (int64_t v = 0; v < m.nv; ++v) {
+        const int64_t p0 = v * kL;
+        prefetch_elems(p.dy, p.gy, p0 + kFlatAhead, kL, P, es);
+        prefetch_elems(p.x, p.gx, p0 + kFlatAhead + p.W, kL, P, es);  // the farthest tap row
+        if (m.full[v]) {
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, kAll16);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, kAll16), vs.acc[t]);
+        } else {
+            const uint16_t *mk = m.mask + v * 9;
+            const __m512 g = load<BF16>(p.dy, p.gy + p0, mk[4]);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) {
+                const __mmask16 k = mk[t];
+                vs.acc[t] = _mm512_mask3_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, k), vs.acc[t], k);
+            }
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// BF16 stride-1 gradWeight of rows wider than a vector (strips()): each row in strips of 32 columns,
+// row after row (the walk through memory stays sequential); lane l takes the strip's columns
+// x0 + 2l, then x0 + 2l + 1 (the scalar spelling's strip walk). One 32-element load of the gradient
+// row and two of each input row (Row4: its column offsets -1, 0, +1), widened by a shift or an AND.
+// Every lane is summed, so the edge strips mask each tap to the lanes whose column and neighbour
+// column are inside; rows outside the plane are skipped.
+template <bool EDGE>
+ACP_AVX512 __attribute__((always_inline)) inline void gw_strip_row(const uint16_t *g, const uint16_t *x, int64_t y, int64_t H,
+                                                               int64_t W, int64_t x0, VecSums &vs) {
+    const int64_t n = W - x0;
+    const StripMasks sm = strip_masks(x0, n);
+    // tap column b: even lanes (column x0 + 2l, input x0 + 2l - 1 + b), odd lanes (x0 + 2l + 1, input x0 + 2l + b)
+    const __mmask16 ev[3] = {static_cast<__mmask16>(first_lanes((n + 1) / 2) & sm.left), first_lanes((n + 1) / 2), first_lanes(n / 2)};
+    const __mmask16 od[3] = {first_lanes(n / 2), first_lanes(n / 2), first_lanes((n - 1) / 2)};
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    const __m512i gv = EDGE ? _mm512_maskz_loadu_epi16(sm.cols, g + x0) : _mm512_loadu_si512(g + x0);
+    const __m512 ge = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, gv, 16)), go = _mm512_castsi512_ps(_mm512_and_si512(gv, high));
+    DWD_UNROLL for (int a = 0; a < 3; ++a) {
+        const int64_t iy = y - 1 + a;
+        if (iy < 0 || iy >= H) continue;
+        Row4 r;
+        strip_row<EDGE>(x + iy * W + x0, sm.load, r);
+        DWD_UNROLL for (int b = 0; b < 3; ++b) {
+            __m512 &acc = vs.acc[a * 3 + b];
+            if constexpr (EDGE) {
+                acc = _mm512_mask3_fmadd_ps(ge, r.e(b), acc, ev[b]);
+                acc = _mm512_mask3_fmadd_ps(go, r.o(b), acc, od[b]);
+            } else {
+                acc = _mm512_fmadd_ps(ge, r.e(b), acc);
+                acc = _mm512_fmadd_ps(go, r.o(b), acc);
+            }
+        }
+    }
+}
+
+ACP_AVX512 void gw_s1_strips_avx(const Planes &p, VecSums &vs) {
+    const auto *g = static_cast<const uint16_t *>(p.dy) + p.gy, *x = static_cast<const uint16_t *>(p.x) + p.gx;
+    for (int64_t y = 0; y < p.H; ++y) {
+        prefetch_row(p.x, p.gx, y + 1 + kRowsAhead, p.H, p.W, 2);
+        prefetch_row(p.dy, p.gy, y + kRowsAhead, p.H, p.W, 2);
+        for (int64_t x0 = 0; x0 < p.W; x0 += kStrip) {
+            if (x0 == 0 || x0 + kStrip >= p.W) gw_strip_row<true>(g + y * p.W, x, y, p.H, p.W, x0, vs);
+            else gw_strip_row<false>(g + y * p.W, x, y, p.H, p.W, x0, vs);
+            vs.count += 2;  // two products per lane: kFlush counts them as two vectors
+            if (vs.count == kFlush) flush_avx(vs);
+        }
+    }
+}
+
+// Input columns 2 * j0 .. 2 * j0 + 31 of one row (the rest of the row only, zeros past it) as the
+// even and the odd columns.
+template <bool BF16>
+ACP_AVX512 inline void even_odd(const void *x, int64_t at, int64_t left, __m512 &ev, __m512 &od) {
+    if constexpr (BF16) {  // a BF16 pair in a 32-bit lane: the even column low, the odd one high
+        const __m512i v = _mm512_maskz_loadu_epi16(first_lanes32(left), static_cast<const uint16_t *>(x) + at);
+        ev = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+        od = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+    } else {
+        const float *f = static_cast<const float *>(x) + at;
+        const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(left), f), hi = _mm512_maskz_loadu_ps(first_lanes(left - kL), f + kL);
+        ev = _mm512_permutex2var_ps(lo, _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0), hi);
+        od = _mm512_permutex2var_ps(lo, _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1), hi);
+    }
+}
+
+// Rows of one step (Wo <= 16): input row 2oy + 1 (tap row 2 of gradient row oy) is row 2(oy + 1) - 1
+// (tap row 0 of the next): split once, kept for the next row. Each tap's sums in the same order.
+template <bool BF16>
+ACP_AVX512 void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
+    const __mmask16 k1 = first_lanes(p.Wo), k0 = static_cast<__mmask16>(k1 & 0xfffe), k2 = first_lanes(p.W / 2);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 ev, od, om;  // input row 2oy - 1: even columns, odd columns, odd columns one lane on
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, k1);
+        if (oy > 0) {  // row 2oy - 1, split as the previous row's tap row 2
+            vs.acc[0] = _mm512_mask3_fmadd_ps(g, om, vs.acc[0], k0);
+            vs.acc[1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[1], k1);
+            vs.acc[2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[2], k2);
+        }
+        DWD_UNROLL for (int a = 1; a < 3; ++a) {
+            const int64_t iy = 2 * oy - 1 + a;
+            if (iy >= p.H) continue;
+            even_odd<BF16>(p.x, p.gx + iy * p.W, p.W, ev, od);
+            om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), zero, 15));
+            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+        }
+        if (++vs.count == kFlush) flush_avx(vs);
+    }
+}
+
+// Stride 2 gradWeight of one plane, 16 gradient columns j of a row per step: tap column 0 reads
+// input column 2j - 1 (the previous odd column), 1 reads 2j, 2 reads 2j + 1.
+template <bool BF16>
+ACP_AVX512 void gw_s2_avx(const Planes &p, VecSums &vs) {
+    if (p.Wo <= kL) {
+        gw_s2_one_step_avx<BF16>(p, vs);
+        return;
+    }
+    constexpr int64_t es = BF16 ? 2 : 4;
+    for (int64_t oy = 0; oy < p.Ho; ++oy) {
+        prefetch_row(p.x, p.gx, 2 * (oy + kRowsAhead), p.H, p.W, es);
+        prefetch_row(p.x, p.gx, 2 * (oy + kRowsAhead) + 1, p.H, p.W, es);
+        prefetch_row(p.dy, p.gy, oy + kRowsAhead, p.Ho, p.Wo, es);
+        __m512 prev_od[3] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t j0 = 0; j0 < p.Wo; j0 += kL) {
+            const int64_t left = p.W - 2 * j0;
+            const __mmask16 k1 = first_lanes(p.Wo - j0);
+            const __mmask16 k0 = j0 == 0 ? static_cast<__mmask16>(k1 & 0xfffe) : k1;
+            const __mmask16 k2 = first_lanes(left / 2);
+            const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo + j0, k1);
+            DWD_UNROLL for (int a = 0; a < 3; ++a) {
+                const int64_t iy = 2 * oy - 1 + a;
+                if (iy < 0 || iy >= p.H) continue;
+                __m512 ev, od;
+                even_odd<BF16>(p.x, p.gx + iy * p.W + 2 * j0, left, ev, od);
+                const __m512 om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), _mm512_castps_si512(prev_od[a]), 15));
+                prev_od[a] = od;
+                vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
+                vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
+                vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+            }
+            if (++vs.count == kFlush) flush_avx(vs);
+        }
+    }
+}
+
+// gradWeight of channels [c0, c1) over images [n0, n1), channel by channel, each channel's images in
+// order with its lane sums in registers; plane(p, vs) adds one plane's products. A channel's planes
+// are an image apart, which the hardware prefetchers do not follow: the head of the next plane comes
+// into L1 while this one computes, and the kernels of large planes fetch their rows ahead. (The whole
+// next plane into L2 measured 5-10 % slower on Zen 5; so did fetching all of a small task's planes
+// into L2 first, 5-20 % on 7x7 to 56x56 FLOAT and BF16 planes from L3, or the next channel's planes
+// of every image into L1.) A channel's vectors are summed in the order the scalar spelling walks
+// them: the same flushes, the same bytes.
+template <bool BF16, class PlaneSums>
+ACP_AVX512 __attribute__((always_inline)) inline void gw_channel_loop(Planes p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                                                                   ChannelSums *cs, double *out, PlaneSums &&plane) {
+    const int64_t es = BF16 ? 2 : 4, in_plane = p.H * p.W, out_plane = p.Ho * p.Wo;
+    for (int64_t c = c0; c < c1; ++c) {
+        VecSums vs{{}, &cs->sum[0][0], 0, true};
+        DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_setzero_ps();
+        for (int64_t n = n0; n < n1; ++n) {
+            if (n + 1 < n1) {
+                acp::prefetch_lines(static_cast<const uint8_t *>(p.dy) + ((n + 1) * C + c) * out_plane * es, std::min(kHeadBytes, out_plane * es));
+                acp::prefetch_lines(static_cast<const uint8_t *>(p.x) + ((n + 1) * C + c) * in_plane * es, std::min(kHeadBytes, in_plane * es));
+            }
+            p.gy = (n * C + c) * out_plane, p.gx = (n * C + c) * in_plane;
+            plane(p, vs);
+        }
+        flush_avx(vs);
+        lanes_pairwise_avx(cs->sum, out + (c - c0) * 9);
+    }
+}
+
+// Pitched planes of H rows (WC: the width when known at compile time): a loop of their own with the
+// kernel inlined, the lane sums in registers from plane to plane (through a call per plane they
+// went to memory and back: 7x7 BF16 -8 %).
+template <bool BF16, int H, int WC>
+ACP_AVX512 void gw_pitched_channels(const Planes &p, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1, ChannelSums *cs,
+                                 double *out) {
+    Pitch made;
+    const Pitch &pt = pitch_of<WC>(p.W, made);
+    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out,
+                          [&](const Planes &q, VecSums &vs) ACP_AVX512 { gw_s1_pitched_avx<BF16, H, WC>(q, pt, vs); });
+}
+
+template <bool BF16>
+ACP_AVX512 void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                         ChannelSums *cs, double *out) {
+    if (p.s == 1 && p.H == 14 && p.W == 14) {  // MobileNet's 14x14 by rows, inlined (gw_s1_rows_avx's HC)
+        gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) ACP_AVX512 { gw_s1_rows_avx<BF16, 14>(q, vs); });
+        return;
+    }
+    if (p.s == 1 && pitched(p.H, p.W)) {
+        switch (p.H) {
+            case 1: gw_pitched_channels<BF16, 1, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 2: gw_pitched_channels<BF16, 2, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 3: gw_pitched_channels<BF16, 3, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 4: gw_pitched_channels<BF16, 4, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 5: gw_pitched_channels<BF16, 5, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 6: gw_pitched_channels<BF16, 6, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+            case 7:  // MobileNet's 7x7: offsets and masks constant
+                if (p.W == 7) gw_pitched_channels<BF16, 7, 7>(p, C, c0, c1, n0, n1, cs, out);
+                else gw_pitched_channels<BF16, 7, 0>(p, C, c0, c1, n0, n1, cs, out);
+                return;
+            default: gw_pitched_channels<BF16, 8, 0>(p, C, c0, c1, n0, n1, cs, out); return;
+        }
+    }
+    gw_channel_loop<BF16>(p, C, c0, c1, n0, n1, cs, out, [&](const Planes &q, VecSums &vs) ACP_AVX512 {
+        if (q.s == 1 && by_rows(q.W)) gw_s1_rows_avx<BF16>(q, vs);
+        else if (q.s == 1 && q.W < kNarrow && !BF16) gw_s1_narrow_avx<BF16>(q, m, vs);
+        else if (q.s == 1 && BF16 && strips(q.W)) gw_s1_strips_avx(q, vs);
+        else if (q.s == 1) gw_s1_avx<BF16>(q, m, vs);
+        else gw_s2_avx<BF16>(q, vs);
+    });
+}
+
+}  // namespace
+
+void gw_channels_avx(bool bf16, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
+                     ChannelSums *cs, double *out) {
+    if (bf16) gw_channels<true>(p, m, C, c0, c1, n0, n1, cs, out);
+    else gw_channels<false>(p, m, C, c0, c1, n0, n1, cs, out);
+}
+
+}  // namespace conv::dwd
