@@ -28,11 +28,6 @@ constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): ba
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
 constexpr __mmask16 kAll = 0xffff;
 
-bool has_avx512() {
-    static const bool has = cpu_has_avx512();
-    return has;
-}
-
 uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -263,7 +258,7 @@ ACP_AVX512 void widen_sums(const float *acc16, int64_t n, double *out) {
 }  // namespace
 
 bool SmallCinPass::applies(const Geometry &g, bool transposed, Dt dt) {
-    if (transposed || g.sd != 2 || g.G != 1 || g.IC > (dt == Dt::BF16 ? kSmallCinMaxBf16 : kSmallCinMax) || !has_avx512())
+    if (transposed || g.sd != 2 || g.G != 1 || g.IC > (dt == Dt::BF16 ? kSmallCinMaxBf16 : kSmallCinMax) || !cpu_has_avx512())
         return false;
     for (int d = 0; d < 2; ++d)
         if (g.k[d] != 3 || g.stride[d] != 1 || g.dil[d] != 1 || g.pad_l[d] != 1 || g.pad_r[d] != 1 || g.src[d] != g.dst[d] ||
