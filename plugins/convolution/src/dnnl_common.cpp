@@ -1,0 +1,258 @@
+// oneDNN plumbing shared by the two passes (declarations and why: dnnl_common.hpp).
+#include "dnnl_common.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace conv {
+namespace onednn {
+
+dnnl::engine &cpu() {
+    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+    return e;
+}
+
+Dims take(const Geometry &g, const std::array<int64_t, 3> &a, int64_t add) {
+    Dims d;
+    for (int i = 0; i < g.sd; ++i) d.push_back(a[static_cast<size_t>(i)] + add);
+    return d;
+}
+
+// n images of c channels, spatial extent `used` inside a dense array of extent `full` whose images
+// hold c_all >= c channels (a channel slice when c_all > c).
+Md plain(const Geometry &g, int64_t n, int64_t c, const std::array<int64_t, 3> &used, const std::array<int64_t, 3> &full,
+         DnnlDt t, int64_t c_all) {
+    Dims d{n, c}, s(static_cast<size_t>(g.sd) + 2);
+    for (int i = 0; i < g.sd; ++i) d.push_back(used[static_cast<size_t>(i)]);
+    int64_t step = 1;
+    for (int i = g.sd - 1; i >= 0; --i) {
+        s[static_cast<size_t>(i) + 2] = step;
+        step *= full[static_cast<size_t>(i)];
+    }
+    s[1] = step;
+    s[0] = step * (c_all > 0 ? c_all : c);
+    return Md(d, t, s);
+}
+
+Dims weight_dims(const Geometry &g) {
+    Dims d;
+    if (g.G > 1) d = {g.G, g.OC / g.G, g.IC / g.G};
+    else d = {g.OC, g.IC};
+    for (int i = 0; i < g.sd; ++i) d.push_back(g.k[static_cast<size_t>(i)]);
+    return d;
+}
+Dims dense_strides(const Dims &d) {
+    Dims s(d.size());
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 0;) {
+        s[i] = step;
+        step *= d[i];
+    }
+    return s;
+}
+Md weights_plain(const Geometry &g, DnnlDt t) {
+    const Dims d = weight_dims(g);
+    return Md(d, t, dense_strides(d));
+}
+Md any(const Dims &d, DnnlDt t) { return Md(d, t, memory::format_tag::any); }
+
+// The weights outweigh the activations (small planes, wide layers: ResNet-50's 14x14 and 7x7 3x3
+// layers, its 7x7 pointwise one, VGG-19's 14x14): both passes then run by channel blocks.
+bool weights_dominate(const Geometry &g) {
+    const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
+    return g.weight_elems() * kWeightChunks > act_elems;
+}
+
+// FLOAT pointwise convolutions (1x1, stride 1, no padding) are plain GEMMs on NCHW: oneDNN's GEMM
+// path there is as fast as its blocked kernels, and no activation needs a reorder. (BF16 is faster
+// blocked.) Not where the passes run by channel blocks: there each block would copy its channel
+// slice to a dense array for the GEMM, and the blocked kernels win (ResNet-50's 2048->512 7x7
+// layer: 21 ms CPU blocked, 34 ms plain). Nor on small planes, where the weight GEMM's reduction
+// over one image's positions is short: ResNet-50's 1024->256 14x14 layer took 5.2 ms plain, 4.2
+// blocked (2 threads; its 56x56 ones 4.9 and 5.8 ms plain, 5.9 and 7.4 blocked). Measured on this
+// machine; decided by the shape and dtype only.
+constexpr int64_t kPlainMinPlane = 256;  // output positions
+bool plain_layout(const Geometry &g, DnnlDt t) {
+    if (t != DnnlDt::f32 || g.k_size() != 1 || weights_dominate(g) || g.dst_plane() < kPlainMinPlane) return false;
+    for (int i = 0; i < g.sd; ++i)
+        if (g.stride[static_cast<size_t>(i)] != 1 || g.pad_l[static_cast<size_t>(i)] != 0 || g.pad_r[static_cast<size_t>(i)] != 0)
+            return false;
+    return true;
+}
+// An activation descriptor for primitive creation: plain when plain_layout, else oneDNN's choice.
+Md act(const Geometry &g, const Dims &d, DnnlDt t, bool plain) {
+    if (!plain) return any(d, t);
+    const auto tag = g.sd == 1 ? memory::format_tag::ncw : g.sd == 2 ? memory::format_tag::nchw : memory::format_tag::ncdhw;
+    return Md(d, t, tag);
+}
+Dims src_dims(const Geometry &g, int64_t n) {
+    Dims d{n, g.IC};
+    for (int i = 0; i < g.sd; ++i) d.push_back(g.src_used[static_cast<size_t>(i)]);
+    return d;
+}
+Dims dst_dims(const Geometry &g, int64_t n) {
+    Dims d{n, g.OC};
+    for (int i = 0; i < g.sd; ++i) d.push_back(g.dst[static_cast<size_t>(i)]);
+    return d;
+}
+
+dnnl::primitive_attr user_scratch() {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+}
+
+// weights: a fixed weights layout, or null for oneDNN's choice.
+dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t n, DnnlDt t, DnnlDt dst_t,
+                                                     dnnl::prop_kind prop, const dnnl::primitive_attr &attr,
+                                                     const Md *weights) {
+    const Params p(g);
+    const bool pl = plain_layout(g, t);
+    const dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), t, pl),
+                                            weights ? *weights : any(weight_dims(g), t), act(g, dst_dims(g, n), dst_t, pl), p.strides, p.dil,
+                                            p.pl, p.pr);
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu());
+}
+
+namespace {
+
+// Dense BF16 images (N, C, spatial...; a channel slice of wider images too) into nC[spatial]16c:
+// our own block_acts (blocked_store.hpp) instead of oneDNN's reorder, ~2x faster on BF16. (FLOAT:
+// oneDNN's is as fast.) Its shape, when `from` -> `to` is that.
+std::optional<OwnBlock> own_block(const Md &from, const Md &to) {
+    const Dims d = from.dims();
+    if (from.data_type() != DnnlDt::bf16 || to.data_type() != DnnlDt::bf16 || d.size() < 3 || d.size() > 5 || to.dims() != d)
+        return std::nullopt;
+    const auto tag = d.size() == 3 ? memory::format_tag::nCw16c : d.size() == 4 ? memory::format_tag::nChw16c : memory::format_tag::nCdhw16c;
+    const dnnl_memory_desc_t &m = from.data;
+    if (to != Md(d, DnnlDt::bf16, tag) || m.format_kind != dnnl_blocked || m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0)
+        return std::nullopt;
+    const dnnl_dims_t &st = m.format_desc.blocking.strides;
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 1;) {  // channels and spatial dims dense, channel by channel
+        if (m.padded_dims[i] != d[i] || (d[i] > 1 && st[i] != step)) return std::nullopt;
+        if (i > 1) step *= d[i];
+    }
+    OwnBlock b;
+    b.N = d[0], b.C = d[1], b.plane = step, b.src_image = st[0];
+    b.dst_image = static_cast<int64_t>(to.get_size() / 2) / std::max<int64_t>(1, d[0]);
+    return b;
+}
+
+// Dense weights (O, I, K...; a slice of input channels of wider ones too) into the tiles of the
+// data passes (FLOAT ABcd16a16b, BF16 ABcd8a16b2a / BAcd8a16b2a): our own block_weights, 2-5x
+// faster than oneDNN's reorder. Its shape, when `from` -> `to` is that.
+std::optional<OwnWeights> own_weights_in(const Md &from, const Md &to) {
+    using T = memory::format_tag;
+    const Dims d = from.dims();
+    const dnnl_memory_desc_t &m = from.data;
+    if (d.size() < 3 || d.size() > 5 || to.dims() != d || from.data_type() != to.data_type() || m.format_kind != dnnl_blocked ||
+        m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0)
+        return std::nullopt;
+    const size_t r = d.size() - 3;  // rank 3, 4, 5
+    OwnWeights w;
+    if (from.data_type() == DnnlDt::f32 && to == Md(d, DnnlDt::f32, std::array{T::ABc16a16b, T::ABcd16a16b, T::ABcde16a16b}[r])) {
+        w.tiles = WeightTiles::F32_16a16b;
+    } else if (from.data_type() == DnnlDt::bf16 && to == Md(d, DnnlDt::bf16, std::array{T::ABc8a16b2a, T::ABcd8a16b2a, T::ABcde8a16b2a}[r])) {
+        w.tiles = WeightTiles::BF16_8a16b2a;
+    } else if (from.data_type() == DnnlDt::bf16 && to == Md(d, DnnlDt::bf16, std::array{T::BAc8a16b2a, T::BAcd8a16b2a, T::BAcde8a16b2a}[r])) {
+        w.tiles = WeightTiles::BF16_8a16b2a;
+        w.a_outer = false;
+    } else {
+        return std::nullopt;
+    }
+    const dnnl_dims_t &st = m.format_desc.blocking.strides;
+    int64_t step = 1;
+    for (size_t i = d.size(); i-- > 1;) {  // inputs and kernel positions dense
+        if (m.padded_dims[i] != d[i] || (d[i] > 1 && st[i] != step)) return std::nullopt;
+        step *= d[i];
+        if (i == 2) w.K = step;
+    }
+    if (m.padded_dims[0] != d[0]) return std::nullopt;
+    w.O = d[0], w.I = d[1], w.o_stride = st[0];
+    return w;
+}
+
+}  // namespace
+
+Reorder::Reorder(const Md &from, const Md &to) {
+    if (from == to) return;
+    const dnnl::reorder::primitive_desc pd(cpu(), from, cpu(), to, user_scratch());
+    scratch = pd.scratchpad_desc().get_size();
+    prim.emplace(pd);
+    own = own_block(from, to);
+    own_w = own_weights_in(from, to);
+}
+
+void Reorder::run(dnnl::stream &st, const memory &from, const memory &to, void *scratch_ptr, const Md &scratch_md) const {
+    if (!prim) return;
+    if (own) {
+        st.wait();
+        block_acts(from.get_data_handle(), own->N, own->C, own->plane, own->src_image, to.get_data_handle(), own->dst_image, 2);
+        return;
+    }
+    if (own_w) {
+        st.wait();
+        block_weights(from.get_data_handle(), own_w->O, own_w->I, own_w->K, own_w->o_stride, own_w->tiles, own_w->a_outer,
+                      to.get_data_handle());
+        return;
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    if (scratch) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, cpu(), scratch_ptr));
+    prim->execute(st, args);
+}
+
+memory mem(const Md &md, const void *p) { return memory(md, cpu(), const_cast<void *>(p)); }
+Md bytes_md(size_t n) { return Md({static_cast<int64_t>(std::max<size_t>(n, 1))}, DnnlDt::u8, memory::format_tag::x); }
+
+// Layouts our own stores (blocked_store.hpp) read: a FLOAT result in nC[spatial]16c over the whole
+// spatial extent, and FLOAT ungrouped weights in 16x16 tiles (o_inner: ABcd16b16a). Whatever else
+// oneDNN picks goes through its reorder.
+bool own_acts(const Geometry &g, const Md &blk, bool full_extent) {
+    const auto tag = g.sd == 1 ? memory::format_tag::nCw16c : g.sd == 2 ? memory::format_tag::nChw16c : memory::format_tag::nCdhw16c;
+    return full_extent && blk.data_type() == DnnlDt::f32 && blk == Md(blk.dims(), DnnlDt::f32, tag);
+}
+// 1: ABcd16b16a (input-major tiles), 0: ABcd16a16b, -1: neither
+int own_weights(const Geometry &g, const Md &blk) {
+    using T = memory::format_tag;
+    if (g.G != 1 || blk.data_type() != DnnlDt::f32) return -1;
+    const T o_inner = g.sd == 1 ? T::ABc16b16a : g.sd == 2 ? T::ABcd16b16a : T::ABcde16b16a;
+    const T i_inner = g.sd == 1 ? T::ABc16a16b : g.sd == 2 ? T::ABcd16a16b : T::ABcde16a16b;
+    if (blk == Md(blk.dims(), DnnlDt::f32, o_inner)) return 1;
+    if (blk == Md(blk.dims(), DnnlDt::f32, i_inner)) return 0;
+    return -1;
+}
+
+// The widened layout of one image's blocked operand: the same tensor for n images.
+Md widen(const Md &one, int64_t n) {
+    dnnl_memory_desc_t c = one.data;
+    c.dims[0] = n;
+    c.padded_dims[0] = n;
+    return Md(c);
+}
+
+// How many blocks of c channels a pass split by channels takes, or 0: whole blocks of oneDNN's
+// vector blocking (16 channels) each; up to 16 for spatial kernels, up to 4 for 1x1 ones (a GEMM
+// per block: thinner ones ran slower). dInput and dWeight are two nodes on the same threads, each
+// a loop over its blocks: the finer the blocks, the shorter one thread waits at the end for the
+// other's last block (16 blocks instead of 4: VGG-19's 14x14 and ResNet-50's 7x7 3x3 layers -7 to
+// -9 %; 16 of 16 channels instead of 8 of 32: ResNet-50's 256-channel 14x14 layer -2 % in BF16,
+// unchanged in FLOAT; measured on this machine). Decided by the shape only.
+int64_t channel_blocks(const Geometry &g, int64_t c) {
+    for (int64_t b = g.k_size() > 1 ? 16 : 4; b >= 2; b /= 2)
+        if (c % b == 0 && (c / b) % 16 == 0) return b;
+    return 0;
+}
+
+void split(DnnlState &s, int64_t n, int64_t chunks) {
+    const int64_t base = n / chunks, rem = n % chunks;
+    int64_t start = 0;
+    for (int64_t k = 0; k < chunks; ++k) {
+        s.chunk_start.push_back(start);
+        s.chunk_size.push_back(base + (k < rem ? 1 : 0));
+        start += s.chunk_size.back();
+    }
+}
+
+}  // namespace onednn
+}  // namespace conv
