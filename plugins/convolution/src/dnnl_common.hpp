@@ -6,6 +6,9 @@
 #define CONVOLUTION_SRC_DNNL_COMMON_HPP_
 
 #include <omp.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include <array>
 #include <cstdint>
@@ -36,6 +39,18 @@ struct OneThread {
     OneThread(const OneThread &) = delete;
     OneThread &operator=(const OneThread &) = delete;
 };
+
+// Tasks 0 .. n - 1 over TBB's threads, one task per range: f(stream, k) runs oneDNN on the calling
+// thread only (OneThread), on a stream of its own, waited for at the end of the range.
+template <class F>
+void each_task(int64_t n, const F &f) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1), [&](const tbb::blocked_range<int64_t> &r) {
+        OneThread one;
+        dnnl::stream st(cpu());
+        for (int64_t k = r.begin(); k < r.end(); ++k) f(st, k);
+        st.wait();
+    }, tbb::simple_partitioner());
+}
 
 inline DnnlDt ddt(Dt d) { return d == Dt::BF16 ? DnnlDt::bf16 : DnnlDt::f32; }
 inline size_t dsize(DnnlDt d) { return d == DnnlDt::f32 ? 4 : 2; }

@@ -232,18 +232,13 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
         return;
     }
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t k = r.begin(); k < r.end(); ++k) {
-            const auto ku = static_cast<size_t>(k);
-            const DnnlState::DataVariant &v = s.dvar(ku);
-            const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
-            v.a_in.run(st, mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image),
-                       mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * k], s.scratch_md);
-        }
-        st.wait();
-    }, tbb::simple_partitioner());
+    each_task(chunks, [&](dnnl::stream &st, int64_t k) {
+        const auto ku = static_cast<size_t>(k);
+        const DnnlState::DataVariant &v = s.dvar(ku);
+        const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
+        v.a_in.run(st, mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image),
+                   mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * k], s.scratch_md);
+    });
 }
 
 bool DataPass::rounds_output() const {
@@ -282,33 +277,28 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
     }
     const memory weights = mem(s.w_in.prim ? s.w_blk : s.w_user, s.w_in.prim ? bufs[0] : w);
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t k = r.begin(); k < r.end(); ++k) {
-            const auto ku = static_cast<size_t>(k);
-            const DnnlState::DataVariant &v = s.dvar(ku);
-            const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
-            // b[0]: this chunk's blocked operand, b[1]: blocked result, b[2]: scratchpad
-            void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku], bufs[2 + 2 * k], bufs[3 + 2 * k]};
-            const memory a_user = mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image);
-            uint8_t *const c_at = out_b + n0 * s.c_image * es;
-            const memory c_user = mem(v.c_user, c_at);
-            const memory a_blk = v.a_in.prim ? mem(v.a_blk, b[0]) : a_user;
-            const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
-            if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
-            v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
-            store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
-            if (done && out_dt == OutDt::F32) {
-                st.wait();
-                for (int64_t i = 0; i < v.n; ++i) {
-                    const auto n = static_cast<int64_t>(n0) + i;
-                    done(n, static_cast<const float *>(out) + static_cast<size_t>(n) * s.c_image);
-                }
+    each_task(chunks, [&](dnnl::stream &st, int64_t k) {
+        const auto ku = static_cast<size_t>(k);
+        const DnnlState::DataVariant &v = s.dvar(ku);
+        const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
+        // b[0]: this chunk's blocked operand, b[1]: blocked result, b[2]: scratchpad
+        void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku], bufs[2 + 2 * k], bufs[3 + 2 * k]};
+        const memory a_user = mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image);
+        uint8_t *const c_at = out_b + n0 * s.c_image * es;
+        const memory c_user = mem(v.c_user, c_at);
+        const memory a_blk = v.a_in.prim ? mem(v.a_blk, b[0]) : a_user;
+        const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
+        if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
+        v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
+        store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
+        if (done && out_dt == OutDt::F32) {
+            st.wait();
+            for (int64_t i = 0; i < v.n; ++i) {
+                const auto n = static_cast<int64_t>(n0) + i;
+                done(n, static_cast<const float *>(out) + static_cast<size_t>(n) * s.c_image);
             }
         }
-        st.wait();
-    }, tbb::simple_partitioner());
+    });
 }
 
 // The operand into the blocked buffer 1, image by image in parallel (pass by channel blocks).
@@ -316,16 +306,11 @@ void DataPass::block_images(const void *a, void *const *bufs) const {
     const DnnlState &s = *s_;
     if (!s.a_one_in.prim) return;
     const size_t img_blk = s.a_one_blk.get_size();
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t n = r.begin(); n < r.end(); ++n) {
-            const auto nu = static_cast<size_t>(n);
-            s.a_one_in.run(st, mem(s.a_one_user, static_cast<const uint8_t *>(a) + nu * s.a_image),
-                           mem(s.a_one_blk, static_cast<uint8_t *>(bufs[1]) + nu * img_blk), nullptr, s.scratch_md);
-        }
-        st.wait();
-    }, tbb::simple_partitioner());
+    each_task(s.g.N, [&](dnnl::stream &st, int64_t n) {
+        const auto nu = static_cast<size_t>(n);
+        s.a_one_in.run(st, mem(s.a_one_user, static_cast<const uint8_t *>(a) + nu * s.a_image),
+                       mem(s.a_one_blk, static_cast<uint8_t *>(bufs[1]) + nu * img_blk), nullptr, s.scratch_md);
+    });
 }
 
 void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
@@ -334,23 +319,18 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
     const DnnlState::DataVariant &v = s.dvars[0];
     if (!prepared) block_images(a, bufs);
     const memory a_mem = v.a_in.prim ? mem(v.a_blk, bufs[1]) : mem(v.a_user, a);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.d_blocks, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t k = r.begin(); k < r.end(); ++k) {
-            void *const *b = bufs + 2 + 3 * k;  // blocked weights, blocked result, scratchpad
-            const auto ku = static_cast<size_t>(k);
-            const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
-            const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
-            s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
-            uint8_t *const c_at = static_cast<uint8_t *>(out) + ku * s.c_step * out_size(out_dt);
-            const memory c_user = mem(v.c_user, c_at);
-            const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
-            v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
-            store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
-        }
-        st.wait();
-    }, tbb::simple_partitioner());
+    each_task(s.d_blocks, [&](dnnl::stream &st, int64_t k) {
+        void *const *b = bufs + 2 + 3 * k;  // blocked weights, blocked result, scratchpad
+        const auto ku = static_cast<size_t>(k);
+        const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
+        const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
+        s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
+        uint8_t *const c_at = static_cast<uint8_t *>(out) + ku * s.c_step * out_size(out_dt);
+        const memory c_user = mem(v.c_user, c_at);
+        const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
+        v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
+        store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
+    });
     if (done && out_dt == OutDt::F32)  // every block has written its channels: each image is complete
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
             for (int64_t n = r.begin(); n < r.end(); ++n) done(n, static_cast<const float *>(out) + static_cast<size_t>(n) * s.c_image);

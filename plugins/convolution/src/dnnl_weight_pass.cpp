@@ -175,32 +175,27 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         return;
     }
     const auto chunks = static_cast<int64_t>(s.chunk_size.size());
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, chunks, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t k = r.begin(); k < r.end(); ++k) {
-            const auto ku = static_cast<size_t>(k);
-            const DnnlState::Variant &v = s.variants[s.chunk_size[ku] == s.variants[0].n ? 0 : 1];
-            void *const *b = bufs + 4 * k;
-            const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
-            const memory src_user = mem(v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
-            const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
-            // a prepared operand: this chunk's images of the shared blocked copy
-            const size_t src_img = v.src_blk.get_size() / static_cast<size_t>(v.n);
-            const size_t ddst_img = v.ddst_blk.get_size() / static_cast<size_t>(v.n);
-            const memory src_blk = pre_src ? mem(v.src_blk, static_cast<const uint8_t *>(pre_src) + n0 * src_img)
-                                   : v.src_in.prim ? mem(v.src_blk, b[0]) : src_user;
-            const memory ddst_blk = pre_diff_dst ? mem(v.ddst_blk, static_cast<const uint8_t *>(pre_diff_dst) + n0 * ddst_img)
-                                    : v.ddst_in.prim ? mem(v.ddst_blk, b[1]) : ddst_user;
-            if (!pre_src) v.src_in.run(st, src_user, src_blk, b[3], s.scratch_md);
-            if (!pre_diff_dst) v.ddst_in.run(st, ddst_user, ddst_blk, b[3], s.scratch_md);
-            std::unordered_map<int, memory> args{
-                {DNNL_ARG_SRC, src_blk}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, mem(s.dw_blk, b[2])}};
-            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[3]));
-            v.prim->execute(st, args);
-        }
-        st.wait();
-    }, tbb::simple_partitioner());
+    each_task(chunks, [&](dnnl::stream &st, int64_t k) {
+        const auto ku = static_cast<size_t>(k);
+        const DnnlState::Variant &v = s.variants[s.chunk_size[ku] == s.variants[0].n ? 0 : 1];
+        void *const *b = bufs + 4 * k;
+        const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
+        const memory src_user = mem(v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
+        const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
+        // a prepared operand: this chunk's images of the shared blocked copy
+        const size_t src_img = v.src_blk.get_size() / static_cast<size_t>(v.n);
+        const size_t ddst_img = v.ddst_blk.get_size() / static_cast<size_t>(v.n);
+        const memory src_blk = pre_src ? mem(v.src_blk, static_cast<const uint8_t *>(pre_src) + n0 * src_img)
+                               : v.src_in.prim ? mem(v.src_blk, b[0]) : src_user;
+        const memory ddst_blk = pre_diff_dst ? mem(v.ddst_blk, static_cast<const uint8_t *>(pre_diff_dst) + n0 * ddst_img)
+                                : v.ddst_in.prim ? mem(v.ddst_blk, b[1]) : ddst_user;
+        if (!pre_src) v.src_in.run(st, src_user, src_blk, b[3], s.scratch_md);
+        if (!pre_diff_dst) v.ddst_in.run(st, ddst_user, ddst_blk, b[3], s.scratch_md);
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, src_blk}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, mem(s.dw_blk, b[2])}};
+        if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[3]));
+        v.prim->execute(st, args);
+    });
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
         std::vector<const float *> parts;
         for (int64_t k = 0; k < chunks; ++k) parts.push_back(static_cast<const float *>(bufs[4 * k + 2]));
@@ -238,16 +233,11 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
     if (!pre_src && v.src_in.prim) {
         if (s.src_per_image) {
             const size_t img_blk = s.src_one_blk.get_size();
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {
-                OneThread one;
-                dnnl::stream st(cpu());
-                for (int64_t n = r.begin(); n < r.end(); ++n) {
-                    s.src_one_in.run(st, mem(s.src_one_user, src_b + static_cast<size_t>(n) * s.src_image),
-                                     mem(s.src_one_blk, static_cast<uint8_t *>(bufs[0]) + static_cast<size_t>(n) * img_blk), nullptr,
-                                     s.scratch_md);
-                }
-                st.wait();
-            }, tbb::simple_partitioner());
+            each_task(s.g.N, [&](dnnl::stream &st, int64_t n) {
+                s.src_one_in.run(st, mem(s.src_one_user, src_b + static_cast<size_t>(n) * s.src_image),
+                                 mem(s.src_one_blk, static_cast<uint8_t *>(bufs[0]) + static_cast<size_t>(n) * img_blk), nullptr,
+                                 s.scratch_md);
+            });
         } else {
             OneThread one;
             dnnl::stream st(cpu());
@@ -261,31 +251,26 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
     Geometry gb = s.g;
     gb.OC = s.block_oc;
     const Md plain_dw = weights_plain(gb, DnnlDt::f32);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.blocks, 1), [&](const tbb::blocked_range<int64_t> &r) {
-        OneThread one;
-        dnnl::stream st(cpu());
-        for (int64_t k = r.begin(); k < r.end(); ++k) {
-            void *const *b = bufs + 1 + 3 * k;  // blocked diff_dst, blocked diff_W, scratchpad
-            const auto ku = static_cast<size_t>(k);
-            const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
-            const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[0]) : ddst_user;
-            v.ddst_in.run(st, ddst_user, ddst_blk, b[2], s.scratch_md);
-            void *const rows = static_cast<uint8_t *>(out) + ku * dw_rows * out_size(out_dt);
-            const memory dw = s.dw_out.prim ? mem(s.dw_blk, b[1]) : mem(plain_dw, rows);
-            std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
-            if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
-            v.prim->execute(st, args);
-            if (s.dw_own >= 0) {
-                st.wait();
-                const auto *part = static_cast<const float *>(b[1]);
-                unblock_weights(&part, 1, s.block_oc, s.g.IC, s.g.k_size(), s.dw_own == 1, rows, out_dt, 0,
-                                (s.block_oc + 15) / 16);
-            } else {
-                s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);
-            }
+    each_task(s.blocks, [&](dnnl::stream &st, int64_t k) {
+        void *const *b = bufs + 1 + 3 * k;  // blocked diff_dst, blocked diff_W, scratchpad
+        const auto ku = static_cast<size_t>(k);
+        const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
+        const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[0]) : ddst_user;
+        v.ddst_in.run(st, ddst_user, ddst_blk, b[2], s.scratch_md);
+        void *const rows = static_cast<uint8_t *>(out) + ku * dw_rows * out_size(out_dt);
+        const memory dw = s.dw_out.prim ? mem(s.dw_blk, b[1]) : mem(plain_dw, rows);
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+        if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
+        v.prim->execute(st, args);
+        if (s.dw_own >= 0) {
+            st.wait();
+            const auto *part = static_cast<const float *>(b[1]);
+            unblock_weights(&part, 1, s.block_oc, s.g.IC, s.g.k_size(), s.dw_own == 1, rows, out_dt, 0,
+                            (s.block_oc + 15) / 16);
+        } else {
+            s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);
         }
-        st.wait();
-    }, tbb::simple_partitioner());
+    });
 }
 
 }  // namespace conv
