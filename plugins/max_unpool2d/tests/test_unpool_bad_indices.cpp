@@ -182,6 +182,34 @@ TEST(BadIndexOrder, FirstBadPositionAtAnyThreadCount) {
     }
 }
 
+// The vector loops take 16 (4- and 8-byte out), 32 (2-byte) or 64 (1-byte) indices a step and
+// check them 16 at a time: a bad index in any lane of any group of a step is the one named.
+TEST(BadIndexSteps, EveryGroupOfAStepNamesItsPosition) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    struct D {
+        aclDataType dt, outDt;
+    };
+    for (const D d : {D{ACL_FLOAT16, ACL_FLOAT16}, D{ACL_FLOAT16, ACL_FLOAT}, D{ACL_INT8, ACL_INT8}, D{ACL_INT64, ACL_INT64}})
+        for (const aclDataType idxDt : {ACL_INT32, ACL_INT64})
+            for (const int64_t pos : {0, 15, 16, 17, 31, 32, 47, 48, 63, 64 + 33, 255, 256 + 63}) {
+                SCOPED_TRACE(std::string(dtName(d.dt)) + " to " + dtName(d.outDt) + " indices " + dtName(idxDt) +
+                             " position " + std::to_string(pos));
+                BackwardCase c;
+                c.dt = d.dt, c.outDt = d.outDt, c.idxDt = idxDt;
+                c.selfDims = {1, 64, 16, 16};  // 64 dense planes of 256: one run a plane, whole steps of every width
+                c.oH = c.oW = 32;
+                auto idx = randomIndices(64, 256, 1024, 95);
+                idx[static_cast<size_t>(pos)] = pos % 2 ? -1 : 1024;
+                const RunResult r = runBackward(c, randomBits(64 * 1024, d.dt, 96), idx);
+                ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+                EXPECT_EQ(r.phase2, ACLNN_ERR_RUNTIME_ERROR);
+                const std::string at = "indices[0][" + std::to_string(pos / 256) + "][" + std::to_string(pos % 256 / 16) +
+                                       "][" + std::to_string(pos % 16) + "] = " + (pos % 2 ? "-1" : "1024");
+                EXPECT_TRUE(messageContains(r.message, {at})) << r.message;
+                EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
+            }
+}
+
 // The strided (generic) path checks indices the same way and names the logical position.
 TEST(BadIndexViews, StridedIndicesAndRank3) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
