@@ -5,6 +5,7 @@
 #include <tbb/partitioner.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 
 #include "dnnl_common.hpp"
@@ -46,6 +47,27 @@ int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
     return channel_blocks(g, kind == DataPass::Kind::Forward ? g.OC : g.IC);
 }
 
+// Takes a data pass's primitive descriptor into variant v: its operand layouts (a: src or
+// diff_dst, c: dst or diff_src), its primitive and, for the first variant, the weights layout every
+// variant reads. Returns the scratchpad bytes it needs.
+template <class Pd>
+size_t adopt(DnnlState &s, DnnlState::DataVariant &v, const Pd &pd, bool first) {
+    if constexpr (std::is_same_v<Pd, dnnl::convolution_forward::primitive_desc>) {
+        v.a_blk = pd.src_desc();
+        v.c_blk = pd.dst_desc();
+        v.conv.emplace(dnnl::convolution_forward(pd));
+    } else {
+        v.a_blk = pd.diff_dst_desc();
+        v.c_blk = pd.diff_src_desc();
+        v.conv.emplace(dnnl::convolution_backward_data(pd));
+    }
+    if (first) {
+        s.w_blk = pd.weights_desc();
+        s.impl = pd.impl_info_str();
+    }
+    return pd.scratchpad_desc().get_size();
+}
+
 // Sets up the pass by result-channel blocks when the shape calls for it and the blocked operand is
 // image after image (so that it is blocked image by image, in parallel, without scratch).
 bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
@@ -65,13 +87,8 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
     if (fwd) {
         const auto pd = forward_pd(gb, g.N, s.t, DnnlDt::f32, dnnl::prop_kind::forward_inference, attr);
         v.a_user = plain(g, g.N, g.IC, g.src_used, g.src, s.t);
-        v.a_blk = pd.src_desc();
         v.c_user = plain(g, g.N, cb, g.dst, g.dst, DnnlDt::f32, g.OC);
-        v.c_blk = pd.dst_desc();
-        s.w_blk = pd.weights_desc();
-        s.impl = pd.impl_info_str();
-        scratch = pd.scratchpad_desc().get_size();
-        v.conv.emplace(dnnl::convolution_forward(pd));
+        scratch = adopt(s, v, pd, true);
     } else {
         const auto hint = forward_pd(gb, g.N, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
         const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), DnnlDt::f32, pl),
@@ -79,13 +96,8 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
                                                       p.dil, p.pl, p.pr);
         const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
         v.a_user = plain(g, g.N, g.OC, g.dst, g.dst, s.t);
-        v.a_blk = pd.diff_dst_desc();
         v.c_user = plain(g, g.N, cb, g.src_used, g.src, DnnlDt::f32, g.IC);
-        v.c_blk = pd.diff_src_desc();
-        s.w_blk = pd.weights_desc();
-        s.impl = pd.impl_info_str();
-        scratch = pd.scratchpad_desc().get_size();
-        v.conv.emplace(dnnl::convolution_backward_data(pd));
+        scratch = adopt(s, v, pd, true);
     }
     v.a_in = Reorder(v.a_user, v.a_blk);
     v.c_out = Reorder(v.c_blk, v.c_user);
@@ -156,15 +168,8 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
             const auto pd = forward_pd(g, n, s.t, DnnlDt::f32, dnnl::prop_kind::forward_inference, attr,
                                        first ? nullptr : &s.w_blk);
             v.a_user = plain(g, n, g.IC, g.src_used, g.src, s.t);
-            v.a_blk = pd.src_desc();
             v.c_user = plain(g, n, g.OC, g.dst, g.dst, DnnlDt::f32);
-            v.c_blk = pd.dst_desc();
-            if (first) {
-                s.w_blk = pd.weights_desc();
-                s.impl = pd.impl_info_str();
-            }
-            scratch = std::max(scratch, pd.scratchpad_desc().get_size());
-            v.conv.emplace(dnnl::convolution_forward(pd));
+            scratch = std::max(scratch, adopt(s, v, pd, first));
         } else {
             const auto hint = forward_pd(g, n, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
             const Params p(g);
@@ -174,15 +179,8 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
                 first ? any(weight_dims(g), s.t) : s.w_blk, act(g, dst_dims(g, n), s.t, pl), p.strides, p.dil, p.pl, p.pr);
             const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
             v.a_user = plain(g, n, g.OC, g.dst, g.dst, s.t);
-            v.a_blk = pd.diff_dst_desc();
             v.c_user = plain(g, n, g.IC, g.src_used, g.src, DnnlDt::f32);
-            v.c_blk = pd.diff_src_desc();
-            if (first) {
-                s.w_blk = pd.weights_desc();
-                s.impl = pd.impl_info_str();
-            }
-            scratch = std::max(scratch, pd.scratchpad_desc().get_size());
-            v.conv.emplace(dnnl::convolution_backward_data(pd));
+            scratch = std::max(scratch, adopt(s, v, pd, first));
         }
         v.a_in = Reorder(v.a_user, v.a_blk);
         v.c_out = Reorder(v.c_blk, v.c_user);
