@@ -13,8 +13,8 @@
 // additions themselves are one scalar loop in ascending output order. The scalar path decodes one
 // output at a time and adds in the same order, so both give the same bits. Windows 2 columns wide
 // at column stride 2 (k2 s2) take the tile path instead (see there): vector adds of 32-column tiles
-// in the same order, the same bits again. Square k2 s2 p0 and k3 s2 p1 windows (the common
-// pools) take the parity path instead (see there): no ring positions, no scatter - gradInput's even
+// in the same order, the same bits again. Square k2 s2 p0, k3 s2 p1 and k3 s2 p0 windows (the
+// common pools) take the parity path instead (see there): no ring positions, no scatter - gradInput's even
 // and odd columns as masked vector adds of the gradOutput values whose mask names them, rows
 // finished as soon as no later window reaches them and stored in dt whole; the same bits again.
 // Other small planes with int32 masks take the small-plane path (see there): the whole plane in
@@ -487,9 +487,10 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
             }
     }
     const bool k2s2 = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0;
-    const bool k3s2p1 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2 && g.pH == 1 && g.pW == 1;
-    if (P->vec_ok && (k2s2 || k3s2p1)) {
-        P->parity = k3s2p1 ? BackwardPlan::Parity::K3S2P1 : BackwardPlan::Parity::K2S2;
+    const bool k3s2 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2;
+    const bool k3s2p1 = k3s2 && g.pH == 1 && g.pW == 1, k3s2p0 = k3s2 && g.pH == 0 && g.pW == 0;
+    if (P->vec_ok && (k2s2 || k3s2p1 || k3s2p0)) {
+        P->parity = k3s2p1 ? BackwardPlan::Parity::K3S2P1 : k3s2p0 ? BackwardPlan::Parity::K3S2P0 : BackwardPlan::Parity::K2S2;
         // blocks of 16 outputs cover the W columns: at most Wo + 16 ring entries
         P->dir_cols = round_up16(g.Wo) + 32;
         P->stage_row = (g.W * elem_size(dt) + 63) / 64 * 64;  // (rows on whole lines: no split stores)
@@ -513,7 +514,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const int64_t es = elem_size(P.dt);
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
     // (16-bit k3 rows: streamed only where the blocks stream them themselves, see kStreamBytes)
-    const bool k3_16 = parity && P.parity == BackwardPlan::Parity::K3S2P1 && es == 2 && stream16_rows(g, gi);
+    const bool k3_16 = parity && P.parity != BackwardPlan::Parity::K2S2 && es == 2 && stream16_rows(g, gi);
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
                          (store_ == StoreMode::Auto && (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2) || k3_16) &&

@@ -50,7 +50,7 @@ public:
     void set_store_mode(StoreMode m) { store_ = m; }
     // The AVX-512 stride-2 tile path (on by default where it applies); off: the per-output path.
     void set_stride2_tiles(bool on) { tiles_ = on; }
-    // The AVX-512 parity path for k2 s2 p0 and k3 s2 p1 (on by default where it applies).
+    // The AVX-512 parity path for k2 s2 p0, k3 s2 p1 and k3 s2 p0 (on by default where it applies).
     void set_parity(bool on) { parity_ = on; }
     // The AVX-512 small-plane path for int32 masks (on by default where it applies, after parity).
     void set_small_planes(bool on) { small_ = on; }

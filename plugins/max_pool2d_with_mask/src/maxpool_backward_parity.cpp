@@ -11,12 +11,18 @@
 // row oh only and are finished at once; k3's last window row 2 oh + 1 waits in a FLOAT ring row (its
 // even and odd halves) for the first window row of output row oh + 1. Finished rows are converted
 // into a stage of dt bytes and stored from there whole (streamed when large).
+// k3 s2 p0 (GoogLeNet's and Inception's pools, often in ceil mode) is the mirror image (P0): the
+// windows start a column and a row later, so the even column 2 * ow gets kw 2 of ow - 1 and then
+// kw 0 of ow, the odd column kw 1 of ow only; window rows 2 oh (after the ring's) and 2 oh + 1 are
+// finished at once and 2 oh + 2 waits in the ring. Measured (Zen 5, 1 thread, 16 planes of 57x57 in
+// L2, FLOAT with the bit mask): 707 ns a plane against 1799 on the ring path; 2 threads, 4 x 192
+// planes in L3: 443-455 against 543-690; at 96 x 192 (memory) within the noise of the ring path.
 //
 // The same bits as the other paths: every sum starts at +0 (a masked add on zeros: lanes without a
 // contribution stay +0, a lane with one gets 0 + g) and takes its contributions in ascending output
 // order (ring row first, then output ow before ow + 1). Several bits of one output (bit masks not
 // from our forward) route to distinct elements, so they need nothing special; bits into the padding
-// land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane).
+// land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane; at p0 lane 0 of a row's first block has no left neighbour).
 //
 // Measured (Zen 4, 1 thread, 64 planes of 112x112 in L2/L3, k3 s2 p1, plain stores), per plane:
 // FLOAT 2.3 us, FLOAT16 2.3, BF16 2.3, FLOAT16 bit mask 2.2, FLOAT computed as FLOAT16 with the bit
@@ -60,13 +66,15 @@ namespace {
 // window row kh inside the input, with lo / n the first kernel column inside the input and their
 // count - three subtractions and unsigned minima, two compares.
 struct Int32Block {
-    __m512i d, d1;
+    __m512i d, d1, dp;   // dp (k3 p0): the left neighbour's index - the flat index of (0, 0)
     const __m512i *off;  // kh * W + kw per position k
     __m512i v;  // the indices
-    __mmask16 live, live1, col_in[3], bad;
+    __mmask16 live, live1, livep, col_in[3], bad;
     MPOOL_AI __mmask16 bad_lanes() const { return bad ? _mm512_mask_cmpneq_epi32_mask(bad, v, _mm512_set1_epi32(-1)) : 0; }
     MPOOL_AI __mmask16 m(int k, int kw) const { return _mm512_mask_cmpeq_epi32_mask(col_in[kw], d, off[k]); }
     MPOOL_AI __mmask16 m1(int kh) { return _mm512_mask_cmpeq_epi32_mask(live1, d1, off[kh * 3 + 2]); }
+    // k3 p0: position (kh, 2) of the left neighbour ow0 + l - 1, which is (kh, 0) of this lane's window
+    MPOOL_AI __mmask16 mp(int kh) const { return _mm512_mask_cmpeq_epi32_mask(livep, dp, off[kh * 3]); }
 };
 
 // FULL: outputs ow0 .. ow0 + 16 exist and every kernel column of the block lies inside the input;
@@ -75,7 +83,8 @@ struct Int32Block {
 // COLS (without FULL): the last block of a row, fewer than 16 outputs, all of whose kernel columns
 // lie inside the input (112 columns: outputs 48 to 55) - the column checks left out there too.
 // a, b, c: window rows 0, 1, 2 lie inside the input.
-template <bool K3, bool FULL, bool FIRST = false, bool COLS = FULL>
+// P0 (k3 s2 p0): the left neighbours' indices too (see parity_block).
+template <bool K3, bool FULL, bool FIRST = false, bool COLS = FULL, bool P0 = false>
 MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t hs, int64_t ow0, const __m512i *off,
                                 bool a, bool bb, bool c) {
     constexpr int KW = K3 ? 3 : 2;
@@ -94,6 +103,13 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     for (int kw = 0; kw < KW; ++kw)
         b.col_in[kw] = COLS ? b.live : _mm512_mask_cmplt_epu32_mask(b.live, _mm512_add_epi32(col, _mm512_set1_epi32(kw)), vW);
     if (FIRST) b.col_in[0] = static_cast<__mmask16>(0xfffe);
+    if constexpr (K3 && P0) {  // neighbours ow0 + l - 1 that exist, their kernel column 2 inside the input
+        __mmask16 lp = FULL ? kAll : lanes16(g.Wo - ow0 + 1);
+        if (ow0 == 0) lp &= static_cast<__mmask16>(0xfffe);
+        if (!COLS) lp = _mm512_mask_cmplt_epu32_mask(lp, col, vW);
+        b.livep = lp;
+        b.dp = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(lp, idx + (ow0 - 1) * 4), base);
+    }
     // the check: kernel columns [lo, lo + n) inside the input (FULL: all KW)
     __m512i lo = _mm512_setzero_si512(), n = _mm512_set1_epi32(KW);
     if (!COLS || FIRST) {
@@ -115,34 +131,43 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
 // so the 8-byte read stays inside the row, see bits48). k2's four words are read up front; k3's
 // nine are read where they are used (kept in an array, they went through the stack in every
 // block: +0.4 to +0.7 us per 112x112 plane).
-template <bool K3>
+// P0 (k3 s2 p0): the words start one bit earlier, at the left neighbour j - 1 (bit 0), read from
+// j - 1 or, for j == 0, from j and shifted up a bit (lane 0 has no neighbour there).
+template <bool K3, bool P0 = false>
 struct BitsBlock {
-    const uint8_t *at;  // byte j / 8 of kernel position 0's row
+    const uint8_t *at;  // byte j / 8 (P0: (j - 1) / 8) of kernel position 0's row
     int64_t row_bytes;
-    unsigned shift;     // j % 8
-    uint64_t live, live1;
+    unsigned shift;     // j % 8 (P0: (j - 1) % 8)
+    unsigned up;        // P0, j == 0: 1
+    uint64_t live, live1, livep;
     uint64_t w[K3 ? 1 : 4];  // k2: the words
     MPOOL_AI uint64_t read(int k) const {
         uint64_t v;
         std::memcpy(&v, at + k * row_bytes, 8);
+        if constexpr (P0) return (v >> shift) << up;
         return v >> shift;
     }
     MPOOL_AI uint64_t word(int k) const {
         if constexpr (K3) return read(k);
         return w[k];
     }
-    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>(word(k) & live); }
+    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>((P0 ? word(k) >> 1 : word(k)) & live); }
     MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((word(kh * 3) >> 1) & live1); }
+    MPOOL_AI __mmask16 mp(int kh) const { return static_cast<__mmask16>(word(kh * 3 + 2) & livep); }
 };
 
-template <bool K3, bool FULL>
-MPOOL_AI BitsBlock<K3> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left) {
-    BitsBlock<K3> b;
-    b.at = mask_plane + (j >> 3);
+// Outputs j .. j + 15 (ow0 .. ow0 + 15 of their row), `left` of them in the row.
+template <bool K3, bool FULL, bool P0 = false>
+MPOOL_AI BitsBlock<K3, P0> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left, int64_t ow0) {
+    BitsBlock<K3, P0> b;
+    const int64_t from = P0 && j > 0 ? j - 1 : j;
+    b.at = mask_plane + (from >> 3);
     b.row_bytes = row_bytes;
-    b.shift = static_cast<unsigned>(j & 7);
+    b.shift = static_cast<unsigned>(from & 7);
+    b.up = P0 && j == 0 ? 1u : 0u;
     b.live = FULL ? kAll : lanes16(left);
     b.live1 = FULL ? kAll : lanes16(left - 1);
+    b.livep = (FULL ? kAll : lanes16(left + 1)) & (ow0 == 0 ? 0xfffeu : 0xffffu);
     if constexpr (!K3)
         for (int k = 0; k < 4; ++k) b.w[k] = b.read(k);
     return b;
@@ -258,7 +283,9 @@ MPOOL_AI __m512 load_g(const void *row, int64_t at, __mmask16 m) {
 }
 
 // The additions of one block (M: Int32Block or BitsBlock) into the stage rows and the ring.
-template <DType DT, bool FP16, Out O, bool K3, bool ALL, bool FULL, class M>
+// P0 (k3 s2 p0): mirrored - the even column 2 ow gets kw 0 of ow after kw 2 of its left neighbour
+// ow - 1, the odd column 2 ow + 1 kw 1 of ow only.
+template <DType DT, bool FP16, Out O, bool K3, bool ALL, bool FULL, bool P0, class M>
 MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA, uint8_t *rowB, int64_t ow0,
                            int64_t Wo, int64_t W, bool a, bool b, bool c, __m512i &tiny) {
     const int64_t col0 = 2 * ow0;
@@ -269,7 +296,26 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
     // zero-masked add on zeros, without a zeroed register per vector)
     const __m512 g0 = _mm512_add_ps(zero, gv);
     if constexpr (cpu_bf16(O)) tiny = min_magnitude_less1(tiny, gv);
-    if constexpr (K3) {
+    if constexpr (K3 && P0) {
+        const __m512 gp = load_g<DT, false>(grow, ow0 - 1, m.livep), gp0 = _mm512_add_ps(zero, gp);
+        if (ALL || a) {  // window row 0 = the ring's row: the neighbour's kw 2 then kw 0 to even, kw 1 to odd
+            __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
+            e = acc_add(e, m.mp(0), gp);
+            e = acc_add(e, m.m(0, 0), gv);
+            o = acc_add(o, m.m(1, 1), gv);
+            put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W, s.half);
+        }
+        if (ALL || b) {  // the centre row: odd columns from one output only
+            __m512 e = _mm512_maskz_mov_ps(m.mp(1), gp0);
+            e = acc_add(e, m.m(3, 0), gv);
+            put32<DT, FP16, O, false, true, FULL>(e, _mm512_maskz_mov_ps(m.m(4, 1), g0), rowB, col0, W, s.half);
+        }
+        if (ALL || c) {
+            const __m512 e = _mm512_maskz_mov_ps(m.mp(2), gp0);
+            _mm512_storeu_ps(s.ringE + ow0, acc_add(e, m.m(6, 0), gv));
+            _mm512_storeu_ps(s.ringO + ow0, _mm512_maskz_mov_ps(m.m(7, 1), g0));
+        }
+    } else if constexpr (K3) {
         const __m512 g1 = load_g<DT, false>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
         if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
             __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
@@ -300,18 +346,18 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 }
 
 // Block ow0 of output row oh: its masks, its additions; the first bad int32 lane's column, or -1.
-template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL, bool FULL, bool FIRST = false, bool COLS = FULL>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool P0, bool ALL, bool FULL, bool FIRST = false, bool COLS = FULL>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
                                  bool b, bool c, __m512i &tiny) {
     const int64_t Wo = g.Wo;
     if constexpr (BITS) {
-        BitsBlock<K3> m = bits_block<K3, FULL>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0);
-        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
+        BitsBlock<K3, P0> m = bits_block<K3, FULL, P0>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0, ow0);
+        parity_block<DT, FP16, O, K3, ALL, FULL, P0>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
     } else {
-        Int32Block m = int32_block<K3, FULL, FIRST, COLS>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
-                                                    ALL || b, ALL || c);
-        parity_block<DT, FP16, O, K3, ALL, FULL>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
+        Int32Block m = int32_block<K3, FULL, FIRST, COLS, P0>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
+                                                        ALL || b, ALL || c);
+        parity_block<DT, FP16, O, K3, ALL, FULL, P0>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
         if (const __mmask16 bad = m.bad_lanes()) return ow0 + __builtin_ctz(bad);
     }
     return -1;
@@ -321,7 +367,7 @@ MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB
 // gradInput rows themselves or the stage - and k3's last window row into the ring. a / b / c: which of them lie inside the input (ALL: all of
 // them, the tests compiled away). Returns the first output column with a bad int32 index, or -1.
 // Inlined into the plane's row loop: as a call per row it cost 5 % (Zen 5, 112x112 16-bit planes).
-template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool ALL>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool P0, bool ALL>
 MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane, int64_t row_bytes,
                                 const Slot &slot, int64_t oh, bool a, bool b, bool c, uint8_t *rowA, uint8_t *rowB,
                                 __m512i &tiny) {
@@ -349,10 +395,10 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
         const bool cols = !BITS && !inner && 2 * ow0 - g.pW >= 0 && ow0 < Wo &&
                           2 * (std::min(ow0 + 16, Wo) - 1) - g.pW + KW - 1 < g.W;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-            : first ? parity_block_at<DT, FP16, O, K3, BITS, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-                    : parity_block_at<DT, FP16, O, K3, BITS, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny);
+            full    ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+            : first ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
+                    : parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny);
         if (bad >= 0) return bad;
     }
     return -1;
@@ -365,12 +411,12 @@ ACP_AVX512 void parity_ring_out(const BackwardPlan &P, const Slot &s, uint8_t *r
         put32<DT, FP16, O, false, false, false>(_mm512_loadu_ps(s.ringE + ow0), _mm512_loadu_ps(s.ringO + ow0), row, col0, P.g.W, s.half);
 }
 
-template <DType DT, bool FP16, Out O, bool K3, bool BITS>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool P0>
 MPOOL_AI int64_t parity_row_any(const BackwardPlan &P, const void *grow, const uint8_t *mask_plane,
                                     int64_t row_bytes, const Slot &s, int64_t oh, bool a, bool b, bool c, uint8_t *rowA,
                                     uint8_t *rowB, __m512i &tiny) {
-    if (a && b && (c || !K3)) return parity_row<DT, FP16, O, K3, BITS, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
-    return parity_row<DT, FP16, O, K3, BITS, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
+    if (a && b && (c || !K3)) return parity_row<DT, FP16, O, K3, BITS, P0, true>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
+    return parity_row<DT, FP16, O, K3, BITS, P0, false>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
 }
 
 }  // namespace
@@ -388,7 +434,7 @@ namespace {
 // One plane on the parity path (AVX-512, gradInput rows dense): the contract of run_plane. The
 // dtype, the window and the mask layout are template arguments here, so that the row loop calls
 // its row kernel without a dispatch per row.
-template <DType DT, bool FP16, Out O, bool K3, bool BITS>
+template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool P0>
 ACP_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool *subnormal) {
@@ -415,6 +461,9 @@ ACP_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, Vie
         if (from != reinterpret_cast<const uint8_t *>(dst)) store_bytes(from, rb, dst, stream);
         stored = row + 1;
     };
+    // p0: output row 0's first window row is the input's row 0, read through the ring - which the
+    // previous plane left holding its last row (p1 reads it from output row 1 on, after writing it)
+    if constexpr (P0) std::memset(s.ringE, 0, static_cast<size_t>(2 * P.dir_cols) * sizeof(float));
     for (int64_t oh = 0; oh < g.Ho; ++oh) {
         prefetch_next_bits(P, next_mask, oh);
         // the gradOutput row in its dtype, converted in the blocks (a strided row gathered first)
@@ -439,7 +488,7 @@ ACP_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, Vie
             for (; stored < first; ++stored) store_row(nullptr, g.W, P.dt, P.fp16, gi + stored * giv.h * es, 1, true, stream);
             uint8_t *rowA = stage_stream_begin(*stream, s.stage, gi + first * giv.h * es);
             uint8_t *rowB = a ? rowA + rb : rowA;
-            const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
+            const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS, P0>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
             if (bad >= 0) return oh * g.Wo + bad;
             stage_stream_end(*stream, s.stage, (a + b) * rb);
             stored = first + a + b;
@@ -447,7 +496,7 @@ ACP_AVX512 int64_t run_plane_parity_t(const BackwardPlan &P, const char *go, Vie
         }
         uint8_t *rowA = a ? target(hs, s.stage) : s.stage;
         uint8_t *rowB = b ? target(hs + 1, s.stage + P.stage_row) : s.stage + P.stage_row;
-        const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
+        const int64_t bad = parity_row_any<DT, FP16, O, K3, BITS, P0>(P, grow, mask_plane, row_bytes, s, oh, a, b, c, rowA, rowB, tiny);
         if (bad >= 0) return oh * g.Wo + bad;
         if (a) put(hs, rowA);
         if (b) put(hs + 1, rowB);
@@ -467,17 +516,20 @@ template <DType DT, bool FP16, Out O>
 ACP_AVX512 int64_t run_plane_parity_k(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                         char *gi, View4 giv, const Slot &s, LineStream *stream,
                                         const uint8_t *next_mask, bool k3, bool bits, bool *subnormal) {
-    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
-    if (k3) return run_plane_parity_t<DT, FP16, O, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
-    if (bits) return run_plane_parity_t<DT, FP16, O, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
-    return run_plane_parity_t<DT, FP16, O, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    const bool p0 = P.parity == BackwardPlan::Parity::K3S2P0;
+    if (p0 && bits) return run_plane_parity_t<DT, FP16, O, true, true, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (p0) return run_plane_parity_t<DT, FP16, O, true, false, true>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (k3 && bits) return run_plane_parity_t<DT, FP16, O, true, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (k3) return run_plane_parity_t<DT, FP16, O, true, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    if (bits) return run_plane_parity_t<DT, FP16, O, false, true, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
+    return run_plane_parity_t<DT, FP16, O, false, false, false>(P, go, gov, mask_plane, gi, giv, s, stream, next_mask, subnormal);
 }
 
 template <DType DT, bool FP16>
 ACP_AVX512 int64_t run_plane_parity_dt(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                          char *gi, View4 giv, const Slot &s, LineStream *stream,
                                          const uint8_t *next_mask) {
-    const bool k3 = P.parity == BackwardPlan::Parity::K3S2P1, bits = P.layout == MaskLayout::Bits;
+    const bool k3 = P.parity != BackwardPlan::Parity::K2S2, bits = P.layout == MaskLayout::Bits;
     bool subnormal = false;
     if constexpr (DT == DType::F32) {
         // streamed FLOAT rows that are whole aligned lines: the blocks stream them out themselves

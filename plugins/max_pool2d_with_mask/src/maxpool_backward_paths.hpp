@@ -1,7 +1,7 @@
 // MaxPool2dWithMaskBackward's internals, shared by its paths: the plan, a slot's scratch, the
 // vector helpers more than one path uses, and each path's entry point. maxpool_backward.cpp: the
 // plan, the ring and tile paths and the run; maxpool_backward_parity.cpp: the parity path (k2 s2
-// p0, k3 s2 p1); maxpool_backward_small.cpp: the small-plane path.
+// p0, k3 s2 p1, k3 s2 p0); maxpool_backward_small.cpp: the small-plane path.
 #ifndef MAXPOOL_BACKWARD_PATHS_HPP_
 #define MAXPOOL_BACKWARD_PATHS_HPP_
 
@@ -32,10 +32,10 @@ struct BackwardPlan : KernelPlanBase {
     bool tiles_ok = false;
     std::vector<int32_t> col_koff;
     int32_t k_code[32] = {};
-    // Parity path (see run_plane_parity): square k2 s2 p0 or k3 s2 p1 windows. dir_cols: floats of
+    // Parity path (see run_plane_parity): square k2 s2 p0, k3 s2 p1 or k3 s2 p0 windows. dir_cols: floats of
     // each ring half (a multiple of 16 with room for one block past Wo); stage_row / stage_bytes:
     // one / two gradInput rows of dt bytes, each starting on a 64-byte line.
-    enum class Parity { None, K2S2, K3S2P1 } parity = Parity::None;
+    enum class Parity { None, K2S2, K3S2P1, K3S2P0 } parity = Parity::None;
     int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
     int64_t slot_bytes = 0;
     // k3, per kernel position k: kh * W + kw in 16 lanes, the int32 blocks' compare operands (made
@@ -139,7 +139,7 @@ MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
 // ---- the paths' entry points: one plane (two for run_planes_small_direct), the first bad output
 // column j (flat in the plane) or -1; next_mask: the next plane's mask (nullptr: none) ----
 
-// maxpool_backward_parity.cpp: square k2 s2 p0 and k3 s2 p1 windows, gradInput rows dense.
+// maxpool_backward_parity.cpp: square k2 s2 p0, k3 s2 p1 and k3 s2 p0 windows, gradInput rows dense.
 ACP_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                       char *gi, View4 giv, const Slot &s, LineStream *stream,
                                       const uint8_t *next_mask);

@@ -67,6 +67,18 @@ const Geometry kGeoms[] = {
     {1, 3, 8, 64, 4, 32, 3, 3, 2, 2, 1, 1},
     {1, 2, 6, 16, 3, 8, 3, 3, 2, 2, 1, 1},
     {1, 2, 10, 80, 5, 40, 3, 3, 2, 2, 1, 1},
+    // the parity path's k3 s2 p0 (mirrored: the left neighbour's column 2): odd and even sizes,
+    // ceil mode's last window past the input (rows and columns), several blocks and a partial one,
+    // 16-bit rows the blocks stream themselves (W 64, H == 2 Ho), 112 columns; 20 planes: more
+    // than a part's one (8 parts per thread), so a part's ring goes from one plane to the next
+    {2, 10, 9, 9, 4, 4, 3, 3, 2, 2, 0, 0},
+    {1, 2, 8, 8, 4, 4, 3, 3, 2, 2, 0, 0},
+    {1, 2, 13, 57, 6, 28, 3, 3, 2, 2, 0, 0},
+    {1, 2, 28, 28, 14, 14, 3, 3, 2, 2, 0, 0},
+    {1, 3, 8, 64, 4, 32, 3, 3, 2, 2, 0, 0},
+    {1, 2, 7, 80, 3, 40, 3, 3, 2, 2, 0, 0},
+    {1, 1, 5, 112, 2, 55, 3, 3, 2, 2, 0, 0},
+    {1, 2, 3, 3, 1, 1, 3, 3, 2, 2, 0, 0},
     // stride 1: k3 p1 (W == Wo), wider rows (W != Wo), a kernel wider than the input, k2
     {2, 3, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1},
     {1, 2, 9, 40, 7, 38, 3, 3, 1, 1, 0, 0},
