@@ -15,14 +15,16 @@
 // windows start a column and a row later, so the even column 2 * ow gets kw 2 of ow - 1 and then
 // kw 0 of ow, the odd column kw 1 of ow only; window rows 2 oh (after the ring's) and 2 oh + 1 are
 // finished at once and 2 oh + 2 waits in the ring. Measured (Zen 5, 1 thread, 16 planes of 57x57 in
-// L2, FLOAT with the bit mask): 707 ns a plane against 1799 on the ring path; 2 threads, 4 x 192
-// planes in L3: 443-455 against 543-690; at 96 x 192 (memory) within the noise of the ring path.
+// L2, FLOAT with the bit mask): 707 ns a plane against 1799 on the ring path; in the bench
+// (2 threads, 96x192x57x57 FLOAT, int32 masks) 7.1-7.4 ms against 10.4-10.8. Rows of fewer than
+// 16 outputs keep the small-plane path where it applies (see the plan).
 //
 // The same bits as the other paths: every sum starts at +0 (a masked add on zeros: lanes without a
 // contribution stay +0, a lane with one gets 0 + g) and takes its contributions in ascending output
 // order (ring row first, then output ow before ow + 1). Several bits of one output (bit masks not
 // from our forward) route to distinct elements, so they need nothing special; bits into the padding
-// land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no lane; at p0 lane 0 of a row's first block has no left neighbour).
+// land in rows that are skipped or lanes that are never stored (the kw 0 of ow 0 at p1 is in no
+// lane; at p0, lane 0 of a row's first block has no left neighbour).
 //
 // Measured (Zen 4, 1 thread, 64 planes of 112x112 in L2/L3, k3 s2 p1, plain stores), per plane:
 // FLOAT 2.3 us, FLOAT16 2.3, BF16 2.3, FLOAT16 bit mask 2.2, FLOAT computed as FLOAT16 with the bit
