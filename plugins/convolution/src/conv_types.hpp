@@ -29,6 +29,10 @@ struct Geometry {
 // Element types the engine handles; FLOAT16 is converted to FLOAT before it reaches oneDNN.
 enum class Dt { F32, BF16 };
 
+// Results of this many bytes or more are written with streaming stores (they would not stay in the
+// 32 MB L3 beside their operands, and a plain store first reads each line it writes).
+inline constexpr uint64_t kStreamBytes = uint64_t{4} << 20;
+
 }  // namespace conv
 
 #endif  // CONVOLUTION_SRC_CONV_TYPES_HPP_

@@ -137,6 +137,7 @@ DwDirect::DwDirect(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     const int64_t groups = (s.C + group_ - 1) / group_;
     parts_ = std::clamp<int64_t>((kWeightTasks + groups - 1) / groups, 1, s.N);
     grain_ = std::max<int64_t>(1, kPlaneElems / (s.H * s.W));
+    set_streamed_stores(static_cast<uint64_t>(s.N * s.C * s.H * s.W) * sizeof(float) >= kStreamBytes);
     if (s.sh != 1) return;
     const int64_t P = s.H * s.W;
     nv_ = (P + kL - 1) / kL;
@@ -172,6 +173,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
     const MaskTable mt{mask_.data(), full_.data(), nv_, s.H * s.W, s.W};
     const Planes base{io.dy, io.x, 0, 0, s.H, s.W, s.Ho, s.Wo, s.sh};
     if (io.dx != nullptr) {
+        const bool stream = stream_ && !io.dx_bf16 && reinterpret_cast<uintptr_t>(io.dx) % 64 == 0;
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * s.C, grain_), [&](const tbb::blocked_range<int64_t> &r) {
             if (!avx) {
                 for (int64_t q = r.begin(); q < r.end(); ++q) {
@@ -183,7 +185,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
                 }
                 return;
             }
-            gi_planes_avx(bf16, io.dx_bf16, base, mt, io.w, io.dx, s.C, r.begin(), r.end());
+            gi_planes_avx(bf16, io.dx_bf16, stream, base, mt, io.w, io.dx, s.C, r.begin(), r.end());
         });
     }
     if (io.dw == nullptr) return;

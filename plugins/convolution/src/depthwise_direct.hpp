@@ -25,7 +25,8 @@
 //              subnormal, cpu_rounds in the AVX-512 spelling: the same bits). BF16 stride-1 planes
 //              (pitched, by rows, strips) whose gradient and weights are all 0 or finite and not
 //              tiny take two taps per vdpbf16ps (the same fused multiply-adds in the same order,
-//              task_dots: the same bits again).
+//              task_dots: the same bits again). A large FLOAT gradInput of flattened planes is
+//              stored streamed (set_streamed_stores: no read of the lines it writes).
 //   gradWeight per channel over a fixed range of images: per tap and lane (a product's lane is
 //              its gradient position's in the vectors above - flattened, row, BF16 strip - or,
 //              pitched, its input column's), FLOAT sums over the vectors in order, moved into double every
@@ -60,6 +61,11 @@ public:
     uint64_t partial_bytes() const;
     // The operands and results of DwBlocked::run; gradBias is not here either.
     void run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const;
+    // Whether a FLOAT gradInput of flattened planes of whole vectors is stored streamed when it is
+    // 64-byte aligned: set for those of kStreamBytes or more (-9 % time on MobileNet's 8x128x56x56
+    // FLOAT layer, all three gradients concurrently), or by a test.
+    bool streamed_stores() const { return stream_; }
+    void set_streamed_stores(bool on) { stream_ = on && s_.sh == 1 && (s_.H * s_.W) % kStreamVector == 0; }
 
 private:
     DwShape s_;
@@ -68,6 +74,8 @@ private:
     int64_t parts_ = 1;  // gradWeight: image ranges per channel group (few groups: more tasks)
     int64_t grain_ = 1;  // gradInput: planes per TBB task (small planes share a task)
     int64_t nv_ = 0;     // stride 1: vectors per flattened plane
+    bool stream_ = false;
+    static constexpr int64_t kStreamVector = 16;  // FLOAT elements per streamed store
     // stride 1, per vector: for the 9 neighbour offsets (dy, dx) in {-1, 0, 1}^2, (dy + 1) * 3 +
     // dx + 1, the lanes inside the plane whose neighbour is inside too; full_: all nine are 0xffff
     std::vector<uint16_t> mask_;

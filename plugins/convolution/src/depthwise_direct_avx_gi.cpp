@@ -14,17 +14,20 @@ namespace {
 // taps in pairs by vdpbf16ps (tasks whose operands are all 0 or finite and not tiny, task_dots).
 constexpr int kOutBf16 = 1, kOutCpu = 2, kOutDot = 3;
 
-template <int OUT_BF16>
+template <int OUT_BF16, bool NT = false>
 ACP_AVX512 inline void store(void *p, int64_t i, __mmask16 k, __m512 v) {
-    if constexpr (OUT_BF16 == kOutCpu) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16_no_subnormals(v));
+    if constexpr (NT && OUT_BF16 == 0) {  // streamed (gi_planes_avx: whole aligned vectors; any other one stored plainly)
+        if (k == kAll16) _mm512_stream_ps(static_cast<float *>(p) + i, v);
+        else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
+    } else if constexpr (OUT_BF16 == kOutCpu) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16_no_subnormals(v));
     else if constexpr (OUT_BF16) _mm256_mask_storeu_epi16(static_cast<uint16_t *>(p) + i, k, acp::avx512::to_bf16(v));
     else _mm512_mask_storeu_ps(static_cast<float *>(p) + i, k, v);
 }
 
 // Stride 1 gradInput: dx[p] = sum over taps (a, b) of w[a][b] * dy[p + (1 - a) * W + (1 - b)],
 // offset (1 - a, 1 - b) being entry 8 - t of the vector's masks. U vectors at a time: each sum is a
-// chain of 9 dependent multiply-adds, four chains keep the FMA unit busy.
-template <bool BF16, int OUT_BF16, int U>
+// chain of 9 dependent multiply-adds, four chains keep the FMA unit busy. NT: FLOAT stored streamed.
+template <bool BF16, int OUT_BF16, int U, bool NT = false>
 ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_vectors(const void *dy, const __m512 wv[9], const int64_t off[9], const MaskTable &m,
                                                                  int64_t v, void *dx, int64_t first) {
     const int64_t p0 = v * kL;
@@ -36,7 +39,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_vectors(const void *
     if ((full4 & ours) == (0x01010101u & ours)) {
         DWD_UNROLL for (int t = 0; t < 9; ++t)
             for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, kAll16), acc[u]);
-        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, kAll16, acc[u]);
+        for (int u = 0; u < U; ++u) store<OUT_BF16, NT>(dx, first + p0 + u * kL, kAll16, acc[u]);
     } else {
         const uint16_t *mk = m.mask + v * 9;
         DWD_UNROLL for (int t = 0; t < 9; ++t)
@@ -44,11 +47,11 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_vectors(const void *
                 const __mmask16 k = mk[u * 9 + 8 - t];
                 acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, k), acc[u], k);
             }
-        for (int u = 0; u < U; ++u) store<OUT_BF16>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
+        for (int u = 0; u < U; ++u) store<OUT_BF16, NT>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
     }
 }
 
-template <bool BF16, int OUT_BF16>
+template <bool BF16, int OUT_BF16, bool NT = false>
 ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p, const MaskTable &m, const float w[9], void *dx, int64_t first) {
     __m512 wv[9];
     int64_t off[9];
@@ -61,13 +64,13 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p,
     int64_t v = 0;
     for (; v + kGroup <= m.nv; v += kGroup) {
         prefetch_elems(p.dy, p.gy, v * kL + kFlatAhead + p.W, kGroup * kL, P, es);  // the farthest tap row
-        prefetch_elems(dx, first, v * kL + kFlatAhead, kGroup * kL, P, eo);
-        gi_s1_vectors<BF16, OUT_BF16, kGroup>(p.dy, wv, off, m, v, dx, first);
+        if constexpr (!NT) prefetch_elems(dx, first, v * kL + kFlatAhead, kGroup * kL, P, eo);  // (streamed: not read)
+        gi_s1_vectors<BF16, OUT_BF16, kGroup, NT>(p.dy, wv, off, m, v, dx, first);
     }
     switch (m.nv - v) {  // the last vectors, without empty ones
-        case 3: gi_s1_vectors<BF16, OUT_BF16, 3>(p.dy, wv, off, m, v, dx, first); break;
-        case 2: gi_s1_vectors<BF16, OUT_BF16, 2>(p.dy, wv, off, m, v, dx, first); break;
-        case 1: gi_s1_vectors<BF16, OUT_BF16, 1>(p.dy, wv, off, m, v, dx, first); break;
+        case 3: gi_s1_vectors<BF16, OUT_BF16, 3, NT>(p.dy, wv, off, m, v, dx, first); break;
+        case 2: gi_s1_vectors<BF16, OUT_BF16, 2, NT>(p.dy, wv, off, m, v, dx, first); break;
+        case 1: gi_s1_vectors<BF16, OUT_BF16, 1, NT>(p.dy, wv, off, m, v, dx, first); break;
         default: break;
     }
 }
@@ -625,7 +628,7 @@ ACP_AVX512 void gi_pitched_planes(Planes p, const void *w, void *dx, int64_t C, 
 
 // The kernel a plane's shape takes; a loop per kernel (a loop that could take any of them measured
 // 6-13 % slower on 14x14 planes than one with fewer kernels in it).
-enum class GiKernel { S2, Strips, Rows, Rows14, Flat };
+enum class GiKernel { S2, Strips, Rows, Rows14, Flat, FlatStreamed };
 
 template <bool BF16, int OUT, GiKernel K>
 ACP_AVX512 __attribute__((always_inline)) inline void gi_plane(const Planes &p, const MaskTable &m, const float wf[9], void *dx, int64_t first) {
@@ -633,6 +636,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_plane(const Planes &p, 
     else if constexpr (K == GiKernel::Strips) gi_s1_strips_avx<OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Rows) gi_s1_rows_avx<BF16, OUT>(p, wf, dx, first);
     else if constexpr (K == GiKernel::Rows14) gi_s1_rows_avx<BF16, OUT, 14>(p, wf, dx, first);
+    else if constexpr (K == GiKernel::FlatStreamed) gi_s1_avx<BF16, OUT, true>(p, m, wf, dx, first);
     else gi_s1_avx<BF16, OUT>(p, m, wf, dx, first);
 }
 
@@ -659,9 +663,10 @@ ACP_AVX512 void gi_kernel_planes(const Planes &p, const MaskTable &m, const void
 }
 
 // gradInput of planes [q0, q1) (plane q = image q / C, channel q % C), a loop of its own: the
-// per-plane work of a 7x7 plane is small enough that a call per plane would show.
+// per-plane work of a 7x7 plane is small enough that a call per plane would show. stream: FLOAT
+// flattened planes stored streamed (see gi_planes_avx).
 template <bool BF16, int OUT_BF16, bool S2>
-ACP_AVX512 void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1) {
+ACP_AVX512 void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0, int64_t q1, bool stream) {
     if (!S2 && p.H == 7 && p.W == 7) {  // MobileNet's 7x7: every offset and mask a constant
         gi_pitched_planes<BF16, OUT_BF16, 7, 7>(p, w, dx, C, q0, q1);
         return;
@@ -682,23 +687,25 @@ ACP_AVX512 void gi_planes(Planes p, const MaskTable &m, const void *w, void *dx,
     else if (BF16 && strips(p.W)) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Strips>(p, m, w, dx, C, q0, q1);
     else if (p.H == 14 && p.W == 14) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Rows14>(p, m, w, dx, C, q0, q1);  // MobileNet's
     else if (by_rows(p.W)) gi_kernel_planes<BF16, OUT_BF16, GiKernel::Rows>(p, m, w, dx, C, q0, q1);
+    else if (stream) gi_kernel_planes<BF16, OUT_BF16, GiKernel::FlatStreamed>(p, m, w, dx, C, q0, q1);
     else gi_kernel_planes<BF16, OUT_BF16, GiKernel::Flat>(p, m, w, dx, C, q0, q1);
 }
 
 }  // namespace
 
-void gi_planes_avx(bool bf16, bool dx_bf16, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C, int64_t q0,
-                   int64_t q1) {
+void gi_planes_avx(bool bf16, bool dx_bf16, bool stream, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C,
+                   int64_t q0, int64_t q1) {
     switch ((bf16 ? 1 : 0) + (dx_bf16 ? 2 : 0) + (p.s == 2 ? 4 : 0)) {
-        case 0: gi_planes<false, 0, false>(p, m, w, dx, C, q0, q1); break;
-        case 1: gi_planes<true, 0, false>(p, m, w, dx, C, q0, q1); break;
-        case 2: gi_planes<false, 1, false>(p, m, w, dx, C, q0, q1); break;
-        case 3: gi_planes<true, 1, false>(p, m, w, dx, C, q0, q1); break;
-        case 4: gi_planes<false, 0, true>(p, m, w, dx, C, q0, q1); break;
-        case 5: gi_planes<true, 0, true>(p, m, w, dx, C, q0, q1); break;
-        case 6: gi_planes<false, 1, true>(p, m, w, dx, C, q0, q1); break;
-        default: gi_planes<true, 1, true>(p, m, w, dx, C, q0, q1); break;
+        case 0: gi_planes<false, 0, false>(p, m, w, dx, C, q0, q1, stream); break;
+        case 1: gi_planes<true, 0, false>(p, m, w, dx, C, q0, q1, stream); break;
+        case 2: gi_planes<false, 1, false>(p, m, w, dx, C, q0, q1, false); break;
+        case 3: gi_planes<true, 1, false>(p, m, w, dx, C, q0, q1, false); break;
+        case 4: gi_planes<false, 0, true>(p, m, w, dx, C, q0, q1, false); break;
+        case 5: gi_planes<true, 0, true>(p, m, w, dx, C, q0, q1, false); break;
+        case 6: gi_planes<false, 1, true>(p, m, w, dx, C, q0, q1, false); break;
+        default: gi_planes<true, 1, true>(p, m, w, dx, C, q0, q1, false); break;
     }
+    if (stream) _mm_sfence();  // the streamed stores ordered before the task ends (and its results are read)
 }
 
 }  // namespace conv::dwd

@@ -31,7 +31,6 @@ void subsample(const void *src, void *dst, size_t es, const Geometry &g);
 // (IC, dst extent) at the sampled positions, rounded once to t, and zeros everywhere else.
 // stream: with streaming stores (a gradInput of kStreamBytes or more).
 void expand_image(const float *sampled, void *dst, OutDt t, const Geometry &g, bool stream);
-inline constexpr uint64_t kStreamBytes = uint64_t{4} << 20;
 
 }  // namespace conv
 

@@ -267,6 +267,47 @@ TEST(DwDirect, TouchesNothingOutsideItsTensors) {
             }
 }
 
+// Streamed gradInput stores (FLOAT flattened planes of whole vectors into a 64-byte aligned dx): the
+// same bytes as plain stores, nothing outside dx touched (flush against either guard page); a dx
+// that is not aligned is stored plainly. On by size for MobileNet's 8x128x56x56 layer, never where
+// the planes are not whole vectors or the stride is 2.
+TEST(DwDirect, StreamedGradInputSameBytes) {
+    EXPECT_TRUE(DwDirect(shapeOf({"mobilenet_56", 8, 128, 56, 56, 1}), Dt::F32).streamed_stores());
+    EXPECT_FALSE(DwDirect(shapeOf(kCases[2]), Dt::F32).streamed_stores());
+    for (const Case &c : {kCases[3], kCases[14], Case{"s2_32x32", 1, 3, 32, 32, 2}}) {
+        DwDirect k(shapeOf(c), Dt::F32);
+        k.set_streamed_stores(true);
+        EXPECT_FALSE(k.streamed_stores()) << c.name;
+    }
+    if (!hasAvx512()) return;  // (the scalar spelling has no streamed stores; the checks above hold there too)
+    const Case cases[] = {kCases[2], kCases[10], {"flat_32x48", 2, 3, 32, 48, 1}, {"flat_16x4", 2, 3, 16, 4, 1}};
+    for (const Case &c : cases)
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const DwShape s = shapeOf(c);
+            const Data d = makeData(c, dt, 4100, false);
+            const Out want = runDirect(c, dt, false, d.dy, d.x, d.w, 3, true, 2);
+            const size_t dxBytes = want.dx.size();
+            ASSERT_EQ(dxBytes % 64, 0u) << c.name;
+            DwDirect k(s, dt);
+            k.set_streamed_stores(true);
+            ASSERT_TRUE(k.streamed_stores()) << c.name;
+            const std::string tag = std::string(c.name) + (dt == Dt::F32 ? " FLOAT" : " BF16");
+            for (const int where : {0, 1, 2}) {  // flush against the front guard page, the back one, 4 bytes past a line
+                const acltest::GuardedPages gdx(dxBytes + 64);
+                std::vector<uint8_t> dw(want.dw.size());
+                conv::DwBlocked::Io io;
+                io.dy = d.dy.bytes.data(), io.x = d.x.bytes.data(), io.w = d.w.bytes.data();
+                io.dx = where == 0 ? gdx.data() : where == 1 ? gdx.end_flush(dxBytes) : static_cast<uint8_t *>(gdx.data()) + 4;
+                io.dw = reinterpret_cast<float *>(dw.data());
+                ASSERT_NE(io.dx, nullptr) << "mmap failed";
+                runIo(k, io, true, 2, 0xff);
+                const auto *dx = static_cast<const uint8_t *>(io.dx);
+                EXPECT_EQ(std::vector<uint8_t>(dx, dx + dxBytes), want.dx) << tag << " at " << where;
+                EXPECT_EQ(dw, want.dw) << tag << " at " << where;
+            }
+        }
+}
+
 // Pitched planes (5 to 7 columns, at most 8 rows: whole planes in registers, masks by column and
 // edge row) and their neighbours either side (4 and 8 columns, 9 rows): every height 1-9 at widths
 // 4-8, with images enough that the FLOAT lane sums move into double inside a channel (kFlush).
