@@ -62,8 +62,10 @@ public:
     // The operands and results of DwBlocked::run; gradBias is not here either.
     void run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const;
     // Whether a FLOAT gradInput of flattened planes of whole vectors is stored streamed when it is
-    // 64-byte aligned: set for those of kStreamBytes or more (-9 % time on MobileNet's 8x128x56x56
-    // FLOAT layer, all three gradients concurrently), or by a test.
+    // 64-byte aligned: set for those of kStreamBytes or more, or by a test. Measured on MobileNet's
+    // 8x128x56x56 FLOAT layer, all three gradients concurrently: -6 % in the bench (median of six
+    // alternating runs), -9 % in a kernel harness. A column-strip gradInput kernel (each gradient row
+    // loaded once for its three output rows) was 2x faster in L2 but slower from memory: not kept.
     bool streamed_stores() const { return stream_; }
     void set_streamed_stores(bool on) { stream_ = on && s_.sh == 1 && (s_.H * s_.W) % kStreamVector == 0; }
 
