@@ -56,12 +56,13 @@ Md weights_plain(const Geometry &g, DnnlDt t) {
 }
 Md any(const Dims &d, DnnlDt t) { return Md(d, t, memory::format_tag::any); }
 
+int64_t activation_elems(const Geometry &g) { return g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane()); }
+
 // The weights outweigh the activations (small planes, wide layers: ResNet-50's 14x14 and 7x7 3x3
-// layers, its 7x7 pointwise one, VGG-19's 14x14): both passes then run by channel blocks.
-bool weights_dominate(const Geometry &g) {
-    const int64_t act_elems = g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane());
-    return g.weight_elems() * kWeightChunks > act_elems;
-}
+// layers, its 7x7 pointwise one, VGG-19's 14x14): the data pass then runs by channel blocks, and
+// so does the weight pass (in BF16 only where weights_outweigh_outright; else in two chunks).
+bool weights_dominate(const Geometry &g) { return g.weight_elems() * kWeightChunks > activation_elems(g); }
+bool weights_outweigh_outright(const Geometry &g) { return g.weight_elems() > activation_elems(g); }
 
 // FLOAT pointwise convolutions (1x1, stride 1, no padding) are plain GEMMs on NCHW: oneDNN's GEMM
 // path there is as fast as its blocked kernels, and no activation needs a reorder. (BF16 is faster

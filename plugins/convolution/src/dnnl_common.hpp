@@ -65,8 +65,12 @@ Dims dense_strides(const Dims &d);  // row-major strides of an array of extents 
 Md weights_plain(const Geometry &g, DnnlDt t);  // dense (OC, IC/G, K...)
 Md any(const Dims &d, DnnlDt t);                // oneDNN's choice of layout
 
-// The weights outweigh the activations: both passes then run by channel blocks (dnnl_common.cpp).
+// Elements of src and dst together (all images).
+int64_t activation_elems(const Geometry &g);
+// The weights outweigh the activations: weights x kWeightChunks > activations (the passes then run
+// by channel blocks), or weights alone > activations (so does the BF16 weight pass). dnnl_common.cpp.
 bool weights_dominate(const Geometry &g);
+bool weights_outweigh_outright(const Geometry &g);
 // FLOAT pointwise convolutions on plain NCHW layouts (oneDNN's GEMM path); why and where: dnnl_common.cpp.
 bool plain_layout(const Geometry &g, DnnlDt t);
 // An activation descriptor for primitive creation: plain when plain_layout, else oneDNN's choice.

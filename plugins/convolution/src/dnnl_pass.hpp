@@ -4,9 +4,10 @@
 //               the activations, by blocks of result channels, each one call over the whole
 //               minibatch with its slice of the weights; otherwise one image per task, or a chunk of
 //               images per task on small planes (under 196 positions).
-//   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations,
-//               by blocks of output channels, each one call over the whole minibatch writing its
-//               rows of diff_W (no partials); otherwise the minibatch in kWeightChunks chunks, each
+//   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations
+//               (in BF16: outright), by blocks of output channels, each one call over the whole
+//               minibatch writing its rows of diff_W (no partials); otherwise the minibatch in
+//               chunks (two where the weights come near the activations, else kWeightChunks), each
 //               writing its own partial diff_W, summed in chunk order.
 // Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
 // its own scratchpad and blocked-layout buffers in slices of the executor's workspace.

@@ -250,9 +250,11 @@ inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::ve
 }
 
 // The executor graph the plugin planned for one call, read from its debug log ("node <id> <name>
-// after <ids>|none", one line per node the plugin adds; the core's convert nodes are not listed).
+// after <ids>|none", one line per node the plugin adds; the core's convert nodes are not listed),
+// and how its oneDNN passes split ("gradInput: oneDNN <impl>[, by <n> channel blocks]").
 struct PlannedGraph {
     std::map<int, std::pair<std::string, std::vector<int>>> nodes;  // id -> name, dependencies
+    std::map<std::string, int64_t> channel_blocks;                  // pass -> blocks, 0: by images
     int find(const std::string &name) const {
         int found = -1;
         for (const auto &[id, n] : nodes)
@@ -284,6 +286,12 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
     PlannedGraph g;
     std::istringstream lines(log);
     for (std::string line; std::getline(lines, line);) {
+        for (const char *pass : {"gradInput", "gradWeight"}) {
+            const size_t p = line.find(std::string(": ") + pass + ": oneDNN ");
+            if (p == std::string::npos) continue;
+            const size_t by = line.find(", by ", p);
+            g.channel_blocks[pass] = by == std::string::npos ? 0 : std::stoll(line.substr(by + 5));
+        }
         const size_t at = line.find(": node ");
         if (at == std::string::npos) continue;
         std::istringstream f(line.substr(at + 7));

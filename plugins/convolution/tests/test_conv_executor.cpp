@@ -63,7 +63,7 @@ TEST(Views, NonContiguous) {
 TEST(Determinism, ThreadCounts) {
     for (const cref::Conv &c : {conv2d(9, 16, 24, 17, 15, 3, 3, 1, 1, 1, 1), conv2d(5, 24, 24, 19, 18, 3, 3, 2, 2, 1, 1, 24),
                                 conv2d(5, 40, 40, 14, 14, 3, 3, 1, 1, 1, 1, 40), conv2d(7, 32, 48, 7, 7, 3, 3, 1, 1, 1, 1),
-                                conv2d(6, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1)})
+                                conv2d(6, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1), conv2d(3, 64, 64, 5, 5, 3, 3, 1, 1, 1, 1)})
     for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
         const Data d = uniformData(c, 9, dt);
         std::optional<Result> first;
@@ -83,6 +83,32 @@ TEST(Determinism, ThreadCounts) {
             EXPECT_EQ(r.gb, first->gb) << dtName(dt) << " threads " << threads;
         }
     }
+}
+
+// How the oneDNN passes split, by the shape and dtype only (dnnl_common.cpp, dnnl_weight_pass.cpp):
+// weights outweighing the activations put both passes in channel blocks; in BF16 the weight pass
+// only where they outweigh them outright (else the minibatch in two chunks); smaller weights neither.
+TEST(Split, ChannelBlocksByWeightShare) {
+    struct Case {
+        cref::Conv c;
+        int64_t gi, gw_float, gw_bf16;  // expected channel blocks
+    };
+    for (const Case &e : {Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), 4, 4, 4},     // weights 2.9x the activations
+                          Case{conv2d(2, 32, 32, 14, 14, 3, 3, 1, 1, 1, 1), 2, 2, 0},   // 0.37x
+                          Case{conv2d(4, 16, 16, 28, 28, 3, 3, 1, 1, 1, 1), 0, 0, 0}})  // 0.02x
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+            Runtime::use("atlas-a2", 2);
+            Call k;
+            k.c = e.c;
+            k.dt = dt;
+            const Data d = intData(e.c, 5);
+            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            const std::string at = std::to_string(e.c.inputDims()[1]) + " channels " + dtName(dt);
+            ASSERT_EQ(g.channel_blocks.count("gradInput"), 1u) << at;
+            ASSERT_EQ(g.channel_blocks.count("gradWeight"), 1u) << at;
+            EXPECT_EQ(g.channel_blocks.at("gradInput"), e.gi) << at;
+            EXPECT_EQ(g.channel_blocks.at("gradWeight"), dt == ACL_BF16 ? e.gw_bf16 : e.gw_float) << at;
+        }
 }
 
 // Random data against the double reference: FLOAT 1e-5 + 1e-4|ref| and relative L2 1e-6;
