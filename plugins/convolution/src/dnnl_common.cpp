@@ -56,7 +56,8 @@ Md weights_plain(const Geometry &g, DnnlDt t) {
 }
 Md any(const Dims &d, DnnlDt t) { return Md(d, t, memory::format_tag::any); }
 
-int64_t activation_elems(const Geometry &g) { return g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane()); }
+// Elements of src and dst together (all images).
+static int64_t activation_elems(const Geometry &g) { return g.N * (g.IC * g.src_plane() + g.OC * g.dst_plane()); }
 
 // The weights outweigh the activations (small planes, wide layers: ResNet-50's 14x14 and 7x7 3x3
 // layers, its 7x7 pointwise one, VGG-19's 14x14): the data pass then runs by channel blocks, and

@@ -65,8 +65,6 @@ Dims dense_strides(const Dims &d);  // row-major strides of an array of extents 
 Md weights_plain(const Geometry &g, DnnlDt t);  // dense (OC, IC/G, K...)
 Md any(const Dims &d, DnnlDt t);                // oneDNN's choice of layout
 
-// Elements of src and dst together (all images).
-int64_t activation_elems(const Geometry &g);
 // The weights outweigh the activations: weights x kWeightChunks > activations (the passes then run
 // by channel blocks), or weights alone > activations (so does the BF16 weight pass). dnnl_common.cpp.
 bool weights_dominate(const Geometry &g);
