@@ -5,9 +5,31 @@
 
 #include "aclnn_cpu/isa.hpp"
 
+#if ACP_X86
+#include <cpuid.h>
+#endif
+
 namespace conv {
 
 using acp::cpu_has_avx512;
+
+// Whether this CPU runs a 512-bit vector as two 256-bit halves (AMD family 19h, Zen 3 and 4; only
+// Zen 4 has AVX-512): there a 512-bit shuffle costs as much as two multiply-adds, and kernels whose
+// 512-bit form shuffles for every multiply-add take a 256-bit form that loads instead. Read once.
+inline bool cpu_splits_avx512() {
+#if ACP_X86
+    static const bool splits = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (__get_cpuid(0, &a, &b, &c, &d) == 0 || b != 0x68747541u || c != 0x444d4163u || d != 0x69746e65u) return false;  // "AuthenticAMD"
+        if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+        const unsigned family = ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu);
+        return family == 0x19u;
+    }();
+    return splits;
+#else
+    return false;
+#endif
+}
 
 }  // namespace conv
 

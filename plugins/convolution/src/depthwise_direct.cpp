@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "aclnn_cpu/numeric.hpp"
+#include "cpu.hpp"
 #include "depthwise_direct_common.hpp"
 
 namespace conv {
@@ -138,6 +139,7 @@ DwDirect::DwDirect(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     parts_ = std::clamp<int64_t>((kWeightTasks + groups - 1) / groups, 1, s.N);
     grain_ = std::max<int64_t>(1, kPlaneElems / (s.H * s.W));
     set_streamed_stores(static_cast<uint64_t>(s.N * s.C * s.H * s.W) * sizeof(float) >= kStreamBytes);
+    set_half_width(cpu_splits_avx512());
     if (s.sh != 1) return;
     const int64_t P = s.H * s.W;
     nv_ = (P + kL - 1) / kL;
@@ -185,7 +187,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
                 }
                 return;
             }
-            gi_planes_avx(bf16, io.dx_bf16, stream, base, mt, io.w, io.dx, s.C, r.begin(), r.end());
+            gi_planes_avx(bf16, io.dx_bf16, stream, half_, base, mt, io.w, io.dx, s.C, r.begin(), r.end());
         });
     }
     if (io.dw == nullptr) return;
@@ -199,7 +201,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
             if (avx) {
                 auto *cs = reinterpret_cast<ChannelSums *>(slot_of(scratch, slot_bytes(), slots));
                 double out[kMaxChannels * 9];
-                gw_channels_avx(bf16, base, mt, s.C, c0, c1, n0, n1, cs, out);
+                gw_channels_avx(bf16, half_, base, mt, s.C, c0, c1, n0, n1, cs, out);
                 for (int64_t c = c0; c < c1; ++c)
                     for (int t = 0; t < 9; ++t) sums[(c * parts + q) * 9 + t] = out[(c - c0) * 9 + t];
                 continue;

@@ -11,6 +11,9 @@
 //             most 8 rows (7x7): pitched vectors of two rows each (row pitch 8 lanes, pitched()),
 //             the whole plane in registers, each tap a lane shift of them; lanes masked by column
 //             and, in the first and last vectors, by row (compile-time masks, no table).
+//             Where the CPU splits 512-bit vectors in two (Zen 4), FLOAT planes of at most 8 columns
+//             and rows take half-width rows instead: a 256-bit vector per row, each tap a masked load
+//             at its column offset (set_half_width; the same sums in the same order).
 //             BF16 gradInput of rows wider than a vector: strips of 32 columns walked down bands of
 //             16 rows, each gradient row of a strip loaded once (its even and odd columns widened
 //             from one load) and kept in registers for the three output rows that read it. BF16
@@ -69,6 +72,14 @@ public:
     bool streamed_stores() const { return stream_; }
     void set_streamed_stores(bool on) { stream_ = on && s_.sh == 1 && (s_.H * s_.W) % kStreamVector == 0; }
 
+    // Whether FLOAT pitched planes (7x7) run as half-width rows, one 256-bit vector per row, their
+    // taps loaded at their column offsets: set where the CPU splits 512-bit vectors
+    // (cpu_splits_avx512: the pitched vectors' lane shifts cost as much as the multiply-adds there),
+    // or by a test. The same bytes either way. Zen 4, MobileNet's 8x1024x7x7 FLOAT layer, one
+    // thread: gradInput 93 us against 164, gradWeight 129 against 155.
+    bool half_width() const { return half_; }
+    void set_half_width(bool on) { half_ = on; }
+
 private:
     DwShape s_;
     Dt dt_ = Dt::F32;
@@ -77,6 +88,7 @@ private:
     int64_t grain_ = 1;  // gradInput: planes per TBB task (small planes share a task)
     int64_t nv_ = 0;     // stride 1: vectors per flattened plane
     bool stream_ = false;
+    bool half_ = false;
     static constexpr int64_t kStreamVector = 16;  // FLOAT elements per streamed store
     // stride 1, per vector: for the 9 neighbour offsets (dy, dx) in {-1, 0, 1}^2, (dy + 1) * 3 +
     // dx + 1, the lanes inside the plane whose neighbour is inside too; full_: all nine are 0xffff

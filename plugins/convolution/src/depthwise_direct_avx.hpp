@@ -1,7 +1,7 @@
 // The AVX-512 spelling of the direct depthwise kernels, the parts its gradInput
 // (depthwise_direct_avx_gi.cpp) and gradWeight (depthwise_direct_avx_gw.cpp) halves share: lane
 // masks, loads and prefetches, the sliding window and column shifts, the BF16 strips' rows, the
-// pitched vectors. depthwise_direct.hpp says what the kernels compute; the scalar spelling in
+// pitched vectors and the half-width rows' masks. depthwise_direct.hpp says what the kernels compute; the scalar spelling in
 // depthwise_direct.cpp does the same arithmetic per element. Internal to those two files.
 #ifndef CONVOLUTION_SRC_DEPTHWISE_DIRECT_AVX_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_DIRECT_AVX_HPP_
@@ -259,6 +259,18 @@ constexpr unsigned row_lanes(int H, int u, int dy) {
         if (y < H && y + dy >= 0 && y + dy < H) m |= 0xffu << (8 * h);
     }
     return m;
+}
+
+// Half-width rows (CPUs that split 512-bit vectors, DwDirect::set_half_width): a plane of at most
+// 8 columns as one 256-bit vector per row, column x in lane x. Tap column b's gradient column
+// x + 1 - b comes from a load at that offset (no shuffle); its lanes: kr (x + 1 < W), kw (x < W),
+// kl (1 <= x < W), as the pitched vectors' tap_cols.
+struct Cols8 {
+    __mmask8 k[3];
+};
+ACP_AVX512 __attribute__((always_inline)) inline Cols8 cols8(int64_t W) {
+    const auto kw = static_cast<__mmask8>((1u << W) - 1u);
+    return {{static_cast<__mmask8>(kw >> 1), kw, static_cast<__mmask8>(kw & 0xfeu)}};
 }
 
 // The pitched vectors of a plane of H rows (e: rows 2u, 2u + 1; o: rows 2u - 1, 2u; rows outside zero).

@@ -80,11 +80,12 @@ inline void lanes_pairwise(const double (&sum)[9][kL], double *out) {
 // The AVX-512 spelling's entry points (call only with AVX-512F/BW/VL present).
 // gradInput of planes [q0, q1) (plane q = image q / C, channel q % C) into dx (BF16 when dx_bf16).
 // stream: FLOAT dx, 64-byte aligned, planes of whole vectors: flattened planes are stored streamed.
-void gi_planes_avx(bool bf16, bool dx_bf16, bool stream, const Planes &p, const MaskTable &m, const void *w, void *dx, int64_t C,
-                   int64_t q0, int64_t q1);
+// halves: FLOAT pitched planes (FLOAT dx) in half-width rows (same bytes; DwDirect::set_half_width).
+void gi_planes_avx(bool bf16, bool dx_bf16, bool stream, bool halves, const Planes &p, const MaskTable &m, const void *w, void *dx,
+                   int64_t C, int64_t q0, int64_t q1);
 // gradWeight of channels [c0, c1) over images [n0, n1): per channel its 9 tap sums into out.
-void gw_channels_avx(bool bf16, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0, int64_t n1,
-                     ChannelSums *cs, double *out);
+void gw_channels_avx(bool bf16, bool halves, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0,
+                     int64_t n1, ChannelSums *cs, double *out);
 
 }  // namespace conv::dwd
 

@@ -20,6 +20,7 @@
 
 #include "acltest.hpp"
 #include "conv_reference.hpp"
+#include "cpu.hpp"
 #include "depthwise_direct.hpp"
 #include "dw_kernel_util.hpp"
 #include "guarded_pages.hpp"
@@ -81,11 +82,15 @@ cref::Conv refConv(const Case &c) {
     return r;
 }
 
-// One run with the outputs of `mask` (bit 0 dx, 1 dw) and a scratch of NaN bytes.
-Out runDirect(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx, int threads) {
+// One run with the outputs of `mask` (bit 0 dx, 1 dw) and a scratch of NaN bytes; halves 0 / 1: the
+// half-width rows off / on (DwDirect::set_half_width), -1: as the CPU has them.
+Out runDirect(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx, int threads,
+              int halves = -1) {
     const DwShape s = shapeOf(c);
     EXPECT_TRUE(DwDirect::handles(s, dt)) << c.name;
-    return runPass(DwDirect(s, dt), s, dxBf16, dy, x, w, mask, avx, threads, 0xff);
+    DwDirect k(s, dt);
+    if (halves >= 0) k.set_half_width(halves == 1);
+    return runPass(k, s, dxBf16, dy, x, w, mask, avx, threads, 0xff);
 }
 
 struct Data {
@@ -120,9 +125,11 @@ void checkCase(const Case &c, Dt dt, const Data &d, bool integers, const std::ve
                 EXPECT_TRUE(allCanary(sc.dw)) << tag;
             }
             if (!hasAvx512()) continue;
-            const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, true, 2);
-            EXPECT_EQ(av.dx, sc.dx) << tag;
-            EXPECT_EQ(av.dw, sc.dw) << tag;
+            for (const int halves : {0, 1}) {  // both kernels of pitched planes, whatever this CPU takes
+                const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, true, 2, halves);
+                EXPECT_EQ(av.dx, sc.dx) << tag << " half-width " << halves;
+                EXPECT_EQ(av.dw, sc.dw) << tag << " half-width " << halves;
+            }
         }
 }
 
@@ -149,6 +156,15 @@ TEST(DwDirect, TakesExactlyItsShapes) {
     rejects(s, "stride-1 plane over 2^16 elements");
     s = shapeOf({"", 1, 1, 13, 13, 3});
     rejects(s, "stride 3");
+}
+
+// The half-width rows are the CPU's choice (cpu_splits_avx512: AMD family 19h) until a test sets
+// them; checkCase runs the AVX-512 spelling both ways on every CPU.
+TEST(DwDirect, HalfWidthRowsWhereTheCpuSplitsVectors) {
+    DwDirect k(shapeOf({"", 8, 16, 7, 7, 1}), Dt::F32);
+    EXPECT_EQ(k.half_width(), conv::cpu_splits_avx512());
+    k.set_half_width(!k.half_width());
+    EXPECT_NE(k.half_width(), conv::cpu_splits_avx512());
 }
 
 TEST(DwDirect, VectorMatchesScalarAndReference) {
@@ -232,7 +248,8 @@ TEST(DwDirect, Bf16PairedTapsWithSignedZeros) {
 // Every tensor flush against an inaccessible page, on one side and then the other: a read or write
 // one element outside a tensor (a vector load past a row's end, a store's mask one lane too wide)
 // crashes the test. Every width 1-70 (pitched planes, flattened planes, one and two strips with
-// every tail) at both strides, both dtypes, both spellings; the bytes are those of an ordinary run.
+// every tail) at both strides, both dtypes, both spellings (the AVX-512 one with the half-width rows
+// off and on); the bytes are those of an ordinary run.
 TEST(DwDirect, TouchesNothingOutsideItsTensors) {
     for (int64_t st = 1; st <= 2; ++st)
         for (int64_t W = 1; W <= 70; ++W)
@@ -245,7 +262,8 @@ TEST(DwDirect, TouchesNothingOutsideItsTensors) {
                         const std::string tag = "W " + std::to_string(W) + " s" + std::to_string(st) + (dt == Dt::F32 ? " FLOAT" : " BF16") +
                                                 (dxBf16 ? " dxBF16" : "") + (avx ? " avx512" : " scalar");
                         const Out want = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, 3, avx, 1);
-                        for (const bool atEnd : {false, true}) {
+                        for (const int at : {0, 1, 2, 3}) {  // (the start, the end) x (half-width rows off, on)
+                            const bool atEnd = at % 2 == 1;
                             const size_t dxBytes = want.dx.size(), dwBytes = want.dw.size();
                             const acltest::GuardedPages gdy(d.dy.bytes.size()), gx(d.x.bytes.size()), gw(d.w.bytes.size()), gdx(dxBytes),
                                 gdw(dwBytes);
@@ -257,11 +275,14 @@ TEST(DwDirect, TouchesNothingOutsideItsTensors) {
                             io.dx_bf16 = dxBf16;
                             io.dw = static_cast<float *>(atEnd ? gdw.end_flush(dwBytes) : gdw.data());
                             ASSERT_TRUE(io.dy && io.x && io.w && io.dx && io.dw) << "mmap failed";
-                            runIo(DwDirect(s, dt), io, avx, 1, 0xff);
+                            DwDirect k(s, dt);
+                            k.set_half_width(at >= 2);
+                            runIo(k, io, avx, 1, 0xff);
                             const auto *dx = static_cast<const uint8_t *>(io.dx);
                             const auto *dw = reinterpret_cast<const uint8_t *>(io.dw);
-                            EXPECT_EQ(std::vector<uint8_t>(dx, dx + dxBytes), want.dx) << tag << (atEnd ? " at the end" : " at the start");
-                            EXPECT_EQ(std::vector<uint8_t>(dw, dw + dwBytes), want.dw) << tag << (atEnd ? " at the end" : " at the start");
+                            const std::string where = std::string(atEnd ? " at the end" : " at the start") + (at >= 2 ? " half-width" : "");
+                            EXPECT_EQ(std::vector<uint8_t>(dx, dx + dxBytes), want.dx) << tag << where;
+                            EXPECT_EQ(std::vector<uint8_t>(dw, dw + dwBytes), want.dw) << tag << where;
                         }
                     }
             }
