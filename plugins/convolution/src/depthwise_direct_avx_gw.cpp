@@ -30,14 +30,18 @@ struct VecSums8 {
     }
 };
 
+// One tap's 16 lane sums, as two halves of 8, into its double sums (stored on the first flush).
+ACP_AVX512 __attribute__((always_inline)) inline void flush_tap(double *s, __m256 lo8, __m256 hi8, bool fresh) {
+    const __m512d lo = _mm512_maskz_cvtps_pd(0xff, lo8), hi = _mm512_maskz_cvtps_pd(0xff, hi8);
+    _mm512_storeu_pd(s, fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+    _mm512_storeu_pd(s + 8, fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+}
+
 ACP_AVX512 inline void flush_avx(VecSums &vs) {
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
-        const __m512 a = vs.acc[t];
-        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 0)));
-        const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(a), 1)));
-        double *s = vs.sum + t * kL;
-        _mm512_storeu_pd(s, vs.fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
-        _mm512_storeu_pd(s + 8, vs.fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        const __m512d a = _mm512_castps_pd(vs.acc[t]);
+        flush_tap(vs.sum + t * kL, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, a, 0)),
+                  _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, a, 1)), vs.fresh);
         vs.acc[t] = _mm512_setzero_ps();
     }
     vs.count = 0;
@@ -46,10 +50,7 @@ ACP_AVX512 inline void flush_avx(VecSums &vs) {
 
 ACP_AVX512 inline void flush_avx(VecSums8 &vs) {
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
-        const __m512d lo = _mm512_maskz_cvtps_pd(0xff, vs.lo[t]), hi = _mm512_maskz_cvtps_pd(0xff, vs.hi[t]);
-        double *s = vs.sum + t * kL;
-        _mm512_storeu_pd(s, vs.fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
-        _mm512_storeu_pd(s + 8, vs.fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+        flush_tap(vs.sum + t * kL, vs.lo[t], vs.hi[t], vs.fresh);
         vs.lo[t] = _mm256_setzero_ps(), vs.hi[t] = _mm256_setzero_ps();
     }
     vs.count = 0;
