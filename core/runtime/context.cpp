@@ -36,6 +36,15 @@ std::shared_ptr<const RuntimeState> g_state;  // guarded by g_mutex
 bool g_initialized = false;                   // aclInit called and not finalized
 uint64_t g_generation = 0;
 
+// A directory's identity on the plugin search path: canonical where it exists, no trailing separator.
+std::filesystem::path dir_key(const std::string &p) {
+    std::error_code ec;
+    std::filesystem::path k = std::filesystem::weakly_canonical(p, ec);
+    if (ec) k = std::filesystem::path(p).lexically_normal();
+    if (!k.has_filename() && k != k.root_path()) k = k.parent_path();
+    return k;
+}
+
 std::vector<std::string> split_paths(const char *s) {
     std::vector<std::string> out;
     if (!s) return out;
@@ -117,9 +126,15 @@ std::shared_ptr<const RuntimeState> build_state(const Config &c) {
     s->arena = std::make_shared<tbb::task_arena>(threads);
     // The installed plugins first: an operator that another plugin on the path provides again is
     // the duplicate (skipped with a diagnostic) unless `implementations` picks it.
-    s->plugin_paths.push_back(install_layout().plugin_dir);
-    for (const auto &pp : c.plugin_paths) s->plugin_paths.push_back(pp);
-    for (const auto &pp : split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"))) s->plugin_paths.push_back(pp);
+    // Each directory once, at its first place (set_env.sh puts the installed one on the env path too).
+    const auto add_path = [&paths = s->plugin_paths](const std::string &pp) {
+        const auto key = dir_key(pp);
+        if (std::none_of(paths.begin(), paths.end(), [&](const std::string &q) { return dir_key(q) == key; }))
+            paths.push_back(pp);
+    };
+    add_path(install_layout().plugin_dir);
+    for (const auto &pp : c.plugin_paths) add_path(pp);
+    for (const auto &pp : split_paths(std::getenv("ACLNN_CPU_PLUGIN_PATH"))) add_path(pp);
     s->implementations = p->implementations;
     for (const auto &kv : c.implementations) s->implementations[kv.first] = kv.second;
     s->enabled_ops = c.enabled_ops;

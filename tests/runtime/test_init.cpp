@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "acl/acl.h"
 #include "context.hpp"  // core/runtime: the runtime state snapshot (threads, plugin paths) for white-box checks
@@ -61,6 +62,19 @@ TEST_F(InitTest, YamlConfigWithEveryRuntimeKey) {
     // replaces a built-in operator (duplicates need `implementations:`).
     ASSERT_FALSE(pp.empty());
     EXPECT_EQ(pp.front(), aclcpu::install_layout().plugin_dir);
+}
+
+// set_env.sh puts the installed plugin directory on ACLNN_CPU_PLUGIN_PATH, where it is searched
+// anyway: every directory is listed once, at its first place (aclnn-cpu list prints this path).
+TEST_F(InitTest, PluginPathListsEachDirectoryOnce) {
+    const std::string extra = coretest::uniqueMissingDir();
+    const std::string installed = aclcpu::install_layout().plugin_dir;
+    const std::string path = writeTempFile("dup", "plugin_paths: [" + extra + ", " + extra + "/]\n");
+    EnvGuard env("ACLNN_CPU_PLUGIN_PATH", installed + "/:" + extra + ":" + installed);
+    ASSERT_EQ(aclInit(path.c_str()), ACL_SUCCESS) << takeErr();
+    const auto state = aclcpu::runtime_state();
+    ASSERT_TRUE(state);
+    EXPECT_EQ(state->plugin_paths, (std::vector<std::string>{installed, extra}));
 }
 
 TEST_F(InitTest, EmptyYamlFileIsDefaults) {
