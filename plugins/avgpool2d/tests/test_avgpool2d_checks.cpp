@@ -260,6 +260,9 @@ const std::vector<Rule> &rules() {
         {"stride_zero", [](Problem &p) { p.stride = std::vector<int64_t>{0}; }, INV, {"stride"}},
         {"stride_h_zero", [](Problem &p) { p.stride = std::vector<int64_t>{0, 2}; }, INV, {"stride"}},
         {"stride_w_negative", [](Problem &p) { p.stride = std::vector<int64_t>{2, -2}; }, INV, {"stride"}},
+        // beyond int32: the pooled size's arithmetic would overflow (found by the argument fuzzer)
+        {"stride_w_2pow62", [](Problem &p) { p.stride = std::vector<int64_t>{2, int64_t{1} << 62}; }, INV, {"stride", "at most 2147483647"}},
+        {"kernel_2pow31", [](Problem &p) { p.kernel = std::vector<int64_t>{int64_t{1} << 31}; }, INV, {"kernelSize", "at most 2147483647"}},
         {"padding_negative", [](Problem &p) { p.padding = std::vector<int64_t>{-1}; }, INV, {"padding"}},
         {"padding_w_negative", [](Problem &p) { p.padding = std::vector<int64_t>{1, -1}; }, INV, {"padding"}},
         {"padding_gt_half_kernel", [](Problem &p) { p.padding = std::vector<int64_t>{2}; }, INV, {"padding"}},

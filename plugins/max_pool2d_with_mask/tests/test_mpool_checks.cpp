@@ -100,6 +100,9 @@ const std::vector<Row> &backwardRows() {
         {"kernel 0", [](Call &c) { c.kernel = std::vector<int64_t>{0}; }, 161002, "kernelSize values must be > 0"},
         {"kernel -1", [](Call &c) { c.kernel = std::vector<int64_t>{3, -1}; }, 161002, "kernelSize values must be > 0"},
         {"stride 0", [](Call &c) { c.stride = std::vector<int64_t>{0}; }, 161002, "stride values must be > 0"},
+        // beyond int32: the pooled size's arithmetic would overflow (found by the argument fuzzer)
+        {"stride 2^62", [](Call &c) { c.stride = std::vector<int64_t>{2, int64_t{1} << 62}; }, 161002, "stride values must be at most 2147483647"},
+        {"kernel 2^31", [](Call &c) { c.kernel = std::vector<int64_t>{int64_t{1} << 31}; }, 161002, "kernelSize values must be at most 2147483647"},
         {"padding -1", [](Call &c) { c.padding = std::vector<int64_t>{-1}; }, 161002, "padding values must be >= 0"},
         {"padding > kernel / 2", [](Call &c) { c.padding = std::vector<int64_t>{2}; }, 161002, "at most half"},
         // shapes
