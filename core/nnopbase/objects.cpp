@@ -79,7 +79,11 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
     } else {
         t->strides.assign(viewDimsNum, 1);
         for (int64_t d = static_cast<int64_t>(viewDimsNum) - 2; d >= 0; --d)
-            t->strides[d] = t->strides[d + 1] * std::max<int64_t>(t->dims[d + 1], 1);
+            // (an empty view's other dims may be huge: its strides can overflow where its count cannot)
+            if (__builtin_mul_overflow(t->strides[d + 1], std::max<int64_t>(t->dims[d + 1], 1), &t->strides[d])) {
+                delete t;
+                return creation_failed<aclTensor>(fn, "the contiguous strides of viewDims overflow int64 (stride is NULL)");
+            }
     }
     for (uint64_t d = 0; d < viewDimsNum; ++d)
         if (t->strides[d] < 0) {

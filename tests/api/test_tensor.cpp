@@ -42,7 +42,8 @@ class BadTensorTest : public TensorApiTest, public ::testing::WithParamInterface
 TEST_P(BadTensorTest, ReturnsNullWithAMessage) {
     const BadTensor &b = GetParam();
     float storage[64] = {};
-    aclTensor *t = shim_aclCreateTensor(b.null_dims ? nullptr : b.dims.data(), b.dims_num, b.dtype, b.strides.data(),
+    aclTensor *t = shim_aclCreateTensor(b.null_dims ? nullptr : b.dims.data(), b.dims_num, b.dtype,
+                                        b.strides.empty() ? nullptr : b.strides.data(),
                                         b.offset, ACL_FORMAT_ND, b.storage.data(), b.storage.size(), storage);
     EXPECT_EQ(t, nullptr) << b.what;
     if (t) aclDestroyTensor(t);
@@ -72,7 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
         // int64 overflow must not let a view escape its storage (testing.md R5: int64 index math throughout)
         BadTensor{"element_count_overflows_int64", {1LL << 32, 1LL << 32}, 2, false, ACL_FLOAT, {1LL << 32, 1}, 0, {16}},
         BadTensor{"view_extent_overflows_int64", {2, 2}, 2, false, ACL_FLOAT, {1LL << 62, 1LL << 62}, 0, {4}},
-        BadTensor{"offset_plus_extent_overflows_int64", {2}, 1, false, ACL_FLOAT, {1}, INT64_MAX, {4}}),
+        BadTensor{"offset_plus_extent_overflows_int64", {2}, 1, false, ACL_FLOAT, {1}, INT64_MAX, {4}},
+        // an empty view whose contiguous strides (stride NULL) overflow, though its count is 0
+        BadTensor{"contiguous_strides_overflow_int64", {0, 1LL << 40, 1LL << 40, 1LL << 40}, 4, false, ACL_FLOAT, {}, 0, {}}),
     [](const ::testing::TestParamInfo<BadTensor> &i) { return std::string(i.param.what); });
 
 TEST_F(TensorApiTest, StorageRankAbove8IsRejected) {
