@@ -12,6 +12,7 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_fixture_masked_add_one.h"
+#include "call_fuzzer.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -111,6 +112,16 @@ TEST_F(ConditionalArgs, MaskLengthIsCheckedAmongTheNullChecks) {
     const std::vector<bool> m = {true};
     EXPECT_EQ(run(&m, first_, second_), ACLNN_ERR_PARAM_NULLPTR);
     EXPECT_NE(takeErr().find("outputMask must have 2 elements, got 1"), std::string::npos);
+}
+
+// The argument fuzzer (tests/support/call_fuzzer.hpp) on a third-party operator: the core's generic
+// checks alone (manifest dtypes, formats, required_if, noop_if_null, early_checks) keep every promise.
+TEST_F(ConditionalArgs, ArgumentFuzzingKeepsThePromises) {
+    using namespace acltest::fuzz;
+    const Call seed{"FixtureMaskedAddOne",
+                    {tensor("self", ACL_FLOAT, {2, 3}, ACL_FORMAT_ND), boolArray("outputMask", {true, true}),
+                     output("first", ACL_FLOAT, {2, 3}, ACL_FORMAT_ND), output("second", ACL_FLOAT, {2, 3}, ACL_FORMAT_ND)}};
+    fuzz(seed, 0xadd1, 2000, nullptr);
 }
 
 }  // namespace
