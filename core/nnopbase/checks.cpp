@@ -170,10 +170,11 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) + ", got rank " +
                                               num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank));
     }
-    // An output that overlaps itself would make results depend on scheduling.
+    // An output that overlaps itself would make results depend on scheduling. (An empty one has no
+    // elements to overlap: any strides, as PyTorch's overlap check has it.)
     for (const auto &p : op.params) {
         const acp_arg &a = arg_named(op, args, p.name);
-        if (!p.output || !a.present) continue;
+        if (!p.output || !a.present || acp::numel(*a.tensor) == 0) continue;
         for (uint32_t d = 0; d < a.tensor->rank; ++d)
             if (a.tensor->strides[d] == 0 && a.tensor->dims[d] > 1)
                 fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got stride 0 on dim " +

@@ -73,6 +73,12 @@ const std::vector<Row> &rows() {
         {"null inputGrad, mask[0] set", [](Call &c) { c.nullIg = true; }, 161001, "inputGrad"},
         {"null gridGrad, mask[1] set", [](Call &c) { c.nullGg = true; }, 161001, "gridGrad"},
         {"null inputGrad, mask[0] clear", [](Call &c) { c.nullIg = true, c.mask = {false, true}; }, 0, ""},
+        {"empty inputGrad with stride 0: no element to overlap",
+         [](Call &c) {
+             c.goDims[0] = c.inDims[0] = c.gridDims[0] = c.igDims[0] = c.ggDims[0] = 0;
+             c.igStrideZero = true;
+         },
+         0, ""},
         {"null gridGrad, mask[1] clear", [](Call &c) { c.nullGg = true, c.mask = {true, false}; }, 0, ""},
         {"null outputMask", [](Call &c) { c.nullMask = true; }, 0, ""},
         {"null outputMask before null gradOutput", [](Call &c) { c.nullMask = c.nullGo = true; }, 0, ""},

@@ -161,7 +161,9 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         for (size_t i = 0; i < 2; ++i)
             require(os[i] > 0, kInvalid, cat("outputSize[", i, "] must be greater than 0, got ", os[i]));
         const Shape4 s = shape4(self);
-        require(os[0] <= INT64_MAX / os[1] && os[0] * os[1] >= s.H * s.W, kInvalid,
+        require(os[0] <= INT64_MAX / os[1], kInvalid,
+                cat("outputSize ", os[0], " x ", os[1], " has more than 2^63 - 1 elements"));
+        require(os[0] * os[1] >= s.H * s.W, kInvalid,
                 cat("outputSize ", os[0], " x ", os[1], " must hold at least self's ", s.H, " x ", s.W, " elements"));
         std::vector<int64_t> want = acp::dims_of(self);
         want[self.rank - 2] = os[0];

@@ -211,6 +211,8 @@ const std::vector<FwRule> &fwRules() {
         {"outputSize_length_1", [](FwProblem &p) { p.outputSize = std::vector<int64_t>{8}; }, INV,
          {"outputSize length should be 2"}},
         {"outputSize_zero", [](FwProblem &p) { p.outputSize = std::vector<int64_t>{8, 0}; }, INV, {"outputSize[1]"}},
+        {"outputSize_product_overflows", [](FwProblem &p) { p.outputSize = std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40}; },
+         INV, {"has more than 2^63 - 1 elements"}},
         {"outputSize_too_small", [](FwProblem &p) { p.outputSize = std::vector<int64_t>{3, 5}; p.outDims = {2, 3, 3, 5}; },
          INV, {"3 x 5", "4 x 4"}},
         {"out_shape_hw", [](FwProblem &p) { p.outDims = {2, 3, 8, 9}; }, INV, {"out shape [2,3,8,9]", "[2,3,8,8]"}},
