@@ -6,7 +6,9 @@
 //   - phase 1 returns 0, 161001 or 161002 (never an internal error, never a crash) and writes no
 //     tensor's bytes; on failure a one-line message from aclnn<Op>GetWorkspaceSize and no executor;
 //   - phase 2 returns 0 or 361001 (bad index data), leaves every input's bytes as they were and
-//     writes nothing outside the outputs' views.
+//     writes nothing outside the outputs' views; a workspace one byte short or NULL fails before
+//     any output is touched; a repeatable executor run twice writes the same bytes; a consumed
+//     executor run again fails.
 // The data are random too (integer tensors in the seed's range, or all bytes 0x00 / 0xFF), so index
 // checks meet both good and bad values. Calls go through aclnnCpuPlan / aclnnCpuRun, which every
 // generated entry point forwards to; an Int argument stays inside its C type (int8 cubeMathType
@@ -277,6 +279,84 @@ inline bool tooLarge(const Call &c) {
     return false;
 }
 
+// The first tensor (an input, or any with inputsOnly false) whose bytes differ from `before`; "".
+inline std::string changedTensor(const Call &c, const std::vector<std::unique_ptr<GuardedTensor>> &tensors,
+                                 const std::vector<std::vector<unsigned char>> &before, bool inputsOnly) {
+    for (size_t k = 0; k < c.args.size(); ++k) {
+        if (!tensors[k] || (inputsOnly && c.args[k].output)) continue;
+        if (!tensors[k]->sameBytes(before[k])) return c.args[k].name;
+    }
+    return "";
+}
+
+// What is wrong with a failure's message: empty, several lines, or not naming fn; "" if nothing.
+inline std::string messageProblem(const std::string &m, const std::string &fn) {
+    if (m.empty()) return "no error message";
+    if (m.find('\n') != std::string::npos && m.find('\n') + 1 != m.size()) return "a message of several lines: " + m;
+    if (m.find(fn) == std::string::npos) return "the message does not name " + fn + ": " + m;
+    return "";
+}
+
+// Phase 2 of a planned call, used as a client might: mostly as planned; sometimes with a workspace
+// one byte short (flush against a guard page) or NULL, which must fail (161002 / 361001) before
+// touching an output; sometimes repeatable and run twice, which must give the same bytes; sometimes
+// run again once consumed, which must fail. Returns what broke, or "".
+inline std::string runPhase2(const Call &c, aclOpExecutor *exec, uint64_t ws,
+                             const std::vector<std::unique_ptr<GuardedTensor>> &tensors,
+                             const std::vector<std::vector<unsigned char>> &before, Rng &rng, aclrtStream stream,
+                             aclnnStatus *status) {
+    auto outputs = [&] {
+        std::vector<std::vector<unsigned char>> o;
+        for (size_t k = 0; k < c.args.size(); ++k)
+            if (tensors[k] && c.args[k].output) o.push_back(tensors[k]->snapshot());
+        return o;
+    };
+    auto fine = [](aclnnStatus st) { return st == ACLNN_SUCCESS || st == ACLNN_ERR_RUNTIME_ERROR; };
+    auto failed = [](aclnnStatus st) { return st == ACLNN_ERR_PARAM_INVALID || st == ACLNN_ERR_RUNTIME_ERROR; };
+    const std::string fn = "aclnn" + c.op;
+    const int mode = static_cast<int>(rng.integer(0, 9));  // 0-5 as planned, 6 short, 7 NULL, 8 twice, 9 again
+    Workspace w;
+    if ((mode == 6 || mode == 7) && ws > 0) {
+        GuardedPages pages(static_cast<size_t>(ws));
+        void *shortWs = mode == 6 ? pages.end_flush(static_cast<size_t>(ws - 1)) : nullptr;
+        const aclnnStatus st = aclnnCpuRun(c.op.c_str(), shortWs, mode == 6 ? ws - 1 : ws, exec, stream);
+        const std::string msg = recentErr();
+        if (!failed(st)) return std::string(mode == 6 ? "a workspace one byte short" : "a NULL workspace") + " gave " + std::to_string(st);
+        if (std::string m = messageProblem(msg, fn); !m.empty()) return "workspace failure: " + m;
+        if (std::string k = changedTensor(c, tensors, before, false); !k.empty()) return "a failed workspace check changed the bytes of " + k;
+        *status = st;
+        return "";  // (the call consumed the executor, as any phase-2 call does)
+    }
+    if (mode == 8 && aclSetAclOpExecutorRepeatable(exec) != ACLNN_SUCCESS) return "aclSetAclOpExecutorRepeatable failed";
+    *status = aclnnCpuRun(c.op.c_str(), w.ptr(ws), ws, exec, stream);
+    aclrtSynchronizeStream(stream);
+    const std::string msg = recentErr();
+    if (!fine(*status)) return "phase 2 returned " + std::to_string(*status) + ": " + msg;
+    if (std::string k = changedTensor(c, tensors, before, true); !k.empty()) return "phase 2 changed the bytes of " + k;
+    if (*status != ACLNN_SUCCESS)
+        if (std::string m = messageProblem(msg, fn); !m.empty()) return "phase 2: " + m;
+    for (size_t k = 0; k < c.args.size(); ++k) {
+        std::string where;
+        if (tensors[k] && c.args[k].output && !tensors[k]->canaryIntact(&where))
+            return "phase 2 wrote outside " + c.args[k].name + "'s view, at " + where;
+    }
+    if (mode == 8) {
+        const auto first = outputs();
+        const aclnnStatus again = aclnnCpuRun(c.op.c_str(), w.ptr(ws), ws, exec, stream);
+        aclrtSynchronizeStream(stream);
+        (void)recentErr();
+        aclDestroyAclOpExecutor(exec);
+        if (again != *status) return "a repeatable executor's second run returned " + std::to_string(again) + " after " + std::to_string(*status);
+        if (again == ACLNN_SUCCESS && outputs() != first) return "a repeatable executor's second run wrote other bytes";
+    } else if (mode == 9) {
+        const aclnnStatus again = aclnnCpuRun(c.op.c_str(), w.ptr(ws), ws, exec, stream);
+        const std::string m = recentErr();
+        if (again == ACLNN_SUCCESS) return "a consumed executor ran again";
+        if (m.find("consumed") == std::string::npos) return "running a consumed executor did not say so: " + m;
+    }
+    return "";
+}
+
 inline Outcome runCall(const Call &c, Rng &rng, aclrtStream stream) {
     Outcome out;
     std::vector<std::unique_ptr<GuardedTensor>> tensors(c.args.size());
@@ -330,19 +410,6 @@ inline Outcome runCall(const Call &c, Rng &rng, aclrtStream stream) {
     std::vector<std::vector<unsigned char>> before(c.args.size());
     for (size_t k = 0; k < c.args.size(); ++k)
         if (tensors[k]) before[k] = tensors[k]->snapshot();
-    auto unchanged = [&](bool inputsOnly, const char *phase) {
-        for (size_t k = 0; k < c.args.size(); ++k) {
-            if (!tensors[k] || (inputsOnly && c.args[k].output)) continue;
-            if (!tensors[k]->sameBytes(before[k])) return std::string(phase) + " changed the bytes of " + c.args[k].name;
-        }
-        return std::string();
-    };
-    auto oneLine = [](const std::string &m, const std::string &fn) {
-        if (m.empty()) return std::string("no error message");
-        if (m.find('\n') != std::string::npos && m.find('\n') + 1 != m.size()) return "a message of several lines: " + m;
-        if (m.find(fn) == std::string::npos) return "the message does not name " + fn + ": " + m;
-        return std::string();
-    };
 
     uint64_t ws = ~uint64_t{0};
     aclOpExecutor *exec = nullptr;
@@ -351,35 +418,19 @@ inline Outcome runCall(const Call &c, Rng &rng, aclrtStream stream) {
     const std::string fn1 = "aclnn" + c.op + "GetWorkspaceSize";
     if (out.phase1 != ACLNN_SUCCESS && out.phase1 != ACLNN_ERR_PARAM_NULLPTR && out.phase1 != ACLNN_ERR_PARAM_INVALID)
         out.failure = "phase 1 returned " + std::to_string(out.phase1) + ": " + msg1;
-    else if (std::string u = unchanged(false, "phase 1"); !u.empty())
-        out.failure = u;
+    else if (std::string k = changedTensor(c, tensors, before, false); !k.empty())
+        out.failure = "phase 1 changed the bytes of " + k;
     else if (out.phase1 != ACLNN_SUCCESS && exec)
         out.failure = "phase 1 failed but returned an executor";
     else if (out.phase1 != ACLNN_SUCCESS)
-        out.failure = oneLine(msg1, fn1);
+        out.failure = messageProblem(msg1, fn1);
     else if (ws > (uint64_t{1} << 32))
         out.failure = "phase 1 asked for a workspace of " + std::to_string(ws) + " bytes";
 
-    if (out.failure.empty() && out.phase1 == ACLNN_SUCCESS) {
-        Workspace w;
-        if (exec) {
-            out.phase2 = aclnnCpuRun(c.op.c_str(), w.ptr(ws), ws, exec, stream);
-            aclrtSynchronizeStream(stream);
-        } else {
-            out.phase2 = ACLNN_SUCCESS;  // nothing to do (e.g. no output selected)
-        }
-        const std::string msg2 = recentErr();
-        if (out.phase2 != ACLNN_SUCCESS && out.phase2 != ACLNN_ERR_RUNTIME_ERROR)
-            out.failure = "phase 2 returned " + std::to_string(out.phase2) + ": " + msg2;
-        else if (std::string u = unchanged(true, "phase 2"); !u.empty())
-            out.failure = u;
-        else if (out.phase2 != ACLNN_SUCCESS)
-            out.failure = oneLine(msg2, "aclnn" + c.op);
-        for (size_t k = 0; k < c.args.size() && out.failure.empty(); ++k) {
-            std::string where;
-            if (tensors[k] && c.args[k].output && !tensors[k]->canaryIntact(&where))
-                out.failure = "phase 2 wrote outside " + c.args[k].name + "'s view, at " + where;
-        }
+    if (out.failure.empty() && out.phase1 == ACLNN_SUCCESS && exec) {
+        out.failure = runPhase2(c, exec, ws, tensors, before, rng, stream, &out.phase2);
+    } else if (out.failure.empty() && out.phase1 == ACLNN_SUCCESS) {
+        out.phase2 = ACLNN_SUCCESS;  // no executor: nothing to do (e.g. no output selected)
     } else if (exec) {
         aclDestroyAclOpExecutor(exec);
     }
