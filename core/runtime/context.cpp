@@ -20,6 +20,9 @@ namespace {
 
 constexpr const char *kDefaultProduct = "atlas-a2";
 constexpr int kDefaultLogLevel = 3;  // error
+// More threads than cores is allowed (tests run 3 threads on 2 cores), but each one is an OS thread
+// TBB may start: 100000 stalled a 2-core machine for minutes. 1024 is far above any core count here.
+constexpr int kMaxThreads = 1024;
 
 struct Config {
     std::string product;
@@ -85,7 +88,7 @@ Config parse_config(const std::string &path) {
         const auto &v = kv.second;
         const std::string at = path + ":" + std::to_string(kv.first.Mark().line + 1);
         if (key == "product") c.product = scalar<std::string>(v, at, key, "a profile id or SoC name");
-        else if (key == "threads") c.threads = scalar<int>(v, at, key, "an integer >= 0");
+        else if (key == "threads") c.threads = scalar<int>(v, at, key, "an integer from 0 to 1024");
         else if (key == "log_level") c.log_level = scalar<int>(v, at, key, "an integer from 0 to 4");
         else if (key == "timeline") c.timeline = scalar<bool>(v, at, key, "true or false") ? 1 : 0;
         else if (key == "plugin_paths") c.plugin_paths = seq(v, path, "plugin_paths");
@@ -95,7 +98,9 @@ Config parse_config(const std::string &path) {
             for (const auto &e : v) c.implementations[e.first.as<std::string>()] = e.second.as<std::string>();
         } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, timeline, plugin_paths, enabled_ops, disabled_ops, implementations)");
     }
-    if (c.threads < 0) throw std::runtime_error(path + ": threads must be >= 0, got " + std::to_string(c.threads));
+    if (c.threads < 0 || c.threads > kMaxThreads)
+        throw std::runtime_error(path + ": threads must be from 0 (all cores) to " + std::to_string(kMaxThreads) + ", got " +
+                                 std::to_string(c.threads));
     return c;
 }
 
@@ -115,7 +120,14 @@ std::shared_ptr<const RuntimeState> build_state(const Config &c) {
     s->product = *p;
     int threads = c.threads;
     if (threads == 0)
-        if (const char *env = std::getenv("ACLNN_CPU_THREADS")) threads = std::atoi(env);
+        if (const char *env = std::getenv("ACLNN_CPU_THREADS"); env && *env) {
+            char *end = nullptr;
+            const long v = std::strtol(env, &end, 10);
+            if (*end != '\0' || v < 0 || v > kMaxThreads)
+                throw std::invalid_argument("ACLNN_CPU_THREADS must be an integer from 0 (all cores) to " +
+                                            std::to_string(kMaxThreads) + ", got '" + env + "'");
+            threads = static_cast<int>(v);
+        }
     if (threads <= 0) threads = tbb::info::default_concurrency();
     s->threads = threads;
     // More threads than cores is allowed (determinism tests run 3 threads on 2 cores): TBB caps its

@@ -136,7 +136,7 @@ TEST_F(InitTest, BadValueTypeIsAParseError) {
     struct Bad {
         const char *name, *yaml, *message;
     };
-    for (const Bad &b : {Bad{"badvalue", "product: atlas-a2\nthreads: lots\n", "'threads' must be an integer >= 0, got 'lots'"},
+    for (const Bad &b : {Bad{"badvalue", "product: atlas-a2\nthreads: lots\n", "'threads' must be an integer from 0 to 1024, got 'lots'"},
                          Bad{"badtimeline", "threads: 2\ntimeline: maybe\n", "'timeline' must be true or false, got 'maybe'"}}) {
         const std::string path = writeTempFile(b.name, b.yaml);
         EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE) << b.name;
@@ -152,6 +152,32 @@ TEST_F(InitTest, NegativeThreadsIsRejected) {
     const std::string path = writeTempFile("negthreads", "threads: -2\n");
     EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
     EXPECT_NE(takeErr().find("threads"), std::string::npos);
+}
+
+TEST_F(InitTest, ThreadsAbove1024AreRejected) {
+    const std::string ok = writeTempFile("threads1024", "threads: 1024\n");
+    ASSERT_EQ(aclInit(ok.c_str()), ACL_SUCCESS) << takeErr();
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    const std::string path = writeTempFile("threads1025", "threads: 1025\n");
+    EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("threads must be from 0 (all cores) to 1024, got 1025"), std::string::npos) << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
+TEST_F(InitTest, ThreadsFromTheEnvironmentAreChecked) {
+    for (const char *bad : {"100000", "-1", "two", "2x"}) {
+        EnvGuard env("ACLNN_CPU_THREADS", bad);
+        EXPECT_NE(aclInit(nullptr), ACL_SUCCESS) << bad;
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find(std::string("ACLNN_CPU_THREADS must be an integer from 0 (all cores) to 1024, got '") + bad + "'"),
+                  std::string::npos) << msg;
+        EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE) << bad;
+    }
+    EnvGuard env("ACLNN_CPU_THREADS", "3");
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(aclcpu::runtime_state()->threads, 3);
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
 }
 
 TEST_F(InitTest, PluginPathsMustBeAList) {
