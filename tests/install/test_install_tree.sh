@@ -46,6 +46,19 @@ ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$prefix/bin/aclnn-cpu" list | grep -q 
   || fail "aclnn-cpu list does not show the third-party operator"
 "$prefix/bin/aclnn-cpu" validate "$work/tp/plugins/scaled_add" >/dev/null || fail "aclnn-cpu validate rejects a good plugin"
 
+# The CLI's exit status: 2 for a usage error (unknown command or option, wrong operand count), 1 for a
+# failure (an operator no plugin provides), 0 otherwise.
+cli_status() { set +e; "$prefix/bin/aclnn-cpu" "$@" >/dev/null 2>"$work/cli.err"; local rc=$?; set -e; echo $rc; }
+for args in "bogus" "list --bogus" "list extra" "describe" "describe A B" "validate" "products extra"; do
+  # shellcheck disable=SC2086
+  [[ $(cli_status $args) == 2 ]] || fail "aclnn-cpu $args: expected exit status 2 (usage), got $(cli_status $args)"
+done
+[[ $(cli_status describe Nope) == 1 ]] || fail "aclnn-cpu describe Nope: expected exit status 1"
+grep -q "no loaded plugin provides operator 'Nope'" "$work/cli.err" || fail "describe Nope: $(cat "$work/cli.err")"
+[[ $(cli_status describe AvgPool2dBackward) == 0 ]] || fail "aclnn-cpu describe AvgPool2dBackward failed"
+cli_status describe >/dev/null
+grep -q "usage: aclnn-cpu describe <Operator>" "$work/cli.err" || fail "describe without operand: $(cat "$work/cli.err")"
+
 # 4. Relocatable: move the tree, source set_env.sh, run again.
 mv "$prefix" "$work/moved"
 (source "$work/moved/set_env.sh" && "$work/sample" | grep -q PASSED) || fail "moved tree: sample client failed"

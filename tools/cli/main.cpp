@@ -1,4 +1,5 @@
 // aclnn-cpu: inspect the operator plugins the library would load, their manifests and products.
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -12,6 +13,7 @@ struct Command {
     int (*run)(const aclcli::Options &);
     const char *usage;
     const char *help;
+    size_t min_args = 0, max_args = 0;  // operands after the command (SIZE_MAX: any number)
 };
 
 const std::map<std::string, Command> &commands() {
@@ -23,10 +25,12 @@ const std::map<std::string, Command> &commands() {
         {"describe", {aclcli::cmd_describe, "aclnn-cpu describe <Operator> [--product <id>]",
                       "Shows an operator's C signature, its header, the plugin that provides it, and the\n"
                       "constraints its manifest declares per product (dtypes, formats, ranks, attributes,\n"
-                      "cubeMathType). With --product, only that product."}},
+                      "cubeMathType). With --product, only that product.",
+                      1, 1}},
         {"validate", {aclcli::cmd_validate, "aclnn-cpu validate <manifest.yaml | plugin dir> ...",
                       "Checks manifests against the schema, loads each plugin library and checks that it agrees\n"
-                      "with its manifest (ABI, operators). Exit status 0 when everything is valid, 1 otherwise."}},
+                      "with its manifest (ABI, operators). Exit status 0 when everything is valid, 1 otherwise.",
+                      1, SIZE_MAX}},
         {"products", {aclcli::cmd_products, "aclnn-cpu products",
                       "Lists the installed product profiles: id, SoC name, product name, cubeMathType rules."}},
     };
@@ -80,6 +84,12 @@ int main(int argc, char **argv) {
     if (help) {
         std::cout << "usage: " << it->second.usage << "\n\n" << it->second.help << "\n";
         return 0;
+    }
+    const Command &c = it->second;
+    if (o.args.size() < c.min_args || o.args.size() > c.max_args) {  // a usage error, like an unknown option
+        std::cerr << "aclnn-cpu " << name << ": expected " << (c.max_args == 0 ? "no operands" : c.min_args == c.max_args ? "one operand" : "one or more operands")
+                  << ", got " << o.args.size() << "\nusage: " << c.usage << "\n";
+        return 2;
     }
     try {
         return it->second.run(o);
