@@ -13,12 +13,14 @@ namespace {
 
 constexpr const char *kDefaultPython = "/usr/bin/python3";
 
-int parse_int(const std::string &opt, const std::string &v, int lo) {
+int parse_int(const std::string &opt, const std::string &v, int lo, int hi = 1000000) {
     char *end = nullptr;
     errno = 0;
     const long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || errno != 0 || x < lo || x > 1000000)
-        usage_error(opt + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+    if (v.empty() || *end != '\0' || errno != 0 || x < lo || x > hi)
+        usage_error(opt + " expects an integer " +
+                    (hi == 1000000 ? ">= " + std::to_string(lo) : "from " + std::to_string(lo) + " to " + std::to_string(hi)) +
+                    ", got '" + v + "'");
     return static_cast<int>(x);
 }
 
@@ -42,7 +44,7 @@ void usage(std::ostream &os) {
           "  --runs N          repeat the whole measurement N times, all of our cases then PyTorch's\n"
           "                    each time (default 1); speedup = the median of the runs' ratios, with\n"
           "                    their range; min/med ms over every run's repetitions\n"
-          "  --threads N       library threads (aclInit config), PyTorch threads and roofline threads\n"
+          "  --threads N       library threads (aclInit config, 1 to 1024), PyTorch threads and roofline threads\n"
           "                    (default 2)\n"
           "  --quick           small smoke-test cases only (CI); shorter roofline\n"
           "  --no-torch        skip the PyTorch peer\n"
@@ -86,7 +88,7 @@ Options parse_options(int argc, char **argv) {
         } else if (a == "--warmup") {
             o.warmup = parse_int(a, value(), 0);
         } else if (a == "--threads") {
-            o.threads = parse_int(a, value(), 1);
+            o.threads = parse_int(a, value(), 1, 1024);  // aclInit's limit (core/runtime/context.cpp)
         } else if (a == "--quick") {
             o.quick = true;
         } else if (a == "--no-torch") {
