@@ -11,11 +11,30 @@
 namespace aclcpu {
 namespace {
 
+// "<file>:<line>: " of a YAML position; a node without one (an empty document, a missing node:
+// yaml-cpp's null mark, line -1) is reported at line 1.
+std::string where(const std::string &file, const YAML::Mark &m) {
+    return file + ":" + std::to_string(std::max(m.line, 0) + 1) + ": ";
+}
+
+// A message on one line: a value quoted from the file may span lines (a mangled quote makes the rest
+// of the file one string).
+std::string one_line(std::string s) {
+    for (char &c : s)
+        if (c == '\n' || c == '\r') c = ' ';
+    return s;
+}
+
+// A name from the file as a message shows it: quoted, at most 60 characters.
+std::string quoted(const std::string &s) {
+    return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
+}
+
 struct Parser {
     std::string file;
 
     [[noreturn]] void fail(const YAML::Node &n, const std::string &what) const {
-        throw ManifestError(file + ":" + std::to_string(n.Mark().line + 1) + ": " + what);
+        throw ManifestError(where(file, n.Mark()) + one_line(what));
     }
     void expect_map(const YAML::Node &n, const std::string &what) const {
         if (!n.IsMap()) fail(n, what + " must be a mapping");
@@ -29,7 +48,7 @@ struct Parser {
             if (std::none_of(keys.begin(), keys.end(), [&](const char *s) { return k == s; })) {
                 std::string known;
                 for (const char *s : keys) known += (known.empty() ? "" : ", ") + std::string(s);
-                fail(kv.first, "unknown key '" + k + "' in " + what + " (known: " + known + ")");
+                fail(kv.first, "unknown key " + quoted(k) + " in " + what + " (known: " + known + ")");
             }
         }
     }
@@ -330,7 +349,7 @@ Manifest parse_manifest(const std::string &path) {
     } catch (const YAML::BadFile &) {
         throw ManifestError(path + ": cannot read the file");
     } catch (const YAML::Exception &e) {
-        throw ManifestError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+        throw ManifestError(where(path, e.mark) + one_line(e.msg));
     }
     try {
         p.expect_map(root, "a manifest");
@@ -354,7 +373,7 @@ Manifest parse_manifest(const std::string &path) {
         }
         return m;
     } catch (const YAML::Exception &e) {
-        throw ManifestError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+        throw ManifestError(where(path, e.mark) + one_line(e.msg));
     }
 }
 

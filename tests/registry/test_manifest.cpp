@@ -123,6 +123,10 @@ TEST_P(BadManifestTest, ErrorNamesFileAndLine) {
 INSTANTIATE_TEST_SUITE_P(
     Table, BadManifestTest,
     ::testing::Values(
+        // found by the manifest fuzzer: an empty document has no YAML position (reported at line 1,
+        // not 0), and a key spanning lines (a mangled quote) still gives a message of one line
+        BadManifest{"only_comments", "# nothing else\n", 1, "must be a mapping"},
+        BadManifest{"key_spanning_lines", inserted(5, "\"colour\\nof the\\nplugin\": red"), 5, "unknown key 'colour of the plugin'"},
         BadManifest{"missing_library", without(3), 0, "library"},
         BadManifest{"missing_plugin", without(2), 0, "plugin"},
         BadManifest{"missing_abi", without(4), 0, "abi"},
