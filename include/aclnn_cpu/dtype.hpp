@@ -10,6 +10,14 @@
 
 namespace acp {
 
+// aclDataType values by name, for code that tests a descriptor's dtype (plugins see aclDataType
+// only as the int32_t of acp_tensor_desc).
+namespace dt {
+inline constexpr int32_t kFloat = 0, kFloat16 = 1, kInt8 = 2, kInt32 = 3, kUint8 = 4, kInt16 = 6, kUint16 = 7,
+                         kUint32 = 8, kInt64 = 9, kUint64 = 10, kDouble = 11, kBool = 12, kComplex64 = 16,
+                         kComplex128 = 17, kBf16 = 27, kComplex32 = 33;
+}  // namespace dt
+
 struct NamedValue {
     std::string_view name;
     int32_t value;
@@ -38,8 +46,8 @@ inline std::string_view format_name(int32_t v) {
     return "UNDEFINED";
 }
 inline std::optional<int32_t> parse_dtype(std::string_view s) {
-    if (s == "BF16") return 27;
-    if (s == "FLOAT32") return 0;
+    if (s == "BF16") return dt::kBf16;
+    if (s == "FLOAT32") return dt::kFloat;
     for (const auto &d : kDtypes)
         if (d.name == s) return d.value;
     return std::nullopt;
@@ -64,22 +72,22 @@ inline int format_rank(int32_t f) {
 // CANN's CanCast (PyTorch's canCast): no complex -> real, no floating -> integral, nothing but BOOL
 // -> BOOL. The core enforces a manifest's `castable` rules with it.
 inline bool can_cast(int32_t from, int32_t to) {
-    auto complex = [](int32_t d) { return d == 16 || d == 17 || d == 33; };
-    auto floating = [](int32_t d) { return d == 0 || d == 1 || d == 11 || d == 27; };
+    auto complex = [](int32_t d) { return d == dt::kComplex64 || d == dt::kComplex128 || d == dt::kComplex32; };
+    auto floating = [](int32_t d) { return d == dt::kFloat || d == dt::kFloat16 || d == dt::kDouble || d == dt::kBf16; };
     if (complex(from) && !complex(to)) return false;
     if (floating(from) && !floating(to) && !complex(to)) return false;
-    if (to == 12 /*BOOL*/) return from == 12;
+    if (to == dt::kBool) return from == dt::kBool;
     return true;
 }
 
 // Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1) or unknown values.
 inline size_t dtype_size(int32_t v) {
     switch (v) {
-        case 2: case 4: case 12: return 1;
-        case 1: case 6: case 7: case 27: return 2;
-        case 0: case 3: case 8: case 33: return 4;
-        case 9: case 10: case 11: case 16: return 8;
-        case 17: return 16;
+        case dt::kInt8: case dt::kUint8: case dt::kBool: return 1;
+        case dt::kFloat16: case dt::kInt16: case dt::kUint16: case dt::kBf16: return 2;
+        case dt::kFloat: case dt::kInt32: case dt::kUint32: case dt::kComplex32: return 4;
+        case dt::kInt64: case dt::kUint64: case dt::kDouble: case dt::kComplex64: return 8;
+        case dt::kComplex128: return 16;
         default: return 0;
     }
 }

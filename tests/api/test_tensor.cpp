@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn_cpu/dtype.hpp"
 #include "enum_shims.h"
 #include "test_util.hpp"
 
@@ -471,6 +473,24 @@ TEST(DataTypeSize, DocumentedSizes) {
     EXPECT_EQ(aclDataTypeSize(ACL_COMPLEX64), 8u);
     EXPECT_EQ(aclDataTypeSize(ACL_COMPLEX128), 16u);
     EXPECT_EQ(aclDataTypeSize(ACL_DT_UNDEFINED), 0u);
+}
+
+// Plugins see aclDataType as acp_tensor_desc's int32_t and test it by the SDK's names
+// (aclnn_cpu/dtype.hpp): each name must be the public enum's value, and the name table must agree.
+TEST(DataTypeNames, SdkConstantsAreThePublicEnumValues) {
+    namespace dt = acp::dt;
+    const std::pair<int32_t, aclDataType> same[] = {
+        {dt::kFloat, ACL_FLOAT},   {dt::kFloat16, ACL_FLOAT16},     {dt::kInt8, ACL_INT8},
+        {dt::kInt32, ACL_INT32},   {dt::kUint8, ACL_UINT8},         {dt::kInt16, ACL_INT16},
+        {dt::kUint16, ACL_UINT16}, {dt::kUint32, ACL_UINT32},       {dt::kInt64, ACL_INT64},
+        {dt::kUint64, ACL_UINT64}, {dt::kDouble, ACL_DOUBLE},       {dt::kBool, ACL_BOOL},
+        {dt::kComplex64, ACL_COMPLEX64}, {dt::kComplex128, ACL_COMPLEX128}, {dt::kBf16, ACL_BF16},
+        {dt::kComplex32, ACL_COMPLEX32}};
+    for (const auto &[name, value] : same) {
+        EXPECT_EQ(name, static_cast<int32_t>(value)) << acp::dtype_name(value);
+        EXPECT_NE(acp::dtype_name(name), "UNDEFINED") << name;
+        EXPECT_EQ(acp::parse_dtype(acp::dtype_name(name)), name) << name;
+    }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "aclnn_cpu/isa.hpp"
+#include "aclnn_cpu/nchw.hpp"
 
 namespace avgpool2d {
 
@@ -29,9 +30,8 @@ struct Geometry {                 // all already validated by the caller
     bool ceil_mode, count_include_pad;
     int64_t divisor_override;     // 0 = not set; may be negative
 };
-struct View4 { int64_t n, c, h, w; };  // element strides of a 4-D NCHW view (rank 3: N=1, n stride 0)
-
-enum class DType { F32, F16, BF16 };   // FLOAT, FLOAT16 (IEEE binary16), BF16; 16-bit ones as uint16_t
+using acp::DType;
+using acp::View4;
 
 // Code path selection, for tests and benchmarks. Auto (and Avx512) = AVX-512 when the CPU has
 // AVX512 F, BW, VL and DQ (plus the AVX512_BF16 conversion instruction for BF16 stores when the

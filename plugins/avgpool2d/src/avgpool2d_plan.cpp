@@ -14,22 +14,10 @@ namespace {
 using acp::cat;
 using acp::kInvalid;
 using acp::require;
+using acp::view4;
 
 constexpr int64_t kMaxChannels = 65535;
 
-// The (N, C, H, W) view of a rank-3 (C, H, W) or rank-4 tensor.
-View4 view4(const acp_tensor_desc &t) {
-    if (t.rank == 3) return {0, t.strides[0], t.strides[1], t.strides[2]};
-    return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
-}
-
-DType dtype_of(const acp_tensor_desc &t) {
-    switch (t.dtype) {
-        case 1: return DType::F16;
-        case 27: return DType::BF16;
-        default: return DType::F32;
-    }
-}
 
 // Everything both directions share: attributes, the input plane, the pooled shape.
 struct Problem {
@@ -81,7 +69,7 @@ Operand plan_input(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &
     o.arg = arg;
     o.view = view4(t);
     *node = -1;
-    if (ctx->precision == ACP_PREC_NATIVE || t.dtype != 0 /*FLOAT*/) return o;
+    if (ctx->precision == ACP_PREC_NATIVE || t.dtype != acp::dt::kFloat) return o;
     o.buffer = ctx->host->add_buffer(ctx->plan, static_cast<uint64_t>(acp::numel(t)) * sizeof(float));
     *node = ctx->host->add_convert(ctx->plan, arg, o.buffer, 0, ctx->precision, nullptr, 0);
     require(o.buffer >= 0 && *node >= 0, acp::kInner, "cannot plan the cube-precision rounding of the input");
@@ -115,7 +103,7 @@ acp_status plan_kernel(const acp_plan_ctx *ctx, const char *name, const Problem 
     int32_t round_node = -1;
     const Operand src = plan_input(ctx, in_arg, in, &round_node);
     auto state = std::make_unique<NodeState<Kernel>>(
-        NodeState<Kernel>{ctx->host, Kernel(p.g, dtype_of(in), ctx->precision), src, out_arg, view4(out)});
+        NodeState<Kernel>{ctx->host, Kernel(p.g, acp::float_dtype(in), ctx->precision), src, out_arg, view4(out)});
     const int32_t deps[1] = {round_node};
     const int32_t node = ctx->host->add_node(ctx->plan, name, run_node<Kernel>, state.get(), deps, round_node >= 0 ? 1 : 0);
     require(node >= 0, acp::kInner, "cannot add the kernel node");

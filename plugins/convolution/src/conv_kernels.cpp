@@ -16,7 +16,9 @@ namespace conv {
 
 namespace {
 
-constexpr int32_t kFloat = 0, kFloat16 = 1, kBf16 = 27;
+using acp::dt::kBf16;
+using acp::dt::kFloat;
+using acp::dt::kFloat16;
 
 double load(const uint8_t *p, int32_t dt) {
     if (dt == kFloat) {

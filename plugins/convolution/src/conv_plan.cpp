@@ -36,7 +36,9 @@ namespace {
 using acp::cat;
 using acp::require;
 
-constexpr int32_t kFloat = 0, kFloat16 = 1, kBf16 = 27;
+using acp::dt::kBf16;
+using acp::dt::kFloat;
+using acp::dt::kFloat16;
 
 int32_t reserve(const acp_plan_ctx *ctx, uint64_t bytes) {
     if (bytes == 0) return -1;

@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "acltest.hpp"
+#include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "conv_kernels.hpp"
 
 namespace {
 
-constexpr int32_t kFloat = 0, kBf16 = 27;  // aclDataType values
+using acp::dt::kBf16;
+using acp::dt::kFloat;
 
 struct Grad {
     std::vector<uint8_t> bytes;

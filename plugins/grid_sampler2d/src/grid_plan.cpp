@@ -22,7 +22,10 @@ using acp::kInvalid;
 using acp::require;
 using acp::shape_str;
 
-constexpr int32_t kFloat = 0, kFloat16 = 1, kDouble = 11, kBf16 = 27;
+using acp::dt::kBf16;
+using acp::dt::kDouble;
+using acp::dt::kFloat;
+using acp::dt::kFloat16;
 
 Elem elem_of(int32_t dtype) {
     switch (dtype) {

@@ -24,20 +24,8 @@ using acp::kInvalid;
 using acp::require;
 using acp::shape_str;
 
-constexpr int32_t kInt8 = 2;  // ACL_INT8
-
-View4 view4(const acp_tensor_desc &t) {
-    if (t.rank == 3) return {0, t.strides[0], t.strides[1], t.strides[2]};
-    return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
-}
-
-DType dtype_of(const acp_tensor_desc &t) {
-    switch (t.dtype) {
-        case 1: return DType::F16;
-        case 27: return DType::BF16;
-        default: return DType::F32;
-    }
-}
+using acp::view4;
+using acp::dt::kInt8;
 
 // ops.md: int32 argmax on atlas-a2/a3; the bit mask elsewhere (atlas-training; atlas-inference has
 // only the forward, whose device path there is the bit-mask one).
@@ -48,7 +36,7 @@ MaskLayout layout_of(const acp_plan_ctx *ctx) {
 // products.md: on atlas-training FLOAT is computed as FLOAT16 (Huawei's op_api casts FLOAT to
 // FLOAT16 there for the forward and the backward alike).
 bool fp16_compute(const acp_plan_ctx *ctx, const acp_tensor_desc &t) {
-    return t.dtype == 0 && ctx->product_id && std::string(ctx->product_id) == "atlas-training";
+    return t.dtype == acp::dt::kFloat && ctx->product_id && std::string(ctx->product_id) == "atlas-training";
 }
 
 void require_same_format(const acp_tensor_desc &a, const char *an, const acp_tensor_desc &b, const char *bn) {
@@ -198,7 +186,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         if (p.empty) return 0;  // N == 0: nothing to compute, workspace 0
 
         auto node = std::make_unique<BackwardNode>(BackwardNode{
-            ctx->host, BackwardKernel(p.g, dtype_of(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), p.g,
+            ctx->host, BackwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), p.g,
             view4(go), view4(gi), -1, -1});
         int32_t deps[1] = {-1};
         if (!acp::is_contiguous(mask)) {  // the kernel reads the mask as the dense bytes of its view
@@ -231,7 +219,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         if (p.empty) return 0;
 
         auto node = std::make_unique<ForwardNode>(ForwardNode{
-            ctx->host, ForwardKernel(p.g, dtype_of(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), view4(self),
+            ctx->host, ForwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), view4(self),
             view4(out), -1, -1});
         if (!acp::is_contiguous(mask)) node->mask_buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(mask)));
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "aclnn_cpu/nchw.hpp"
+
 namespace mpool {
 
 struct Geometry {          // validated by the plan: sizes > 0, dilation 1, padding <= kernel / 2
@@ -21,12 +23,8 @@ struct Geometry {          // validated by the plan: sizes > 0, dilation 1, padd
     int64_t col_hi(int64_t ow) const { return std::min(ow * sW - pW + kW, W); }
 };
 
-// Element strides of an (N, C, H, W) view (rank 3: n stride 0).
-struct View4 {
-    int64_t n, c, h, w;
-};
-
-enum class DType { F32, F16, BF16 };  // FLOAT, FLOAT16, BF16 (16-bit ones as uint16_t)
+using acp::DType;
+using acp::View4;
 
 // ops.md: atlas-a2/a3 keep the int32 argmax `ih * W + iw` of every output, flat in output order
 // at the start of the mask buffer; atlas-training (and atlas-inference) keep one bit per output

@@ -13,9 +13,11 @@
 
 #include <cstdint>
 
+#include "aclnn_cpu/nchw.hpp"
+
 namespace max_unpool2d {
 
-struct View4 { int64_t n, c, h, w; };  // element strides of a 4-D view (rank 3: N = 1, n stride 0)
+using acp::View4;
 struct Shape4 { int64_t N, C, H, W; };
 enum class Widen { None, Half };  // the gather's output: the element itself, or FLOAT from FLOAT16
 

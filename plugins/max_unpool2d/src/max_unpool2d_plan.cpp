@@ -27,14 +27,11 @@ namespace {
 using acp::cat;
 using acp::kInvalid;
 using acp::require;
-constexpr int32_t kFloat = 0, kFloat16 = 1;
+using acp::view4;
+using acp::dt::kFloat;
+using acp::dt::kFloat16;
+using acp::dt::kInt64;
 
-
-// The (N, C, H, W) strides of a rank-3 (C, H, W) or rank-4 view.
-View4 view4(const acp_tensor_desc &t) {
-    if (t.rank == 3) return {0, t.strides[0], t.strides[1], t.strides[2]};
-    return {t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
-}
 Shape4 shape4(const acp_tensor_desc &t) {
     if (t.rank == 3) return {1, t.dims[0], t.dims[1], t.dims[2]};
     return {t.dims[0], t.dims[1], t.dims[2], t.dims[3]};
@@ -122,7 +119,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const bool to_float = out.dtype == kFloat && go.dtype == kFloat16;
         const Widen widen = to_float ? Widen::Half : Widen::None;
         auto state = std::make_unique<NodeState<GatherKernel>>(NodeState<GatherKernel>{
-            ctx->host, GatherKernel(s, g.H, g.W, elem, idx.dtype == 9 /*INT64*/, widen), 0, 2, 4, -1, view4(go),
+            ctx->host, GatherKernel(s, g.H, g.W, elem, idx.dtype == kInt64, widen), 0, 2, 4, -1, view4(go),
             view4(idx), view4(out), s, self.rank, g.H, g.W, "gradOutput"});
         if (out.dtype == go.dtype || to_float) {
             add_kernel_node(ctx, "max_unpool2d_backward", std::move(state));
@@ -176,7 +173,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const int elem = static_cast<int>(acp::dtype_size(self.dtype));
         add_kernel_node(ctx, "max_unpool2d_forward",
                         std::make_unique<NodeState<ScatterKernel>>(NodeState<ScatterKernel>{
-                            ctx->host, ScatterKernel(s, os[0], os[1], elem, idx.dtype == 9 /*INT64*/), 0, 1, 3, -1,
+                            ctx->host, ScatterKernel(s, os[0], os[1], elem, idx.dtype == kInt64), 0, 1, 3, -1,
                             view4(self), view4(idx), view4(out), s, self.rank, os[0], os[1], "out"}));
         return 0;
     });
