@@ -18,6 +18,7 @@
 #ifndef ACLNN_CPU_BENCH_BENCH_HPP_
 #define ACLNN_CPU_BENCH_BENCH_HPP_
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -110,6 +111,15 @@ private:
         (prepared).plan(#OP, bench_st_, bench_exec_, bench_ws_, &OP);                        \
     } while (0)
 
+// The targets a case is held to (performance.md's table; the issues' Deliver lists), declared where
+// the case is and judged after every run (bars.hpp). A part left unset is no bar.
+struct Bars {
+    double pct_of_limit = NAN;  // rate >= this percentage of the copy bandwidth or FMA peak (%limit)
+    double speedup = NAN;       // PyTorch's median over ours >= this (the speedup column)
+    std::string time_of;        // with time_ratio: our min time <= time_ratio x the min time of the
+    double time_ratio = NAN;    // case with this id (e.g. FLOAT16 within 1.5x of the FLOAT time)
+};
+
 struct Case {
     std::string op;                  // operator name without the aclnn prefix, e.g. "AvgPool2dBackward"
     std::string shape;               // problem descriptor, benchdnn style, e.g. "mb32ic64ih112oh56kh3sh2ph1"
@@ -123,6 +133,7 @@ struct Case {
     // preallocated tensors. Available names: torch, dtype (the case's torch dtype), randn(shape),
     // zeros(shape). Empty = no peer for this case.
     std::string torch;
+    Bars bars;
 
     std::string id() const;  // op/shape[/variant]/dtype/product, unique
 };

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bars.hpp"
 #include "format.hpp"
 #include "host.hpp"
 
@@ -97,6 +98,7 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
             anyFail = true;
             os << "  " << r.c->id() << ": " << r.message << "\n";
         }
+    print_bars(os, results, roof);
 }
 
 std::string roofline_line(const Roofline &roof) {
@@ -164,8 +166,14 @@ void write_json(const std::string &path, const std::vector<Result> &results, con
               << json_num(r.torch_median()) << ", \"times_ms\": " << json_times(r.torchMs) << "}";
         else
             f << "{\"status\": " << json_str(r.torchStatus) << ", \"message\": " << json_str(r.torchMessage) << "}";
-        f << ", \"speedup\": " << json_num(r.speedup()) << ", \"speedup_runs\": " << json_times(r.runSpeedups) << "}"
-          << (i + 1 < results.size() ? "," : "") << "\n";
+        f << ", \"speedup\": " << json_num(r.speedup()) << ", \"speedup_runs\": " << json_times(r.runSpeedups)
+          << ", \"bars\": [";
+        const std::vector<BarCheck> bars = check_bars(r, roof, results);
+        for (size_t j = 0; j < bars.size(); ++j)
+            f << (j ? ", " : "") << "{\"kind\": " << json_str(bars[j].kind) << ", \"bar\": " << json_str(bars[j].bar)
+              << ", \"target\": " << json_num(bars[j].target) << ", \"value\": " << json_num(bars[j].value)
+              << ", \"verdict\": " << json_str(verdict_name(bars[j].verdict)) << "}";
+        f << "]}" << (i + 1 < results.size() ? "," : "") << "\n";
     }
     f << "  ]\n}\n";
     if (!f) std::cerr << "aclnn-cpu-bench: could not write " << path << "\n";

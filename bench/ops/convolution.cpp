@@ -5,6 +5,7 @@
 // gradWeight (gradBias is not counted). PyTorch peer: aten::convolution_backward with output_mask
 // [True, True, True] on contiguous tensors of the same dtype.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aclnnop/aclnn_convolution_backward.h"
@@ -90,10 +91,22 @@ BENCH_OP(ConvolutionBackward) {
         {32, 112, 32, 3, 1, 1, 32},     {64, 112, 64, 3, 2, 1, 64},     {128, 56, 128, 3, 1, 1, 128},
         {256, 28, 256, 3, 2, 1, 256},   {512, 14, 512, 3, 1, 1, 512},   {1024, 7, 1024, 3, 1, 1, 1024},
     };
+    // bars: >= 1x PyTorch on every ResNet-50 / VGG layer, FLOAT 3x3 (dense) >= 50 % of the FMA peak,
+    // >= 3x PyTorch on depthwise
     for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
-        for (const Layer &l : resnet50) cases.push_back(backward_case(l, dt, "resnet50"));
-        for (const Layer &l : vgg19) cases.push_back(backward_case(l, dt, "vgg19"));
-        for (const Layer &l : mobilenet_dw) cases.push_back(backward_case(l, dt, "mobilenet_dw"));
+        auto dense = [dt](const Layer &l, const char *net) {
+            bench::Case c = backward_case(l, dt, net);
+            c.bars.speedup = 1;
+            if (dt == ACL_FLOAT && l.k == 3) c.bars.pct_of_limit = 50;
+            return c;
+        };
+        for (const Layer &l : resnet50) cases.push_back(dense(l, "resnet50"));
+        for (const Layer &l : vgg19) cases.push_back(dense(l, "vgg19"));
+        for (const Layer &l : mobilenet_dw) {
+            bench::Case c = backward_case(l, dt, "mobilenet_dw");
+            c.bars.speedup = 3;
+            cases.push_back(std::move(c));
+        }
     }
     // --quick smoke set: tiny problems, every dtype, a depthwise one
     Layer tiny{16, 14, 24, 3, 1, 1};

@@ -7,6 +7,7 @@
 // PyTorch peer: aten::grid_sampler_2d_backward with output_mask [True, True] on contiguous
 // tensors; PyTorch 1.13 has no FLOAT16 / BF16 grid sampler backward on the CPU (n/a).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cmath>
@@ -142,9 +143,17 @@ BENCH_OP(GridSampler2DBackward) {
     // within 1.5x of the FLOAT time)
     for (int64_t interp : {0, 2, 1}) {
         Problem p{8, 32, 64, 64, 64, 64, interp, 0, false, ""};
-        cases.push_back(backward_case(p, ACL_FLOAT, false));
+        bench::Case f = backward_case(p, ACL_FLOAT, false);
+        if (interp != 1) f.bars.speedup = 3;  // bilinear and bicubic
+        const std::string floatId = f.id();
+        cases.push_back(std::move(f));
         if (interp != 1)
-            for (aclDataType dt : {ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(p, dt, false));
+            for (aclDataType dt : {ACL_FLOAT16, ACL_BF16}) {
+                bench::Case c = backward_case(p, dt, false);
+                c.bars.time_of = floatId;
+                c.bars.time_ratio = 1.5;
+                cases.push_back(std::move(c));
+            }
     }
     // testing.md's shapes: image warp (border, align corners), spatial transformer, RAFT lookup
     for (int64_t interp : {0, 2}) {
