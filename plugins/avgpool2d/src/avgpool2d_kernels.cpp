@@ -9,7 +9,9 @@
 // 32 (true unless stride 1 with kW > 17), so it is two loads and, per covering term, one vpermt2ps
 // and a masked add, with index/mask tables precomputed per chunk in the constructor. Stage B is a
 // plain aligned vertical sum of 1 or 2 (ceil(kH/sH)) rows, rounded and stored straight from the
-// register. gradInput rows are independent, so work items are (plane, row block) pairs run with a
+// register. At column stride 2 with kW 2 or 3 and pW 0 or 1 (ResNet's and GoogLeNet's pools) stage A
+// needs no tables: each column pair takes the same one or two products (BackwardPlan::parity,
+// bw_parity_row), the same sums in the same order. gradInput rows are independent, so work items are (plane, row block) pairs run with a
 // static partition: no atomics, no races, the same bits at any thread count.
 // Forward: column sums over the window rows (stage 1), then window sums along the row (stage 2:
 // the same kind of permutation tables, with three source vectors so that 16 outputs may span 48
@@ -89,6 +91,11 @@ BackwardKernel::BackwardKernel(const Geometry& g, DType dt, int32_t precision) {
 
 bool BackwardKernel::uses_avx512() const { return want_avx(isa_); }
 
+bool BackwardKernel::uses_parity_path() const {
+    const BackwardPlan& B = *plan_;
+    return parity_ && B.parity != Parity::None && want_avx(isa_) && B.vec_w && !B.direct;
+}
+
 void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View4 gi) const {
     const BackwardPlan& B = *plan_;
     const Geometry& g = B.g;
@@ -102,6 +109,7 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
     const auto fused = B.vec_w && !B.direct && go.w == 1 && gi.w == 1 ? ops.bw_rows : nullptr;
     const int64_t es = elem_size(B.dt);
     const int64_t items = B.planes * B.row_blocks;
+    const Parity parity = parity_ ? B.parity : Parity::None;
 
     auto body = [&](const tbb::blocked_range<int64_t>& range) {
         BwScratch scr;
@@ -117,7 +125,7 @@ void BackwardKernel::run(const void* gradOutput, View4 go, void* gradInput, View
             char* giP = static_cast<char*>(gradInput) + (n * gi.n + c * gi.c) * es;
             for (const BwSeg& s : B.segs) {
                 if (fused) {
-                    fused(BwRowsArgs{&B, &s, goP, go.h, giP, gi.h, h0, h1, scr.ring, scr.P, scr.P1, stream});
+                    fused(BwRowsArgs{&B, &s, goP, go.h, giP, gi.h, h0, h1, scr.ring, scr.P, scr.P1, stream, parity});
                     continue;
                 }
                 const int64_t nw = s.w1 - s.w0, span = s.rhi - s.rlo;

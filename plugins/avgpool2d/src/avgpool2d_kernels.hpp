@@ -64,12 +64,15 @@ public:
 
     void set_isa(Isa isa) { isa_ = isa; }               // testing hook
     void set_store_mode(StoreMode m) { store_ = m; }    // testing / tuning hook
+    void set_parity_path(bool on) { parity_ = on; }     // testing hook: off = the table path
+    bool uses_parity_path() const;                      // stage A by column parity (AVX-512)
     bool uses_avx512() const;                           // the path run() takes with the current Isa
 
 private:
     std::shared_ptr<const BackwardPlan> plan_;
     Isa isa_ = Isa::Auto;
     StoreMode store_ = StoreMode::Auto;
+    bool parity_ = true;
 };
 
 // aclnnAvgPool2d: out (N, C, Ho, Wo) from self (N, C, H, W). A window lying wholly in the padding

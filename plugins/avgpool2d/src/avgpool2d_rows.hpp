@@ -66,6 +66,7 @@ struct BwRowsArgs {  // see bw_rows_avx
     float* P;        // products of one gradOutput row
     float* P1;       // and of the next one
     bool stream;     // non-temporal stores for whole aligned lines
+    Parity parity;   // stage A by column parity (BackwardPlan::parity), or None: the tables
 };
 
 // Scalar stages (any strides): the order every path follows.

@@ -228,6 +228,14 @@ void build_stage_a_tables(BackwardPlan& P) {
     P.vec_w = true;
 }
 
+Parity parity_of(const BackwardPlan& P) {
+    const Geometry& g = P.g;
+    if (!P.vec_w || P.segs.size() != 1 || g.sW != 2 || g.pW < 0 || g.pW > 1) return Parity::None;
+    if (g.kW == 2) return g.pW == 0 ? Parity::K2P0 : Parity::K2P1;
+    if (g.kW == 3) return g.pW == 0 ? Parity::K3P0 : Parity::K3P1;
+    return Parity::None;
+}
+
 void fill_windows(Windows& P, const Geometry& g, DType dt, int32_t precision) {
     P.g = g;
     P.dt = dt;
@@ -244,6 +252,7 @@ void build_backward_plan(BackwardPlan& P, const Geometry& g, DType dt, int32_t p
     if (g.W > 0) {
         plan_segments(P);
         if (!P.direct) build_stage_a_tables(P);
+        P.parity = parity_of(P);
     }
     P.row_blocks = row_blocks_for(P.planes, g.H);
     P.stream_auto = P.planes * g.H * g.W * elem_size(dt) > kStreamBytes;

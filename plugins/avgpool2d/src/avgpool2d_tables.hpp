@@ -69,12 +69,18 @@ struct BwSeg {
     int32_t terms = -1;  // stage-A terms of every chunk when they all have the same count, else -1
 };
 
+// Column stride 2 with kW 2 or 3 and pW 0 or 1: every gradInput column takes its terms from the
+// same one or two gradOutput columns relative to its pair (2 j, 2 j + 1), so stage A needs no
+// tables (bw_parity_row in avgpool2d_rows_avx512.cpp). None: the tables.
+enum class Parity { None, K2P0, K2P1, K3P0, K3P1 };
+
 struct BackwardPlan : Windows {
     std::vector<BwSeg> segs;
     bool direct = false;     // no segmentation fits the scratch: per-element scalar path
     int64_t ring_rows = 1;   // gradOutput rows covering one gradInput row, at most, + 1 (ring size)
     std::vector<int64_t> slot;  // per oh: offset of its Q row in the ring
     bool vec_w = false;      // stage-A permutation tables are valid
+    Parity parity = Parity::None;  // stage A by column parity (one segment of the whole width)
     std::vector<Chunk> chunks;  // per 16 gradInput columns
     std::vector<Term> terms;
     int64_t row_blocks = 1;

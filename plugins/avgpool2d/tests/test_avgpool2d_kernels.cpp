@@ -1,0 +1,167 @@
+// White-box test of the AvgPool2dBackward kernel's parity path (stage A by column parity, column
+// stride 2 with kW 2 or 3 and pW 0 or 1): it must write the same bits as the table path it
+// replaces, for every geometry it takes (ceil mode, divisor rules, rounded scales, odd widths, row
+// blocks that split a plane, padded rows, streamed stores) and every value (signed zeros, NaN, inf,
+// subnormals). The table path is the one the reference tests have always checked.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/pooling.hpp"
+#include "avgpool2d_kernels.hpp"
+
+namespace {
+
+using avgpool2d::BackwardKernel;
+using avgpool2d::DType;
+using avgpool2d::Geometry;
+using avgpool2d::StoreMode;
+using avgpool2d::View4;
+
+struct Rng {
+    uint64_t s;
+    uint64_t next() {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        return s;
+    }
+    int64_t in(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+};
+
+// Gradients in dt's encoding: mostly ordinary values, with signed zeros, NaN, infinities and
+// subnormals among them.
+std::vector<uint8_t> gradients(int64_t n, DType dt, Rng &r) {
+    const int64_t es = dt == DType::F32 ? 4 : 2;
+    std::vector<uint8_t> out(static_cast<size_t>(n * es));
+    for (int64_t i = 0; i < n; ++i) {
+        float v = static_cast<float>(r.in(-4000, 4000)) / 512.0f;
+        switch (r.in(0, 40)) {
+            case 0: v = -0.0f; break;
+            case 1: v = 0.0f; break;
+            case 2: v = std::numeric_limits<float>::quiet_NaN(); break;
+            case 3: v = -std::numeric_limits<float>::infinity(); break;
+            case 4: v = 1e-40f; break;                        // FLOAT subnormal
+            case 5: v = 3e4f; break;                          // near FLOAT16's largest
+            case 6: v = static_cast<float>(r.in(1, 9)) * 1e-7f; break;  // FLOAT16 subnormal range
+            default: break;
+        }
+        if (dt == DType::F32) {
+            std::memcpy(&out[static_cast<size_t>(i * 4)], &v, 4);
+        } else {
+            const uint16_t u = dt == DType::F16 ? acp::float_to_half(v) : acp::float_to_bf16(v);
+            std::memcpy(&out[static_cast<size_t>(i * 2)], &u, 2);
+        }
+    }
+    return out;
+}
+
+struct Problem {
+    int64_t planes, H, W, kH, sH, pH, kW, pW;
+    bool ceil, countPad;
+    int64_t divisor;
+    int32_t precision;
+    DType dt;
+    int64_t rowPad;  // gradInput row stride W + rowPad
+    StoreMode store;
+
+    std::string str() const {
+        return "planes " + std::to_string(planes) + " " + std::to_string(H) + "x" + std::to_string(W) + " k" +
+               std::to_string(kH) + "x" + std::to_string(kW) + " sH " + std::to_string(sH) + " p" + std::to_string(pH) +
+               "x" + std::to_string(pW) + (ceil ? " ceil" : "") + (countPad ? " countpad" : "") + " div " +
+               std::to_string(divisor) + " prec " + std::to_string(precision) + " dt " + std::to_string(static_cast<int>(dt)) +
+               " rowPad " + std::to_string(rowPad) + " store " + std::to_string(static_cast<int>(store));
+    }
+};
+
+// gradInput bytes written by one kernel, parity path on or off; the area around each row's W
+// elements (the padding of a padded row, a canary line at the end) must stay untouched.
+std::vector<uint8_t> run(const Problem &p, const std::vector<uint8_t> &go, bool parity, bool *usedParity) {
+    const int64_t Ho = acp::pooled_size(p.H, p.kH, p.sH, p.pH, 1, p.ceil);
+    const int64_t Wo = acp::pooled_size(p.W, p.kW, 2, p.pW, 1, p.ceil);
+    const Geometry g{1, p.planes, p.H, p.W, Ho, Wo, p.kH, p.kW, p.sH, 2, p.pH, p.pW, p.ceil, p.countPad, p.divisor};
+    BackwardKernel k(g, p.dt, p.precision);
+    k.set_parity_path(parity);
+    k.set_store_mode(p.store);
+    *usedParity = k.uses_parity_path();
+    const int64_t es = p.dt == DType::F32 ? 4 : 2, ld = p.W + p.rowPad;
+    // 64-byte aligned storage, so that streamed lines exist
+    std::vector<uint8_t> buf(static_cast<size_t>(p.planes * p.H * ld * es + 64 + 64), 0xA5);
+    uint8_t *gi = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    k.run(go.data(), View4{0, Ho * Wo, Wo, 1}, gi, View4{0, p.H * ld, ld, 1});
+    return std::vector<uint8_t>(gi, gi + p.planes * p.H * ld * es + 32);
+}
+
+bool fits(const Problem &p) {
+    return 2 * p.pH <= p.kH && 2 * p.pW <= p.kW && acp::pooled_size(p.H, p.kH, p.sH, p.pH, 1, p.ceil) > 0 &&
+           acp::pooled_size(p.W, p.kW, 2, p.pW, 1, p.ceil) > 0;
+}
+
+TEST(AvgPool2dKernelParity, SameBitsAsTheTablePath) {
+    BackwardKernel probe(Geometry{1, 1, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0, false, true, 0}, DType::F32, 0);
+    if (!probe.uses_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: the parity path does not exist here";
+    Rng r{0x9e3779b97f4a7c15ull};
+    const int64_t widths[] = {1, 2, 3, 5, 16, 17, 31, 32, 33, 47, 57, 64, 100, 112};
+    const DType dts[] = {DType::F32, DType::F16, DType::BF16};
+    int checked = 0;
+    for (int64_t kW : {2, 3})
+        for (int64_t pW : {0, 1})
+            for (int64_t W : widths)
+                for (DType dt : dts) {
+                    Problem p{};
+                    p.planes = r.in(1, 3);
+                    p.H = r.in(1, 14);
+                    p.W = W;
+                    p.kH = r.in(1, 3);
+                    p.sH = r.in(1, 3);
+                    p.pH = r.in(0, p.kH / 2);
+                    p.kW = kW;
+                    p.pW = pW;
+                    p.ceil = r.in(0, 1) == 1;
+                    p.countPad = r.in(0, 1) == 1;
+                    const int64_t divisors[] = {0, 0, 5, -3};
+                    p.divisor = divisors[r.in(0, 3)];
+                    p.precision = static_cast<int32_t>(dt == DType::F32 ? r.in(0, 2) : 0);  // native, FP16, HF32
+                    p.dt = dt;
+                    p.rowPad = r.in(0, 1) ? 0 : r.in(1, 20);
+                    p.store = r.in(0, 1) ? StoreMode::Plain : StoreMode::Streaming;
+                    if (!fits(p)) continue;
+                    const int64_t Ho = acp::pooled_size(p.H, p.kH, p.sH, p.pH, 1, p.ceil);
+                    const int64_t Wo = acp::pooled_size(p.W, p.kW, 2, p.pW, 1, p.ceil);
+                    const std::vector<uint8_t> go = gradients(p.planes * Ho * Wo, dt, r);
+                    bool onUsed = false, offUsed = true;
+                    const std::vector<uint8_t> on = run(p, go, true, &onUsed), off = run(p, go, false, &offUsed);
+                    ASSERT_TRUE(onUsed) << p.str();  // else this compares the table path with itself
+                    ASSERT_FALSE(offUsed) << p.str();
+                    ASSERT_EQ(on.size(), off.size());
+                    for (size_t i = 0; i < on.size(); ++i)
+                        ASSERT_EQ(on[i], off[i]) << "byte " << i << " of " << on.size() << ": " << p.str();
+                    ++checked;
+                }
+    EXPECT_GT(checked, 120);
+}
+
+// The parity path is taken only where its column rule holds; elsewhere the tables serve.
+TEST(AvgPool2dKernelParity, OnlyForColumnStride2WithKernel2Or3) {
+    BackwardKernel probe(Geometry{1, 1, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0, false, true, 0}, DType::F32, 0);
+    if (!probe.uses_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    auto takes = [](int64_t kW, int64_t sW, int64_t pW) {
+        const int64_t Wo = acp::pooled_size(20, kW, sW, pW, 1, false);
+        return BackwardKernel(Geometry{1, 2, 10, 20, 5, Wo, 2, kW, 2, sW, 0, pW, false, true, 0}, DType::F32, 0)
+            .uses_parity_path();
+    };
+    EXPECT_TRUE(takes(3, 2, 1));
+    EXPECT_TRUE(takes(3, 2, 0));
+    EXPECT_TRUE(takes(2, 2, 0));
+    EXPECT_TRUE(takes(2, 2, 1));
+    EXPECT_FALSE(takes(3, 1, 1));
+    EXPECT_FALSE(takes(4, 2, 1));
+    EXPECT_FALSE(takes(3, 3, 1));
+    EXPECT_FALSE(takes(1, 2, 0));
+}
+
+}  // namespace
