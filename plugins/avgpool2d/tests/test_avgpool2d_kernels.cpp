@@ -14,6 +14,7 @@
 
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/pooling.hpp"
+#include "acltest.hpp"
 #include "avgpool2d_kernels.hpp"
 
 namespace {
@@ -24,14 +25,7 @@ using avgpool2d::Geometry;
 using avgpool2d::StoreMode;
 using avgpool2d::View4;
 
-struct Rng {
-    uint64_t s;
-    uint64_t next() {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        return s;
-    }
-    int64_t in(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-};
+using acltest::Rng;
 
 // Gradients in dt's encoding: mostly ordinary values, with signed zeros, NaN, infinities and
 // subnormals among them.
@@ -39,15 +33,15 @@ std::vector<uint8_t> gradients(int64_t n, DType dt, Rng &r) {
     const int64_t es = dt == DType::F32 ? 4 : 2;
     std::vector<uint8_t> out(static_cast<size_t>(n * es));
     for (int64_t i = 0; i < n; ++i) {
-        float v = static_cast<float>(r.in(-4000, 4000)) / 512.0f;
-        switch (r.in(0, 40)) {
+        float v = static_cast<float>(r.integer(-4000, 4000)) / 512.0f;
+        switch (r.integer(0, 40)) {
             case 0: v = -0.0f; break;
             case 1: v = 0.0f; break;
             case 2: v = std::numeric_limits<float>::quiet_NaN(); break;
             case 3: v = -std::numeric_limits<float>::infinity(); break;
             case 4: v = 1e-40f; break;                        // FLOAT subnormal
             case 5: v = 3e4f; break;                          // near FLOAT16's largest
-            case 6: v = static_cast<float>(r.in(1, 9)) * 1e-7f; break;  // FLOAT16 subnormal range
+            case 6: v = static_cast<float>(r.integer(1, 9)) * 1e-7f; break;  // FLOAT16 subnormal range
             default: break;
         }
         if (dt == DType::F32) {
@@ -104,7 +98,7 @@ bool fits(const Problem &p) {
 TEST(AvgPool2dKernelParity, SameBitsAsTheTablePath) {
     BackwardKernel probe(Geometry{1, 1, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0, false, true, 0}, DType::F32, 0);
     if (!probe.uses_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: the parity path does not exist here";
-    Rng r{0x9e3779b97f4a7c15ull};
+    Rng r(33);
     const int64_t widths[] = {1, 2, 3, 5, 16, 17, 31, 32, 33, 47, 57, 64, 100, 112};
     const DType dts[] = {DType::F32, DType::F16, DType::BF16};
     int checked = 0;
@@ -113,22 +107,22 @@ TEST(AvgPool2dKernelParity, SameBitsAsTheTablePath) {
             for (int64_t W : widths)
                 for (DType dt : dts) {
                     Problem p{};
-                    p.planes = r.in(1, 3);
-                    p.H = r.in(1, 14);
+                    p.planes = r.integer(1, 3);
+                    p.H = r.integer(1, 14);
                     p.W = W;
-                    p.kH = r.in(1, 3);
-                    p.sH = r.in(1, 3);
-                    p.pH = r.in(0, p.kH / 2);
+                    p.kH = r.integer(1, 3);
+                    p.sH = r.integer(1, 3);
+                    p.pH = r.integer(0, p.kH / 2);
                     p.kW = kW;
                     p.pW = pW;
-                    p.ceil = r.in(0, 1) == 1;
-                    p.countPad = r.in(0, 1) == 1;
+                    p.ceil = r.integer(0, 1) == 1;
+                    p.countPad = r.integer(0, 1) == 1;
                     const int64_t divisors[] = {0, 0, 5, -3};
-                    p.divisor = divisors[r.in(0, 3)];
-                    p.precision = static_cast<int32_t>(dt == DType::F32 ? r.in(0, 2) : 0);  // native, FP16, HF32
+                    p.divisor = divisors[r.integer(0, 3)];
+                    p.precision = static_cast<int32_t>(dt == DType::F32 ? r.integer(0, 2) : 0);  // native, FP16, HF32
                     p.dt = dt;
-                    p.rowPad = r.in(0, 1) ? 0 : r.in(1, 20);
-                    p.store = r.in(0, 1) ? StoreMode::Plain : StoreMode::Streaming;
+                    p.rowPad = r.integer(0, 1) ? 0 : r.integer(1, 20);
+                    p.store = r.integer(0, 1) ? StoreMode::Plain : StoreMode::Streaming;
                     if (!fits(p)) continue;
                     const int64_t Ho = acp::pooled_size(p.H, p.kH, p.sH, p.pH, 1, p.ceil);
                     const int64_t Wo = acp::pooled_size(p.W, p.kW, 2, p.pW, 1, p.ceil);
