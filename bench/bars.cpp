@@ -14,15 +14,6 @@ Verdict judge(double value, double target, bool at_least) {
     return (at_least ? value >= target : value <= target) ? Verdict::Met : Verdict::Missed;
 }
 
-std::string speedup_shown(const Result &r) {
-    std::string s = fmt(r.speedup(), 2) + "x";
-    if (r.runs > 1 && std::isfinite(r.speedup())) {
-        const auto [lo, hi] = std::minmax_element(r.runSpeedups.begin(), r.runSpeedups.end());
-        s += " (" + fmt(*lo, 2) + "-" + fmt(*hi, 2) + ")";
-    }
-    return s;
-}
-
 }  // namespace
 
 const char *verdict_name(Verdict v) {
@@ -59,7 +50,7 @@ std::vector<BarCheck> check_bars(const Result &r, const Roofline &roof, const st
         k.shown = !ok                          ? "the case failed"
                   : r.torchStatus != "ok"     ? "no PyTorch time" + (r.torchMessage.empty() ? std::string() : ": " + one_line(r.torchMessage))
                   : !std::isfinite(k.value)   ? "no ratio (a run without one)"
-                                              : speedup_shown(r);
+                                              : speedup_text(r);
         k.verdict = judge(k.value, k.target, true);
         out.push_back(k);
     }

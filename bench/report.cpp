@@ -43,11 +43,7 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
         std::string torchMs = "n/a", speed = "n/a";
         if (r.torchStatus == "ok") {
             torchMs = fmt_ms(r.torch_median());
-            speed = fmt(r.speedup(), 2) + "x";
-            if (r.runs > 1) {  // the runs' range
-                const auto [lo, hi] = std::minmax_element(r.runSpeedups.begin(), r.runSpeedups.end());
-                speed += " (" + fmt(*lo, 2) + "-" + fmt(*hi, 2) + ")";
-            }
+            speed = speedup_text(r);
         }
         const double pct = pct_of_limit(r, roof), near = pct_of_near(r), traffic = pct_of_traffic(r, roof);
         auto percent = [](double v) { return std::isfinite(v) ? fmt(v, 1) + "%" : std::string("-"); };

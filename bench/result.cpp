@@ -29,6 +29,15 @@ double Result::speedup() const {
     return median_of(runSpeedups);
 }
 
+std::string speedup_text(const Result &r) {
+    std::string s = fmt(r.speedup(), 2) + "x";
+    if (r.runs > 1 && std::isfinite(r.speedup())) {  // the runs' range
+        const auto [lo, hi] = std::minmax_element(r.runSpeedups.begin(), r.runSpeedups.end());
+        s += " (" + fmt(*lo, 2) + "-" + fmt(*hi, 2) + ")";
+    }
+    return s;
+}
+
 const char *rate_unit(const Case &c) { return c.work.metric == Metric::Bytes ? "GB/s" : "GFLOP/s"; }
 
 double pct_of_limit(const Result &r, const Roofline &roof) {

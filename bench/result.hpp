@@ -51,6 +51,9 @@ struct Result {
     void add_run(const Result &run);
 };
 
+// The speedup as the table and the bars list show it: "1.05x", with --runs "1.05x (0.93-1.12)".
+std::string speedup_text(const Result &r);
+
 const char *rate_unit(const Case &c);  // "GB/s" or "GFLOP/s"
 // The rate as a percentage of the copy bandwidth or FMA peak; NAN without a roofline.
 double pct_of_limit(const Result &r, const Roofline &roof);
