@@ -22,8 +22,8 @@ namespace {
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
-constexpr int64_t kBand = 8;            // output rows per band (the next band's rows are prefetched)
-constexpr int64_t kRing = kBand + 2;     // X rows a gradWeight band reads (one more above and below)
+constexpr int64_t kBand = 4;            // gradInput: output rows per band (the next band's rows are prefetched)
+constexpr int64_t kStageBytes = 256 << 10;  // gradWeight: the most a band's staged X rows take (they stay in L2)
 constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): balance over 2-3 threads
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
 constexpr __mmask16 kAll = 0xffff;
@@ -61,17 +61,13 @@ SC_INLINE __m512 load_full(const void *row, int64_t c) {
         return _mm512_loadu_ps(static_cast<const float *>(row) + c);
 }
 
-// The three column shifts of a staged row: copy kw at dst + kw * Wp holds column j + kw - 1 at
-// index 16 + j (zeros outside the plane), so every tap column's load is aligned.
+// A staged row: column j of the plane at dst + kL + j, zeros in the kL columns before it and from
+// column W on, so that a tap column's vector (columns c0 - 1 .. c0 + 16) is one load.
 template <bool Bf16>
-ACP_AVX512 void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst) {
+ACP_AVX512 void stage_row(const void *src, int64_t W, int64_t Wp, float *dst) {
     const __m512 zero = _mm512_setzero_ps();
-    for (int64_t i = 0; i < 3 * Wp; i += kL) _mm512_storeu_ps(dst + i, zero);
-    for (int64_t c = 0; c < W; c += kL) {
-        const __mmask16 m = lanes_below(W - c);
-        const __m512 v = load_masked<Bf16>(src, c, m);
-        for (int64_t kw = 0; kw < 3; ++kw) _mm512_mask_storeu_ps(dst + kw * Wp + kL + c + 1 - kw, m, v);
-    }
+    _mm512_storeu_ps(dst, zero);
+    for (int64_t c = 0; c < Wp - kL; c += kL) _mm512_storeu_ps(dst + kL + c, c < W ? load_masked<Bf16>(src, c, lanes_below(W - c)) : zero);
 }
 
 // ---------------------------------------------------------------- gradWeight
@@ -79,10 +75,9 @@ ACP_AVX512 void stage_shifted(const void *src, int64_t W, int64_t Wp, float *dst
 // tap rows KH0 <= kh < KH1 (the others fall outside the plane). Edge: the vector holds columns
 // outside the plane (a shifted column before 0 or at or past W, or lanes past the row's end),
 // which are masked off (dY lanes past the row's end not even loaded); the others use every lane.
-// X rows are staged (16 columns of padding before), dY rows are the caller's.
+// X rows are staged (stage_row), dY rows are the caller's.
 template <bool Bf16, int A, int KH0, int KH1, bool Edge>
-SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t c0,
-                       int64_t W) {
+SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t c0, int64_t W) {
     __mmask16 m[3] = {kAll, kAll, kAll}, out = kAll;
     if constexpr (Edge) {
         out = lanes_below(W - c0);
@@ -95,7 +90,10 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const f
     SC_UNROLL for (int i = 0; i < A; ++i) d[i] = Edge ? load_masked<Bf16>(dyr[i], c0, out) : load_full<Bf16>(dyr[i], c0);
     SC_UNROLL for (int kh = KH0; kh < KH1; ++kh) {
         SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
-            const __m512 xv = _mm512_loadu_ps(xr[kh] + kw * Wp + c0);  // column c0 + lane + kw - 1
+            // column c0 + lane + kw - 1; in a register (GCC would fold the load into each of the A
+            // multiply-adds, and the loads, not the multiply-adds, would set the pace)
+            __m512 xv = _mm512_loadu_ps(xr[kh] + c0 + kw - 1);
+            asm("" : "+v"(xv));
             SC_UNROLL for (int i = 0; i < A; ++i) {
                 __m512 &a = acc[i][kh * 3 + kw];
                 a = Edge ? _mm512_mask3_fmadd_ps(d[i], xv, a, m[kw]) : _mm512_fmadd_ps(d[i], xv, a);
@@ -105,45 +103,46 @@ SC_INLINE void gw_step(__m512 (&acc)[A][9], const void *const (&dyr)[A], const f
 }
 
 template <bool Bf16, int A, int KH0, int KH1>
-SC_INLINE void gw_row(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t Wp, int64_t W,
-                      int64_t nv) {
+SC_INLINE void gw_row(__m512 (&acc)[A][9], const void *const (&dyr)[A], const float *const (&xr)[3], int64_t W, int64_t nv) {
     // vector v is clean when columns 16v - 1 .. 16v + 16 are all inside the plane
     const auto edge = [W](int64_t v) { return v == 0 || v * kL + kL + 1 > W; };
     int64_t end = nv;
     while (end > 1 && edge(end - 1)) --end;
-    gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, Wp, 0, W);
-    for (int64_t v = 1; v < end; ++v) gw_step<Bf16, A, KH0, KH1, false>(acc, dyr, xr, Wp, v * kL, W);
-    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, Wp, v * kL, W);
+    gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, 0, W);
+    for (int64_t v = 1; v < end; ++v) gw_step<Bf16, A, KH0, KH1, false>(acc, dyr, xr, v * kL, W);
+    for (int64_t v = std::max<int64_t>(end, 1); v < nv; ++v) gw_step<Bf16, A, KH0, KH1, true>(acc, dyr, xr, v * kL, W);
 }
 
 // What a task reads: the image's dY as given (both gradients), and its slot of the scratch.
 // gradInput: its per-tap-column sums of one row. gradWeight: X of every input channel for the
-// current band staged in its three column shifts (row b0 - 1 + s, shift kw at
-// xs + ((ci * kRing + s) * 3 + kw) * Wp).
+// current band, staged (row b0 - 1 + s of input channel ci at xs + (ci * ring + s) * Wp).
 struct Staged {
     const float *xs;
     const uint8_t *dy;  // the image's gradOutput (es bytes per element)
     int64_t es;
     float *pbuf;  // gradInput row sums: tap column kw, input channel c at pbuf + (kw * C + c) * Wp
     int64_t H, W, Wp, nv, cin;
+    int64_t ring;  // gradWeight: staged X rows per input channel
 };
 
 // Output channels co0 .. co0 + A - 1 against the 9 taps of input channel ci over rows [oh0, oh1),
-// added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16].
+// added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16]. dY row oh0 of channel co0 at
+// dy0, the next channel dy_plane bytes further.
 template <bool Bf16, int A>
-ACP_AVX512 void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1, float *acc16) {
+ACP_AVX512 void gw_tile(const Staged &s, const uint8_t *dy0, int64_t dy_plane, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1,
+                        float *acc16) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
-    const float *xs = s.xs + ci * kRing * 3 * s.Wp + kL;
+    const float *xs = s.xs + ci * s.ring * s.Wp + kL;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const void *dyr[A];
-        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = s.dy + ((co0 + i) * s.H + oh) * s.W * s.es;
-        const float *const xr[3] = {xs + (oh - oh0) * 3 * s.Wp, xs + (oh + 1 - oh0) * 3 * s.Wp, xs + (oh + 2 - oh0) * 3 * s.Wp};
+        SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = dy0 + i * dy_plane + (oh - oh0) * s.W * s.es;
+        const float *const xr[3] = {xs + (oh - oh0) * s.Wp, xs + (oh + 1 - oh0) * s.Wp, xs + (oh + 2 - oh0) * s.Wp};
         const bool top = oh == 0, bottom = oh == s.H - 1;
-        if (!top && !bottom) gw_row<Bf16, A, 0, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else if (top && bottom) gw_row<Bf16, A, 1, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else if (top) gw_row<Bf16, A, 1, 3>(acc, dyr, xr, s.Wp, s.W, s.nv);
-        else gw_row<Bf16, A, 0, 2>(acc, dyr, xr, s.Wp, s.W, s.nv);
+        if (!top && !bottom) gw_row<Bf16, A, 0, 3>(acc, dyr, xr, s.W, s.nv);
+        else if (top && bottom) gw_row<Bf16, A, 1, 2>(acc, dyr, xr, s.W, s.nv);
+        else if (top) gw_row<Bf16, A, 1, 3>(acc, dyr, xr, s.W, s.nv);
+        else gw_row<Bf16, A, 0, 2>(acc, dyr, xr, s.W, s.nv);
     }
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) {
         float *p = acc16 + (((co0 + i) * s.cin + ci) * 9 + k) * kL;
@@ -151,7 +150,7 @@ ACP_AVX512 void gw_tile(const Staged &s, int64_t co0, int64_t ci, int64_t oh0, i
     }
 }
 
-using GwFn = void (*)(const Staged &, int64_t, int64_t, int64_t, int64_t, float *);
+using GwFn = void (*)(const Staged &, const uint8_t *, int64_t, int64_t, int64_t, int64_t, int64_t, float *);
 template <bool Bf16>
 constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<Bf16, 1>, &gw_tile<Bf16, 2>, &gw_tile<Bf16, 3>};
 
@@ -274,13 +273,16 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     parts_ = std::clamp<int64_t>(ceil_div(kTasks, N_), 1, H_);
     rows_ = ceil_div(H_, parts_);
     parts_ = ceil_div(H_, rows_);
+    // gradWeight: the whole part in one band unless its staged X would outgrow kStageBytes
+    wband_ = std::clamp<int64_t>(static_cast<int64_t>(kStageBytes / sizeof(float)) / (C_ * Wp_) - 2, 1, rows_);
 }
 
-// Scratch of gradInput: the widened weights, then per thread slot the per-tap-column row sums. Scratch of gradWeight: per thread slot the dY band, the X band in its three shifts and
-// the FLOAT sums, then the tasks' double partials. Each node has its own (they run concurrently).
+// Scratch of gradInput: the widened weights, then per thread slot the per-tap-column row sums.
+// Scratch of gradWeight: per thread slot the staged X band and the FLOAT sums, then the tasks'
+// double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes(bool weight) const {
-    const int64_t floats = weight ? 3 * C_ * kRing * Wp_ + K_ * C_ * 9 * kL : 3 * C_ * Wp_;
+    const int64_t floats = weight ? C_ * (wband_ + 2) * Wp_ + K_ * C_ * 9 * kL : 3 * C_ * Wp_;
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
@@ -315,7 +317,7 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            const Staged st{nullptr, dyn, es, pbuf, H_, W_, Wp_, nv_, C_};
+            const Staged st{nullptr, dyn, es, pbuf, H_, W_, Wp_, nv_, C_, 0};
             int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row no band has read yet
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
@@ -364,57 +366,32 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
     const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
     auto *slots = static_cast<uint8_t *>(scratch);
     auto *partials = reinterpret_cast<double *>(slots + slot_bytes(true) * static_cast<uint64_t>(slots_));
-    const auto stage_x = bf16 ? &stage_shifted<true> : &stage_shifted<false>;
+    const auto stage_x = bf16 ? &stage_row<true> : &stage_row<false>;
     const auto gw = [bf16](size_t a) { return bf16 ? gw_fns<true>[a] : gw_fns<false>[a]; };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
         auto *xs = reinterpret_cast<float *>(slot_of(slots, slot_bytes(true), slots_));
-        float *acc16 = xs + 3 * C_ * kRing * Wp_;
+        const int64_t ring = wband_ + 2;
+        float *acc16 = xs + C_ * ring * Wp_;
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
             const auto *xn = static_cast<const uint8_t *>(x) + n * C_ * H_ * W_ * es;
-            const Staged st{xs, dyn, es, nullptr, H_, W_, Wp_, nv_, C_};
+            const Staged st{xs, dyn, es, nullptr, H_, W_, Wp_, nv_, C_, ring};
             std::fill(acc16, acc16 + wn * kL, 0.0f);
-            for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
-                const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
-                // X rows b0 - 1 .. b1 inside the plane (dY is read as given: each row once per input channel)
+            for (int64_t b0 = r0; b0 < r1; b0 += wband_) {
+                const int64_t b1 = std::min(r1, b0 + wband_), hi = std::min(b1, H_ - 1);
+                // X rows b0 - 1 .. b1 inside the plane. dY is read as given, a co-block at a time:
+                // its rows of the band are one run per channel, long enough for the hardware
+                // prefetchers (a software prefetch of the next co-block measured slower), read from
+                // memory by the first input channel's tile and from L2 by the others.
                 for (int64_t ci = 0; ci < C_; ++ci)
                     for (int64_t r = std::max<int64_t>(b0 - 1, 0); r <= hi; ++r)
-                        stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + ((ci * kRing + r - b0 + 1) * 3) * Wp_);
-                // the next band's rows, fetched into the cache while this one computes (its staging
-                // then copies from the cache): X at once, dY a share per tile call. The next band is
-                // this task's, or after its last band the first band of task + 1 (the one this thread
-                // usually runs next; otherwise the prefetch is only wasted): without it every task's
-                // first band waits for memory, worst when the other gradient's node streams dY too.
-                // dY rows [nb0, nb1) of image pf_dy, X rows [x0, x1) of image pf_x not yet staged
-                const uint8_t *pf_dy = dyn, *pf_x = xn;
-                int64_t nb0 = b1, nb1 = std::min(r1, b1 + kBand), x0 = b1 + 1, x1 = std::min(nb1, H_ - 1) + 1;
-                if (b1 >= r1) {
-                    nb0 = nb1 = x0 = x1 = 0;
-                    if (task + 1 < tasks) {
-                        const int64_t img = (task + 1) / parts_;
-                        nb0 = (task + 1) % parts_ * rows_;
-                        nb1 = std::min({H_, nb0 + rows_, nb0 + kBand});
-                        pf_dy = static_cast<const uint8_t *>(dy) + img * K_ * H_ * W_ * es;
-                        pf_x = static_cast<const uint8_t *>(x) + img * C_ * H_ * W_ * es;
-                        x0 = std::max<int64_t>(nb0 - 1, 0);
-                        x1 = std::min(nb1, H_ - 1) + 1;
-                    }
+                        stage_x(xn + (ci * H_ + r) * W_ * es, W_, Wp_, xs + (ci * ring + r - b0 + 1) * Wp_);
+                for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock) {
+                    const uint8_t *dy0 = dyn + (co0 * H_ + b0) * W_ * es;
+                    const GwFn tile = gw(static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1));
+                    for (int64_t ci = 0; ci < C_; ++ci) tile(st, dy0, H_ * W_ * es, co0, ci, b0, b1, acc16);
                 }
-                const int64_t run = (nb1 - nb0) * W_ * es, x_bytes = std::max<int64_t>(x1 - x0, 0) * W_ * es;
-                for (int64_t ci = 0; ci < C_; ++ci)
-                    for (int64_t b = 0; b < x_bytes; b += 64)
-                        _mm_prefetch(reinterpret_cast<const char *>(pf_x + ((ci * H_ + x0) * W_) * es + b), _MM_HINT_T1);
-                const int64_t pf_bytes = K_ * run, calls = ceil_div(K_, kCoBlock) * C_;
-                const int64_t share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
-                int64_t call = 0;
-                for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock)
-                    for (int64_t ci = 0; ci < C_; ++ci, ++call) {
-                        const int64_t lo = std::min(call * share, pf_bytes), hi_b = std::min(lo + share, pf_bytes);
-                        for (int64_t f = lo; f < hi_b; f += 64)
-                            _mm_prefetch(reinterpret_cast<const char *>(pf_dy + (f / run * H_ + nb0) * W_ * es + f % run), _MM_HINT_T1);
-                        gw(static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1))(st, co0, ci, b0, b1, acc16);
-                    }
             }
             widen_sums(acc16, wn, partials + task * wn);
         }

@@ -54,6 +54,7 @@ private:
     int64_t N_ = 0, C_ = 0, K_ = 0, H_ = 0, W_ = 0;  // images, input / output channels, plane
     int64_t nv_ = 0, Wp_ = 0;                        // vectors per row, staged row length (floats)
     int64_t parts_ = 1, rows_ = 1;                   // tasks: N * parts_, each rows_ rows of an image
+    int64_t wband_ = 1;                              // gradWeight: rows per band (X staged per band)
     Dt dt_ = Dt::F32;
     int slots_ = 1;
     uint64_t wt_bytes() const;

@@ -1,7 +1,7 @@
 // ConvolutionBackward on the small-input-channel 3x3 kernels (src/small_cin.hpp: Cin <= 4, BF16
 // Cin <= 3; stride 1, padding 1, no dilation, no groups), through the public API against
 // conv_reference.hpp:
-// bit-exact integer fill for every dtype on odd shapes (widths 1, 15, 16, 17, 33, 48, 100, 130;
+// bit-exact integer fill for every dtype on odd shapes (widths 1, 15, 16, 17, 33, 48, 100, 130, 3000;
 // H = 1; Cout not a multiple of 3 or 16; Cin 1-4; several row bands per task), random-data
 // tolerances, every outputMask, strided views, the same bytes at 1/2/3 threads, cubeMathType rounding, and
 // infinities next to the padding (taps outside the plane are skipped, not multiplied by zero).
@@ -21,11 +21,12 @@ std::string str(const cref::Conv &c) {
 }
 
 // Odd shapes: row tails, planes of one row / one column / one vector, Cout tails of the 3-channel
-// tiles, chunks of 5+4 vectors (130 wide), H = 70 at N = 8 (two 16-row bands in an 18-row part).
+// tiles, chunks of 5+4 vectors (130 wide), H = 70 at N = 8 (18-row parts), and rows so wide
+// (3000) that gradWeight's staged X takes several bands in each 6-row part (kStageBytes).
 std::vector<cref::Conv> shapes() {
     return {shape(2, 3, 7, 5, 17), shape(1, 1, 3, 1, 1),   shape(3, 2, 16, 1, 33),  shape(2, 4, 19, 6, 16),
             shape(1, 3, 64, 9, 48), shape(2, 4, 5, 4, 100), shape(1, 3, 2, 3, 130), shape(2, 1, 1, 7, 15),
-            shape(8, 3, 8, 70, 20), shape(2, 5, 6, 5, 17) /* 5 input channels: oneDNN, the boundary */};
+            shape(8, 3, 8, 70, 20), shape(8, 4, 2, 24, 3000), shape(2, 5, 6, 5, 17) /* 5 input channels: oneDNN, the boundary */};
 }
 
 TEST(SmallCin, ExactIntegerFill) {
