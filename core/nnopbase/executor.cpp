@@ -88,9 +88,19 @@ acp_status host_fail(const acp_run_ctx *run, acp_status code, const char *messag
     return code;
 }
 
+int32_t host_set_node_priority(void *plan, int32_t node, uint32_t priority) {
+    auto &e = plan_of(plan);
+    if (node < 0 || static_cast<size_t>(node) >= e.nodes.size()) return -1;
+    e.nodes[static_cast<size_t>(node)].priority = priority;
+    if (log_enabled(LogLevel::Debug))
+        log(LogLevel::Debug, "aclnn" + e.op_name + ": node " + std::to_string(node) + " priority " + std::to_string(priority));
+    return 0;
+}
+
 const acp_host_api kHostApi = {
-    sizeof(acp_host_api), ACP_ABI_MINOR, host_reject, host_add_buffer, host_add_node, host_add_convert,
-    host_add_store, host_set_plan_state, host_log, host_arg_data, host_buffer_data, host_fail,
+    sizeof(acp_host_api), ACP_ABI_MINOR, host_reject,     host_add_buffer,  host_add_node,
+    host_add_convert,     host_add_store, host_set_plan_state, host_log, host_arg_data,
+    host_buffer_data,     host_fail,     host_set_node_priority,
 };
 
 // ---- executor handles ----
@@ -259,6 +269,13 @@ void build_graph(aclOpExecutor &exec) {
         using namespace tbb::flow;
         exec.graph = std::make_unique<graph>();
         exec.start = std::make_unique<broadcast_node<continue_msg>>(*exec.graph);
+        // A node's priority is the highest of its own and those of the nodes waiting for it (deps
+        // are earlier nodes, so one backward sweep): the work a long node needs starts early too.
+        std::vector<uint32_t> priority(exec.nodes.size());
+        for (size_t i = exec.nodes.size(); i-- > 0;) {
+            priority[i] = std::max(priority[i], exec.nodes[i].priority);
+            for (int32_t d : exec.nodes[i].deps) priority[static_cast<size_t>(d)] = std::max(priority[static_cast<size_t>(d)], priority[i]);
+        }
         for (size_t i = 0; i < exec.nodes.size(); ++i) {
             aclOpExecutor *e = &exec;
             const auto id = static_cast<int32_t>(i);
@@ -281,7 +298,8 @@ void build_graph(aclOpExecutor &exec) {
                     if (st != 0) host_fail(run, st, ("node '" + n.name + "' failed").c_str());
                     t_current_node = -1;
                     return continue_msg();
-                }));
+                },
+                node_priority_t(priority[i])));
             const auto &deps = exec.nodes[i].deps;
             if (deps.empty()) make_edge(*exec.start, *exec.graph_nodes.back());
             for (int32_t d : deps) make_edge(*exec.graph_nodes[static_cast<size_t>(d)], *exec.graph_nodes.back());

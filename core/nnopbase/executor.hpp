@@ -39,6 +39,7 @@ struct NodeSpec {
     acp_node_fn fn = nullptr;
     void *data = nullptr;
     std::vector<int32_t> deps;
+    uint32_t priority = 0;  // set_node_priority's hint (build_graph passes it on to the deps)
 };
 
 // Node data of the core's own nodes (conversion and store), owned by the executor.

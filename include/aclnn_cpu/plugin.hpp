@@ -3,6 +3,7 @@
 #ifndef ACLNN_CPU_PLUGIN_HPP_
 #define ACLNN_CPU_PLUGIN_HPP_
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -67,6 +68,14 @@ acp_status guard_run(const acp_run_ctx *run, const acp_host_api *host, F &&body)
     } catch (...) {
         return host->fail(run, kInner, "unknown exception while running");
     }
+}
+
+// The scheduling hint of plugin_abi.h (ABI 1.1): when several nodes are ready, higher priorities
+// start first. On a core older than 1.1 (a host API without the entry) it does nothing.
+inline void set_node_priority(const acp_plan_ctx *ctx, int32_t node, uint32_t priority) {
+    const acp_host_api *h = ctx->host;
+    if (h->struct_size >= offsetof(acp_host_api, set_node_priority) + sizeof h->set_node_priority && h->set_node_priority)
+        h->set_node_priority(ctx->plan, node, priority);
 }
 
 // Typed access to plan arguments by signature index.

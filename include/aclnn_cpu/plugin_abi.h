@@ -1,5 +1,5 @@
 /*
- * aclnn-cpu plugin ABI, version 1.
+ * aclnn-cpu plugin ABI, version 1.1 (1.1 appended set_node_priority to acp_host_api).
  *
  * A plugin is a shared library exporting exactly one C entry point, aclnn_cpu_plugin(), that returns a
  * static descriptor. Nothing C++ crosses this boundary: plain structs (struct_size first, append-only),
@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define ACP_ABI_MAJOR 1u
-#define ACP_ABI_MINOR 0u
+#define ACP_ABI_MINOR 1u
 #define ACP_ENTRY_POINT "aclnn_cpu_plugin"
 
 #if defined(__GNUC__)
@@ -117,6 +117,14 @@ typedef struct acp_host_api {
     void *(*buffer_data)(const acp_run_ctx *run, int32_t buffer_id);
     /* Data-dependent failure (e.g. 361001 for an index out of range); returns code. */
     acp_status (*fail)(const acp_run_ctx *run, acp_status code, const char *message);
+
+    /* ---- since ABI 1.1: present when struct_size covers it (acp::set_node_priority checks) ---- */
+    /* Planning: a scheduling hint for node `node`. When several nodes are ready, a free thread starts
+     * one of the highest priority first (0, every node's default, is the lowest), and a node passes
+     * its priority on to the nodes it waits for. Give long nodes a higher priority than short ones
+     * that could run beside them: the run ends sooner when the longest work starts first. Never
+     * changes what a node computes. Returns 0, or -1 when there is no such node. */
+    int32_t (*set_node_priority)(void *plan, int32_t node, uint32_t priority);
 } acp_host_api;
 
 typedef struct acp_plan_ctx {

@@ -348,6 +348,12 @@ void plan_empty(const acp_plan_ctx *ctx, const acp::Args &a, const Problem &p, P
     }
 }
 
+// The scheduling priority of the gradInput and gradWeight nodes; gradBias keeps the default 0. The
+// gradients are the long nodes, the bias one short pass over gradOutput: started first, the
+// gradients end sooner, and the bias runs beside their ends instead of slowing their starts
+// (VGG-19's first layer at 2 threads: 15.3-16.0 -> 14.0-15.0 ms).
+constexpr uint32_t kGradientPriority = 1;
+
 // A gradient of one of our own kernels as an independent node: it waits only for its two operands.
 void add_kernel_node(const acp_plan_ctx *ctx, Plan &plan, const char *name, Source dy, Source other, Sink out,
                      uint64_t scratch_bytes, KernelNode::Compute compute) {
@@ -359,6 +365,7 @@ void add_kernel_node(const acp_plan_ctx *ctx, Plan &plan, const char *name, Sour
     n->out = out;
     n->scratch = reserve(ctx, scratch_bytes);
     const int32_t id = add_node(ctx, name, run_kernel, n.get(), {dy.node, other.node});
+    acp::set_node_priority(ctx, id, kGradientPriority);
     plan_store(ctx, n->out, id);
     plan.own.push_back(std::move(n));
 }
@@ -476,11 +483,13 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             }
             if (dn) {
                 const int32_t id = add_node(ctx, "conv_grad_input", run_data, dn.get(), {dn->a.node, dn->w.node, prep});
+                acp::set_node_priority(ctx, id, kGradientPriority);
                 plan_store(ctx, dn->out, id);
                 plan->data.push_back(std::move(dn));
             }
             if (wn) {
                 const int32_t id = add_node(ctx, "conv_grad_weight", run_weight, wn.get(), {wn->src.node, wn->ddst.node, prep});
+                acp::set_node_priority(ctx, id, kGradientPriority);
                 plan_store(ctx, wn->out, id);
                 plan->weight.push_back(std::move(wn));
             }

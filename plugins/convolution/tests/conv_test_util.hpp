@@ -255,6 +255,11 @@ inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::ve
 struct PlannedGraph {
     std::map<int, std::pair<std::string, std::vector<int>>> nodes;  // id -> name, dependencies
     std::map<std::string, int64_t> channel_blocks;                  // pass -> blocks, 0: by images
+    std::map<int, unsigned> priority;                               // id -> set_node_priority's hint (0 when unset)
+    unsigned priority_of(int id) const {
+        const auto it = priority.find(id);
+        return it == priority.end() ? 0u : it->second;
+    }
     int find(const std::string &name) const {
         int found = -1;
         for (const auto &[id, n] : nodes)
@@ -298,6 +303,10 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
         int id = -1;
         std::string name, after, dep;
         f >> id >> name >> after;
+        if (name == "priority") {  // "node 3 priority 1"
+            g.priority[id] = static_cast<unsigned>(std::stoul(after));
+            continue;
+        }
         if (after != "after") continue;
         std::vector<int> deps;
         while (f >> dep)

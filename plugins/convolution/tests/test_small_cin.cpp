@@ -214,7 +214,8 @@ TEST(SmallCin, InfinityNextToPadding) {
 
 // issue 4: dInput, dWeight and dBias are independent nodes of the executor's graph (they run
 // concurrently): neither gradient waits for the other, and only the selected ones are planned. The
-// small-Cin path, and the depthwise and oneDNN paths next to it.
+// small-Cin path, and the depthwise and oneDNN paths next to it. The gradients (long) carry a higher
+// scheduling priority than the bias (a short pass): they start first.
 TEST(SmallCin, GraphNodePerGradient) {
     Runtime::use("atlas-a2");
     struct Path {
@@ -239,6 +240,10 @@ TEST(SmallCin, GraphNodePerGradient) {
                 EXPECT_EQ(gi >= 0, k.mask[0]) << at;
                 EXPECT_EQ(gw >= 0, k.mask[1]) << at;
                 EXPECT_EQ(gb >= 0, k.mask[2]) << at;
+                for (int grad : {gi, gw})
+                    if (grad >= 0 && gb >= 0) {
+                        EXPECT_GT(g.priority_of(grad), g.priority_of(gb)) << at;
+                    }
                 const int ids[3] = {gi, gw, gb};
                 for (int a : ids)
                     for (int b : ids)
