@@ -22,7 +22,7 @@ namespace {
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
-constexpr int64_t kBand = 4;            // gradInput: output rows per band (the next band's rows are prefetched)
+constexpr int64_t kBand = 2;            // gradInput: output rows per band (the next band's rows are prefetched)
 constexpr int64_t kStageBytes = 256 << 10;  // gradWeight: the most a band's staged X rows take (they stay in L2)
 constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): balance over 2-3 threads
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
@@ -160,6 +160,7 @@ struct GiRow {
     const float *wt;  // weights as wt[co][kh * 3 + kw][ci]
     float *dx;        // gradInput of the image, channel 0
     int64_t K, h;
+    float *pb;        // row h's sums P (3 x C rows of Wp floats: tap column kw, input channel c at (kw * C + c) * Wp)
     int kh0, kh1;  // tap rows whose dY row h + 1 - kh is inside the plane
     // The next band's dY rows, fetched into the cache while this band computes: channel co's run at pf + co * pf_plane, bytes [pf_lo, pf_hi) of it
     // in this call.
@@ -170,25 +171,31 @@ struct GiRow {
 // Row h, vectors v0 .. v0 + V - 1, all C input channels, per tap column kw in aligned columns:
 // P[kw][c][column] = sum over co, kh (in that order) of W[co][c][kh][kw] * dY[co][h + 1 - kh][column],
 // into pbuf. gi_combine then shifts them into place (shifted loads once per row, not per channel).
-template <bool Bf16, int C, int V>
+// Inner: a row whose three tap rows are all inside the plane (every row but the first and the
+// last), the tap rows unrolled. With its operands in L1 the loop runs at the FMA peak (a stand-alone
+// copy, session 34): what it loses in the pass is fetching dY, not arithmetic.
+template <bool Bf16, int C, int V, bool Inner>
 ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
     __m512 acc[3][C][V];
     SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
         acc[kw][c][v] = _mm512_setzero_ps();
     // dY rows as given, the lanes past the row's end masked off (they only reach P's columns >= W,
-    // which gi_combine never reads)
-    int64_t roff[3];
-    for (int kh = 0; kh < 3; ++kh) roff[kh] = (g.h + 1 - kh) * s.W * s.es;
+    // which gi_combine never reads); tap row kh reads row h + 1 - kh, at `rowh + (1 - kh) * row_bytes`
+    const int64_t row_bytes = s.W * s.es, plane = s.H * row_bytes;
+    const uint8_t *rowh = s.dy + g.h * row_bytes + v0 * kL * s.es;
     __mmask16 mk[V];
     SC_UNROLL for (int v = 0; v < V; ++v) mk[v] = lanes_below(s.W - (v0 + v) * kL);
-    for (int64_t co = 0; co < g.K; ++co) {
-        for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(g.pf + co * g.pf_plane + b), _MM_HINT_T1);
-        const float *wc = g.wt + co * 9 * C;
-        const uint8_t *rc = s.dy + co * s.H * s.W * s.es;
-        for (int kh = g.kh0; kh < g.kh1; ++kh) {
+    const float *wc = g.wt;
+    const uint8_t *pf = g.pf;
+    const int kh0 = Inner ? 0 : g.kh0, kh1 = Inner ? 3 : g.kh1;
+    for (int64_t co = 0; co < g.K; ++co, rowh += plane, wc += 9 * C, pf += g.pf_plane) {
+        for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T1);
+        SC_UNROLL for (int kh = 0; kh < 3; ++kh) {
+            if (!Inner && (kh < kh0 || kh >= kh1)) continue;
             __m512 d[V];
-            SC_UNROLL for (int v = 0; v < V; ++v) d[v] = load_masked<Bf16>(rc + roff[kh], (v0 + v) * kL, mk[v]);
+            const uint8_t *row = rowh + (1 - kh) * row_bytes;
+            SC_UNROLL for (int v = 0; v < V; ++v) d[v] = load_masked<Bf16>(row, v * kL, mk[v]);
             SC_UNROLL for (int kw = 0; kw < 3; ++kw) {
                 __m512 wb[C];
                 SC_UNROLL for (int c = 0; c < C; ++c) wb[c] = _mm512_set1_ps(wc[(kh * 3 + kw) * C + c]);
@@ -198,7 +205,7 @@ ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
         }
     }
     SC_UNROLL for (int kw = 0; kw < 3; ++kw) SC_UNROLL for (int c = 0; c < C; ++c) SC_UNROLL for (int v = 0; v < V; ++v)
-        _mm512_storeu_ps(s.pbuf + (kw * C + c) * s.Wp + kL + (v0 + v) * kL, acc[kw][c][v]);
+        _mm512_storeu_ps(g.pb + (kw * C + c) * s.Wp + kL + (v0 + v) * kL, acc[kw][c][v]);
 }
 
 // gradInput row h: dX[c][w] = (P[1][c][w] + P[0][c][w + 1]) + P[2][c][w - 1]; the columns past
@@ -206,7 +213,7 @@ ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
 ACP_AVX512 void gi_combine(const GiRow &g, int64_t C) {
     const Staged &s = *g.s;
     for (int64_t c = 0; c < C; ++c) {
-        const float *p0 = s.pbuf + c * s.Wp + kL, *p1 = s.pbuf + (C + c) * s.Wp + kL, *p2 = s.pbuf + (2 * C + c) * s.Wp + kL;
+        const float *p0 = g.pb + c * s.Wp + kL, *p1 = g.pb + (C + c) * s.Wp + kL, *p2 = g.pb + (2 * C + c) * s.Wp + kL;
         float *o = g.dx + (c * s.H + g.h) * s.W;
         for (int64_t col = 0; col < s.W; col += kL) {
             const __mmask16 m = lanes_below(s.W - col);
@@ -220,25 +227,27 @@ ACP_AVX512 void gi_combine(const GiRow &g, int64_t C) {
 }
 
 using GiFn = void (*)(const GiRow &, int64_t);
-template <bool Bf16, int C, int... V>
+template <bool Bf16, int C, bool Inner, int... V>
 constexpr std::array<GiFn, sizeof...(V)> gi_fns_of(std::integer_sequence<int, V...>) {
-    return {&gi_chunk<Bf16, C, V + 1>...};
+    return {&gi_chunk<Bf16, C, V + 1, Inner>...};
 }
-template <bool Bf16, int C>
-constexpr auto gi_fns = gi_fns_of<Bf16, C>(std::make_integer_sequence<int, vmax(C)>{});
+template <bool Bf16, int C, bool Inner>
+constexpr auto gi_fns = gi_fns_of<Bf16, C, Inner>(std::make_integer_sequence<int, vmax(C)>{});
 
-template <bool Bf16>
+template <bool Bf16, bool Inner>
 GiFn gi_fn_of(int64_t C, size_t v) {
     switch (C) {
-        case 1: return gi_fns<Bf16, 1>[v];
-        case 2: return gi_fns<Bf16, 2>[v];
-        case 3: return gi_fns<Bf16, 3>[v];
-        default: return gi_fns<Bf16, 4>[v];
+        case 1: return gi_fns<Bf16, 1, Inner>[v];
+        case 2: return gi_fns<Bf16, 2, Inner>[v];
+        case 3: return gi_fns<Bf16, 3, Inner>[v];
+        default: return gi_fns<Bf16, 4, Inner>[v];
     }
 }
-GiFn gi_fn(bool bf16, int64_t C, int64_t V) {
+// inner: all three tap rows inside the plane
+GiFn gi_fn(bool bf16, int64_t C, int64_t V, bool inner) {
     const auto v = static_cast<size_t>(V - 1);
-    return bf16 ? gi_fn_of<true>(C, v) : gi_fn_of<false>(C, v);
+    if (inner) return bf16 ? gi_fn_of<true, true>(C, v) : gi_fn_of<false, true>(C, v);
+    return bf16 ? gi_fn_of<true, false>(C, v) : gi_fn_of<false, false>(C, v);
 }
 
 // The 16 lanes of each FLOAT sum widened to double and added in one fixed order.
@@ -282,7 +291,7 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
 // double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes(bool weight) const {
-    const int64_t floats = weight ? C_ * (wband_ + 2) * Wp_ + K_ * C_ * 9 * kL : 3 * C_ * Wp_;
+    const int64_t floats = weight ? C_ * (wband_ + 2) * Wp_ + K_ * C_ * 9 * kL : kBand * 3 * C_ * Wp_;
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
@@ -322,7 +331,7 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
             for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
                 const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
                 next = hi + 1;  // this band reads rows up to hi
-                GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, 0, 3};
+                GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, pbuf, 0, 3};
                 // the rows the next band reads, a share of them per chunk call: this task's next band,
                 // or after its last band the first band of task + 1 (the one this thread usually runs
                 // next; otherwise the prefetch is only wasted): without it every task's first band
@@ -341,19 +350,28 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
                 const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
                 g.pf = pf_img + pf_row * W_ * es;
                 g.pf_plane = H_ * W_ * es;
-                for (int64_t h = b0; h < b1; ++h) {
+                // chunk by chunk, the band's rows in turn: a dY line, loaded into L1 for row h, is
+                // still there for rows h + 1 and h + 2 (row by row, all chunks of a row came between
+                // and each line came from L2 three times)
+                const auto at_row = [&](int64_t h) {
                     g.h = h;
                     g.kh0 = h + 1 >= H_ ? 1 : 0;
                     g.kh1 = h == 0 ? 2 : 3;
-                    int64_t v0 = 0;
-                    for (int64_t i = 0; i < chunks; ++i) {
-                        const int64_t call = (h - b0) * chunks + i;
+                    g.pb = pbuf + (h - b0) * 3 * C_ * Wp_;
+                };
+                int64_t v0 = 0, call = 0;
+                for (int64_t i = 0; i < chunks; ++i) {
+                    const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
+                    for (int64_t h = b0; h < b1; ++h, ++call) {
+                        at_row(h);
                         g.pf_lo = std::min(call * share, pf_bytes);
                         g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
-                        const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                        gi_fn(bf16, C_, V)(g, v0);
-                        v0 += V;
+                        gi_fn(bf16, C_, V, g.kh0 == 0 && g.kh1 == 3)(g, v0);
                     }
+                    v0 += V;
+                }
+                for (int64_t h = b0; h < b1; ++h) {
+                    at_row(h);
                     gi_combine(g, C_);
                 }
             }
