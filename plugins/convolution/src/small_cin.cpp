@@ -170,10 +170,10 @@ struct GiRow {
 
 // Row h, vectors v0 .. v0 + V - 1, all C input channels, per tap column kw in aligned columns:
 // P[kw][c][column] = sum over co, kh (in that order) of W[co][c][kh][kw] * dY[co][h + 1 - kh][column],
-// into pbuf. gi_combine then shifts them into place (shifted loads once per row, not per channel).
+// into g.pb. gi_combine then shifts them into place (shifted loads once per row, not per channel).
 // Inner: a row whose three tap rows are all inside the plane (every row but the first and the
-// last), the tap rows unrolled. With its operands in L1 the loop runs at the FMA peak (a stand-alone
-// copy, session 34): what it loses in the pass is fetching dY, not arithmetic.
+// last), the tap rows unrolled. With its operands in L1 the loop runs at 90 % of the FMA peak (a
+// stand-alone copy, session 34): what it loses in the pass is fetching dY, not arithmetic.
 template <bool Bf16, int C, int V, bool Inner>
 ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
