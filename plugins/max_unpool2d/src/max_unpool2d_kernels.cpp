@@ -344,8 +344,12 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
     // demand misses. Large gathers fetch those rows by hand `ahead` input rows (kPrefetchLead
     // indices) early - the next plane's first rows at the end of a plane. Indices that point
     // elsewhere only make these prefetches useless, never wrong. 32x64x56x56 <- 112x112 FLOAT,
-    // 2 threads (Zen 5): int32 indices 3.0 -> 2.0 ms (min), int64 3.9 -> 2.2-2.7 ms.
-    const int64_t ahead = fast && oH_ >= s.H && moved > kStreamBytes ? (kPrefetchLead + s.W - 1) / s.W : 0;
+    // 2 threads (Zen 5): int32 indices 3.0 -> 2.0 ms (min), int64 3.9 -> 2.2-2.7 ms. Only where
+    // gradOutput's elements are at least as wide as the indices: with narrower ones (FLOAT16, or
+    // int64 indices) the index stream is most of what is read, and in session 34's A/B runs
+    // (alternated, 2 threads) the prefetch was 20-30 % slower for FLOAT16 with int64 indices and
+    // for the 28x28 FLOAT row, and within the noise for the 112x112 FLOAT rows with int64 indices.
+    const int64_t ahead = es >= is && fast && oH_ >= s.H && moved > kStreamBytes ? (kPrefetchLead + s.W - 1) / s.W : 0;
     auto prefetch_rows = [&](int64_t p, int64_t h) {
         if (h >= s.H) h -= s.H, ++p;  // the next plane's
         if (h >= s.H || p >= planes) return;
@@ -370,18 +374,24 @@ BadIndex GatherKernel::run(const void *src, View4 sv, const void *idx, View4 iv,
                 const int64_t r = run_fn(sp, ip + h0 * iv.h * is, dp + h0 * dv.h * ds, (h1 - h0) * s.W, limit, stream);
                 if (r >= 0) record_min(first_bad, start + r);
             } else {
-                // Row by row. Merged rows are gathered in runs that end on a 64-byte line of dst
-                // instead: a line written partly by plain stores (a run's edges) and partly by
-                // streaming ones costs both (FLOAT16 56-column rows, 112 bytes: 2.0 -> 2.4 ms).
+                // Row by row, or merged rows in runs of about kPrefetchLead elements (a row's run
+                // leaves its tail to the scalar loop: 24 of a 56-element FLOAT16 row on the
+                // 32-element step; 32x64x56x56 <- 112x112 FLOAT16 prefetched, 2 threads: 2.7-3.4 ->
+                // 2.4-2.8 ms), each ending on a 64-byte line of dst: a line written partly by
+                // plain stores (a run's edges) and partly by streaming ones costs both (FLOAT16
+                // 56-column rows, 112 bytes: 2.0 -> 2.4 ms).
+                const int64_t rows_per_run = merged ? std::max<int64_t>(1, kPrefetchLead / s.W) : 1;
                 int64_t at = h0 * s.W;  // merged: the next element of the plane to gather
-                for (int64_t h = h0; h < h1; ++h) {
-                    if (ahead) prefetch_rows(p, h + ahead);
+                for (int64_t h = h0, h_end; h < h1; h = h_end) {
+                    h_end = std::min(h1, h + rows_per_run);
+                    if (ahead)
+                        for (int64_t r = h; r < h_end; ++r) prefetch_rows(p, r + ahead);
                     int64_t from = h * s.W, n = s.W;
                     const char *ir = ip + h * iv.h * is;
                     char *dr = dp + h * dv.h * ds;
                     if (merged) {
-                        int64_t end = (h + 1) * s.W;
-                        if (h + 1 < h1) end += line_rest(dp + end * ds, ds);
+                        int64_t end = h_end * s.W;
+                        if (h_end < h1) end += line_rest(dp + end * ds, ds);
                         from = at, n = std::min(end, h1 * s.W) - at;
                         ir = ip + at * is, dr = dp + at * ds;
                         at += n;
