@@ -13,6 +13,7 @@
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_fixture_masked_add_one.h"
 #include "call_fuzzer.hpp"
+#include "fixture_add_one_test.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -24,13 +25,10 @@ aclTensor *dense(int64_t n, void *data, aclDataType dt = ACL_FLOAT) {
     return aclCreateTensor(dims, 1, dt, strides, 0, ACL_FORMAT_ND, dims, 1, data);
 }
 
-class ConditionalArgs : public coretest::RuntimeTest {
+class ConditionalArgs : public coretest::FixtureAddOneTest {
 protected:
     void SetUp() override {
-        coretest::RuntimeTest::SetUp();
-        env_ = std::make_unique<coretest::EnvGuard>("ACLNN_CPU_PLUGIN_PATH", std::string(ACLNN_CPU_TEST_FIXTURE_DIR) +
-                                                                                 "/fixture_add_one:" +
-                                                                                 coretest::uniqueMissingDir());
+        coretest::FixtureAddOneTest::SetUp();
         ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
         self_ = dense(4, in_.data());
         first_ = dense(4, a_.data());
@@ -38,7 +36,7 @@ protected:
     }
     void TearDown() override {
         for (aclTensor *t : {self_, first_, second_}) aclDestroyTensor(t);
-        coretest::RuntimeTest::TearDown();
+        coretest::FixtureAddOneTest::TearDown();
     }
     // Both phases with mask `m` (nullptr: a NULL mask); returns the first failing status.
     aclnnStatus run(const std::vector<bool> *m, aclTensor *first, aclTensor *second, uint64_t *wsOut = nullptr) {
@@ -60,7 +58,6 @@ protected:
     std::vector<float> in_ = {1, 2, 3, 4}, a_ = std::vector<float>(4, -7.0f), b_ = std::vector<float>(4, -7.0f);
     const std::vector<float> untouched_ = std::vector<float>(4, -7.0f), plusOne_ = {2, 3, 4, 5};
     aclTensor *self_ = nullptr, *first_ = nullptr, *second_ = nullptr;
-    std::unique_ptr<coretest::EnvGuard> env_;
 };
 
 TEST_F(ConditionalArgs, EveryMaskWritesExactlyTheSelectedOutputs) {

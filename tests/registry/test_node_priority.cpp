@@ -11,20 +11,15 @@
 #include "acl/acl.h"
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_fixture_node_order.h"
+#include "fixture_add_one_test.hpp"
 #include "test_util.hpp"
 
 namespace {
 
 using coretest::takeErr;
 
-class NodePriority : public coretest::RuntimeTest {
+class NodePriority : public coretest::FixtureAddOneTest {
 protected:
-    void SetUp() override {
-        coretest::RuntimeTest::SetUp();
-        env_ = std::make_unique<coretest::EnvGuard>("ACLNN_CPU_PLUGIN_PATH", std::string(ACLNN_CPU_TEST_FIXTURE_DIR) +
-                                                                                 "/fixture_add_one:" +
-                                                                                 coretest::uniqueMissingDir());
-    }
     // The start order FixtureNodeOrder's nodes record, by slot (low, high, middle, feeds_top, top).
     std::vector<float> run() {
         std::vector<float> out(5, 0.0f);
@@ -39,7 +34,6 @@ protected:
         aclDestroyTensor(t);
         return out;
     }
-    std::unique_ptr<coretest::EnvGuard> env_;
 };
 
 TEST_F(NodePriority, OneThreadStartsTheHighestFirst) {
