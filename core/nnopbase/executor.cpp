@@ -98,9 +98,9 @@ int32_t host_set_node_priority(void *plan, int32_t node, uint32_t priority) {
 }
 
 const acp_host_api kHostApi = {
-    sizeof(acp_host_api), ACP_ABI_MINOR, host_reject,     host_add_buffer,  host_add_node,
-    host_add_convert,     host_add_store, host_set_plan_state, host_log, host_arg_data,
-    host_buffer_data,     host_fail,     host_set_node_priority,
+    sizeof(acp_host_api), ACP_ABI_MINOR, host_reject, host_add_buffer, host_add_node, host_add_convert,
+    host_add_store, host_set_plan_state, host_log, host_arg_data, host_buffer_data, host_fail,
+    host_set_node_priority,  // ABI 1.1
 };
 
 // ---- executor handles ----
@@ -274,7 +274,10 @@ void build_graph(aclOpExecutor &exec) {
         std::vector<uint32_t> priority(exec.nodes.size());
         for (size_t i = exec.nodes.size(); i-- > 0;) {
             priority[i] = std::max(priority[i], exec.nodes[i].priority);
-            for (int32_t d : exec.nodes[i].deps) priority[static_cast<size_t>(d)] = std::max(priority[static_cast<size_t>(d)], priority[i]);
+            for (int32_t d : exec.nodes[i].deps) {
+                uint32_t &p = priority[static_cast<size_t>(d)];
+                p = std::max(p, priority[i]);
+            }
         }
         for (size_t i = 0; i < exec.nodes.size(); ++i) {
             aclOpExecutor *e = &exec;

@@ -67,7 +67,8 @@ template <bool Bf16>
 ACP_AVX512 void stage_row(const void *src, int64_t W, int64_t Wp, float *dst) {
     const __m512 zero = _mm512_setzero_ps();
     _mm512_storeu_ps(dst, zero);
-    for (int64_t c = 0; c < Wp - kL; c += kL) _mm512_storeu_ps(dst + kL + c, c < W ? load_masked<Bf16>(src, c, lanes_below(W - c)) : zero);
+    for (int64_t c = 0; c < Wp - kL; c += kL)
+        _mm512_storeu_ps(dst + kL + c, c < W ? load_masked<Bf16>(src, c, lanes_below(W - c)) : zero);
 }
 
 // ---------------------------------------------------------------- gradWeight
