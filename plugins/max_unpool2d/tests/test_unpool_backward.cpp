@@ -313,9 +313,10 @@ TEST(Large, StreamingStoresKeepTheBits) {
     }
 }
 
-// A large gather (prefetching gradOutput rows ahead, row by row) stops at its first bad index in
-// row-major order at any thread count, two planes' worth of rows before the end, and writes no
-// out byte the user could take for a result (status 361001, the position named).
+// A large gather stops at its first bad index in row-major order at any thread count, two planes'
+// worth of rows before the end, and writes no out byte the user could take for a result (status
+// 361001, the position named). FLOAT (int32 indices) prefetches gradOutput's rows ahead and gathers
+// runs of several rows; FLOAT16 (narrower than its indices) gathers a whole item in one run.
 TEST(Large, FirstBadIndexOfAStreamedGather) {
     for (const aclDataType dt : {ACL_FLOAT, ACL_FLOAT16}) {  // FLOAT16 widened to a FLOAT out
         BackwardCase c;
