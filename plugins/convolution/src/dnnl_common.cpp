@@ -81,6 +81,13 @@ bool plain_layout(const Geometry &g, DnnlDt t) {
             return false;
     return true;
 }
+// gradInput of a 2-D convolution with few input channels (ResNet-50's first layer, 7x7 stride 2: 3
+// of them; VGG-19's 3x3 one runs our own kernels): oneDNN's blocked kernels pad the result channels
+// to a block of 16, its GEMM path on plain NCHW does not. ResNet-50's first layer at N = 8, one
+// thread: FLOAT 52-64 -> 34-39 ms, BF16 28 -> 16 ms; the whole call at 2 threads 42-44 -> 18 ms
+// FLOAT, 20 -> 12 ms BF16 (session 34, this machine). Decided by the shape only.
+constexpr int64_t kPlainDataMaxIC = 4;
+bool plain_data_layout(const Geometry &g) { return g.sd == 2 && g.G == 1 && g.IC <= kPlainDataMaxIC && g.k_size() > 1; }
 // An activation descriptor for primitive creation: plain when plain_layout, else oneDNN's choice.
 Md act(const Geometry &g, const Dims &d, DnnlDt t, bool plain) {
     if (!plain) return any(d, t);

@@ -71,6 +71,9 @@ bool weights_dominate(const Geometry &g);
 bool weights_outweigh_outright(const Geometry &g);
 // FLOAT pointwise convolutions on plain NCHW layouts (oneDNN's GEMM path); why and where: dnnl_common.cpp.
 bool plain_layout(const Geometry &g, DnnlDt t);
+// The backward-data pass of a 2-D convolution with few input channels, on plain layouts too (its
+// GEMM path; dnnl_common.cpp).
+bool plain_data_layout(const Geometry &g);
 // An activation descriptor for primitive creation: plain when plain_layout, else oneDNN's choice.
 Md act(const Geometry &g, const Dims &d, DnnlDt t, bool plain);
 Dims src_dims(const Geometry &g, int64_t n);

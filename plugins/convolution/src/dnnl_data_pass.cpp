@@ -173,7 +173,7 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
         } else {
             const auto hint = forward_pd(g, n, s.t, s.t, dnnl::prop_kind::forward_training, dnnl::primitive_attr());
             const Params p(g);
-            const bool pl = plain_layout(g, s.t);
+            const bool pl = plain_layout(g, s.t) || plain_data_layout(g);
             const dnnl::convolution_backward_data::desc d(
                 dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), DnnlDt::f32, pl),
                 first ? any(weight_dims(g), s.t) : s.w_blk, act(g, dst_dims(g, n), s.t, pl), p.strides, p.dil, p.pl, p.pr);

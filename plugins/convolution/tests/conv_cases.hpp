@@ -58,6 +58,8 @@ inline std::vector<Named> corpus() {
     // FLOAT: oneDNN's GEMM on NCHW (planes of 256 positions or more), and blocked below that
     v.push_back({"pointwise_plain_layout", conv2d(3, 8, 12, 17, 16, 1, 1), {}});
     v.push_back({"pointwise_small_plane", conv2d(3, 8, 12, 9, 10, 1, 1), {}});
+    // few input channels: gradInput on oneDNN's GEMM path (plain_data_layout), ResNet-50's first layer in miniature
+    v.push_back({"few_cin_7x7_s2", conv2d(2, 3, 8, 21, 20, 7, 7, 2, 2, 3, 3), {}});
     v.push_back({"ih1_kh3ph2", conv2d(2, 4, 5, 1, 7, 3, 3, 1, 1, 2, 1), {}});
     v.push_back({"ih1_kh5ph4", conv2d(1, 4, 5, 1, 7, 5, 3, 1, 1, 4, 1), {}});
     v.push_back({"groups2_stride3x2", conv2d(2, 8, 6, 11, 10, 3, 3, 3, 2, 1, 1, 2), {}});

@@ -255,6 +255,7 @@ inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::ve
 struct PlannedGraph {
     std::map<int, std::pair<std::string, std::vector<int>>> nodes;  // id -> name, dependencies
     std::map<std::string, int64_t> channel_blocks;                  // pass -> blocks, 0: by images
+    std::map<std::string, std::string> impl;                        // pass -> oneDNN's implementation name
     std::map<int, unsigned> priority;                               // id -> set_node_priority's hint (0 when unset)
     unsigned priority_of(int id) const {
         const auto it = priority.find(id);
@@ -296,6 +297,8 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
             if (p == std::string::npos) continue;
             const size_t by = line.find(", by ", p);
             g.channel_blocks[pass] = by == std::string::npos ? 0 : std::stoll(line.substr(by + 5));
+            const size_t name = p + std::string(": ").size() + std::string(pass).size() + std::string(": oneDNN ").size();
+            g.impl[pass] = line.substr(name, by == std::string::npos ? std::string::npos : by - name);
         }
         const size_t at = line.find(": node ");
         if (at == std::string::npos) continue;

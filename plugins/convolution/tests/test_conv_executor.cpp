@@ -111,6 +111,26 @@ TEST(Split, ChannelBlocksByWeightShare) {
         }
 }
 
+// gradInput of a 2-D convolution with at most 4 input channels (outside the small-Cin kernels' 3x3
+// stride-1 shapes) runs oneDNN's GEMM path on plain layouts (dnnl_common.cpp, plain_data_layout):
+// its blocked kernels would pad the channels to 16. ResNet-50's first layer (7x7 stride 2) in
+// miniature, at 3 and 4 input channels; 5 input channels keep the blocked kernels. Bits: the
+// integer-fill and tolerance suites cover these shapes' results.
+TEST(Split, FewInputChannelsTakeTheGemmPathForGradInput) {
+    for (int64_t cin : {3, 4, 5})
+        for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+            Runtime::use("atlas-a2", 2);
+            Call k;
+            k.c = conv2d(2, cin, 8, 20, 20, 7, 7, 2, 2, 3, 3);
+            k.dt = dt;
+            const Data d = intData(k.c, 5);
+            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            const std::string at = std::to_string(cin) + " channels " + dtName(dt);
+            ASSERT_EQ(g.impl.count("gradInput"), 1u) << at;
+            EXPECT_EQ(g.impl.at("gradInput").find("gemm") != std::string::npos, cin <= 4) << at << ": " << g.impl.at("gradInput");
+        }
+}
+
 // Random data against the double reference: FLOAT 1e-5 + 1e-4|ref| and relative L2 1e-6;
 // FLOAT16 rtol = atol = 1e-3; BF16 rtol 8e-3 (testing.md).
 TEST(Tolerance, RandomData) {
