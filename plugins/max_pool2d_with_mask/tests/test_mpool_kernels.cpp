@@ -79,6 +79,13 @@ const Geometry kGeoms[] = {
     {1, 2, 7, 80, 3, 40, 3, 3, 2, 2, 0, 0},
     {1, 1, 5, 112, 2, 55, 3, 3, 2, 2, 0, 0},
     {1, 2, 3, 3, 1, 1, 3, 3, 2, 2, 0, 0},
+    // k3 s2 p1 rows ending in a block of at most 8 outputs: 112 columns (8 outputs) and an odd
+    // number of output rows, odd H (the last output row has no ring row), odd W (a partial last
+    // column pair), a one-output last block
+    {1, 3, 14, 112, 7, 56, 3, 3, 2, 2, 1, 1},
+    {1, 2, 15, 48, 8, 24, 3, 3, 2, 2, 1, 1},
+    {1, 2, 13, 45, 7, 23, 3, 3, 2, 2, 1, 1},
+    {2, 1, 10, 34, 5, 17, 3, 3, 2, 2, 1, 1},
     // stride 1: k3 p1 (W == Wo), wider rows (W != Wo), a kernel wider than the input, k2
     {2, 3, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1},
     {1, 2, 9, 40, 7, 38, 3, 3, 1, 1, 0, 0},
@@ -346,42 +353,56 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
 // A bad int32 index in a row's last, partial block of 16 outputs (112 columns: outputs 48 to 55,
 // whose kernel columns all lie inside the input, checked without the column tests): the index of
 // an element just left of the output's window, in the same row - a valid flat index, outside the
-// window. Every path reports exactly that output, at 1 and 2 partitions.
+// window. Every path reports the first such output in output order, at 1 and 2 partitions: in the
+// last block of output row 1, of row 2, and of row 2 together with one earlier in row 2, in a full
+// block (a path that takes rows' last blocks out of order must still report that one).
 TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
     const Geometry geoms[] = {
         {2, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1
         {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},    // k3 s2 p1, 24 outputs: 16 and 8
         {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},   // k2 s2
     };
+    struct Spot {
+        int64_t oh, ow;
+    };
+    const std::vector<std::vector<Spot>> cases = {{{1, -1}}, {{2, -1}}, {{2, -1}, {2, 5}}};
     for (const Geometry &g : geoms)
-        for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
-            SCOPED_TRACE(::testing::Message() << "W " << g.W << " k" << g.kH << " dt " << static_cast<int>(dt));
-            const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
-            std::vector<uint8_t> go(static_cast<size_t>(outs * es), 0x3c);
-            std::vector<int32_t> mask(static_cast<size_t>(outs));
-            for (int64_t p = 0; p < g.planes(); ++p)
-                for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
-                    const int64_t oh = j / g.Wo, ow = j % g.Wo;
-                    mask[static_cast<size_t>(p * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_hi(ow) - 1);
+        for (const auto &spots : cases)
+            for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+                SCOPED_TRACE(::testing::Message() << "W " << g.W << " k" << g.kH << " dt " << static_cast<int>(dt)
+                                                  << " spots " << spots.size() << " row " << spots[0].oh);
+                const int64_t es = elem_size(dt), outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W;
+                std::vector<uint8_t> go(static_cast<size_t>(outs * es), 0x3c);
+                std::vector<int32_t> mask(static_cast<size_t>(outs));
+                for (int64_t p = 0; p < g.planes(); ++p)
+                    for (int64_t j = 0; j < g.Ho * g.Wo; ++j) {
+                        const int64_t oh = j / g.Wo, ow = j % g.Wo;
+                        mask[static_cast<size_t>(p * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_hi(ow) - 1);
+                    }
+                // each spot names the column left of its window (ow -1: the row's last output)
+                const int64_t plane = 1;
+                int64_t first = outs;
+                for (const Spot &sp : spots) {
+                    const int64_t ow = sp.ow < 0 ? g.Wo - 1 : sp.ow, j = sp.oh * g.Wo + ow;
+                    ASSERT_GE(g.col_lo(ow), 1);
+                    mask[static_cast<size_t>(plane * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(sp.oh) * g.W + g.col_lo(ow) - 1);
+                    first = std::min(first, j);
                 }
-            const int64_t plane = 1, oh = 1, ow = g.Wo - 1, j = oh * g.Wo + ow;
-            ASSERT_GE(g.col_lo(ow), 1);
-            mask[static_cast<size_t>(plane * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(oh) * g.W + g.col_lo(ow) - 1);
-            const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
-            for (int path = 0; path < kPaths; ++path) {  // see set_path
-                if (path != 0 && !cpu_has_avx512()) continue;
-                for (int64_t slots : {1, 2}) {
-                    BackwardKernel k(g, dt, false, MaskLayout::Int32, slots);
-                    set_path(k, path);
-                    Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
-                    BadIndex bad;
-                    EXPECT_FALSE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad))
-                        << "path " << path << " slots " << slots;
-                    EXPECT_EQ(bad.plane, plane) << "path " << path << " slots " << slots;
-                    EXPECT_EQ(bad.j, j) << "path " << path << " slots " << slots;
+                const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+                for (int path = 0; path < kPaths; ++path) {  // see set_path
+                    if (path != 0 && !cpu_has_avx512()) continue;
+                    for (int64_t slots : {1, 2}) {
+                        BackwardKernel k(g, dt, false, MaskLayout::Int32, slots);
+                        set_path(k, path);
+                        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
+                        BadIndex bad;
+                        EXPECT_FALSE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad))
+                            << "path " << path << " slots " << slots;
+                        EXPECT_EQ(bad.plane, plane) << "path " << path << " slots " << slots;
+                        EXPECT_EQ(bad.j, first) << "path " << path << " slots " << slots;
+                    }
                 }
             }
-        }
 }
 
 // BF16 k3 sums on the parity path are rounded by the CPU's vcvtne2ps2bf16 (which reads subnormals
