@@ -14,6 +14,12 @@
 //             Where the CPU splits 512-bit vectors in two (Zen 4), FLOAT planes of at most 8 columns
 //             and rows take half-width rows instead: a 256-bit vector per row, each tap a masked load
 //             at its column offset (set_half_width; the same sums in the same order).
+//             FLOAT rows wider than a vector (28, 56, 112): the same flattened vectors, but each
+//             tap's vector is shifted out of the plane's own aligned vectors (valignd; three per
+//             tap row kept in registers in gradWeight, six per tap row for four vectors in
+//             gradInput) instead of loaded at its offset, which crossed a cache line in 8 of 9
+//             taps; vectors wholly in rows 1 .. H - 2 mask their taps by column only (a kernel per
+//             W % 16, whose shifts are then immediates).
 //             BF16 gradInput of rows wider than a vector: strips of 32 columns walked down bands of
 //             16 rows, each gradient row of a strip loaded once (its even and odd columns widened
 //             from one load) and kept in registers for the three output rows that read it. BF16

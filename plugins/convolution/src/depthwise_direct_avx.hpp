@@ -100,6 +100,17 @@ ACP_AVX512 __attribute__((always_inline)) inline __m512 next_column(__m512 v) {
 ACP_AVX512 __attribute__((always_inline)) inline __m512 prev_column(__m512 v) {
     return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(v), _mm512_setzero_si512(), 15));
 }
+// Lanes S .. S + 15 of the 48 lanes a : b : c (S in [0, 32)): the wide kernels' tap vectors from
+// three consecutive vectors of the plane (valignd).
+template <int S>
+ACP_AVX512 __attribute__((always_inline)) inline __m512 lanes_from(__m512 a, __m512 b, __m512 c) {
+    static_assert(S >= 0 && S < 32, "a shift within two vectors");
+    if constexpr (S == 0) return a;
+    else if constexpr (S < 16) return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(b), _mm512_castps_si512(a), S));
+    else if constexpr (S == 16) return b;
+    else return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(c), _mm512_castps_si512(b), S - 16));
+}
+
 // BF16 stride-1 planes wider than a vector (strips(), depthwise_direct_common.hpp) in strips of 32
 // columns walked down a band of rows: each row of a strip is loaded once (two loads give its three
 // column offsets, Row4) and kept in registers for the three rows that use it (the flattened plane loaded and widened every

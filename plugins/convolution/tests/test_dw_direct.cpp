@@ -189,6 +189,33 @@ TEST(DwDirect, EveryWidth) {
         }
 }
 
+// FLOAT rows wider than a vector take the wide kernels (their tap vectors shifted out of the plane's
+// own vectors, a kernel per W % 16): every remainder, on planes tall enough that most vectors are in
+// the kernels' body and a FLOAT sum moves into double (kFlush) in the body, at its edges and in the
+// last rows; the head and tail vectors take the table's masks.
+TEST(DwDirect, WideRowsEveryRemainder) {
+    uint64_t seed = 700;
+    for (int64_t R = 0; R < 16; ++R) {
+        const int64_t W = 16 + R + 16 * (R % 3), H = 9 + R;
+        const Case c{"wide", 2, 3, H, W, 1};
+        const std::string tag = " W " + std::to_string(W) + " H " + std::to_string(H);
+        for (const bool integers : {true, false})
+            checkCase(c, Dt::F32, makeData(c, Dt::F32, seed++, integers), integers, {1, 2, 3}, tag + (integers ? " int" : " rand"));
+        // Non-finite values in the vectors where a row ends and the next begins, in the first and
+        // last rows (the vectors the body must leave to the table's row masks).
+        Data d = makeData(c, Dt::F32, seed++, false);
+        for (int64_t q = 0; q < c.N * c.C; ++q) {
+            const int64_t at = q * H * W;
+            switch (q % 3) {
+                case 0: setElement(d.dy, Dt::F32, at + W - 1, INFINITY); break;        // gradient, end of the first row
+                case 1: setElement(d.dy, Dt::F32, at + (H - 1) * W, -INFINITY); break;  // gradient, start of the last row
+                default: setElement(d.x, Dt::F32, at + W, NAN); break;                  // input, start of the second row
+            }
+        }
+        checkCase(c, Dt::F32, d, false, {3}, tag + " non-finite");
+    }
+}
+
 // Infinities and NaN on the plane's border rows and columns, in gradOutput, input and weights: taps
 // reaching into the padding are skipped, so the results are what the reference gives (an infinity
 // where it has one, never a NaN from 0 * inf).
