@@ -8,6 +8,16 @@
 
 namespace acp {
 
+// The cache line of byte `at` into L1: one instruction, for kernels that fetch a line a step (the
+// loop of prefetch_lines cost a 56x56 depthwise gradWeight step 1.6 of its 8.6 cycles).
+inline void prefetch_line(const void *at) {
+#if defined(__x86_64__)
+    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char *>(at)));
+#else
+    (void)at;
+#endif
+}
+
 // The cache lines of bytes [at, at + n), into L1 or (L2) into L2. By inline asm: GCC 12 dropped
 // some _mm_prefetch / __builtin_prefetch loops (all of the mask backward's, found in session 21).
 template <bool L2 = false>

@@ -237,10 +237,10 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_wide_avx(const Plane
     // the last whole load comes before the last row (so body1 needs no row bound). The vectors
     // before and after take the table's nine masks and loads clipped to the plane.
     const int64_t body0 = (W + kL - 1) / kL, body1 = P / kL - kB - 3;
-    auto step = [&](int64_t v, auto body) ACP_AVX512 __attribute__((always_inline)) {
+    auto step = [&](int64_t v, auto body, auto ahead) ACP_AVX512 __attribute__((always_inline)) {
         const int64_t p0 = v * kL;
-        if (p0 + kFlatAhead < P) acp::prefetch_lines(g + p0 + kFlatAhead, 1);
-        if (p0 + kFlatAhead + W < P) acp::prefetch_lines(x + p0 + kFlatAhead + W, 1);
+        if (decltype(ahead)::value || p0 + kFlatAhead < P) acp::prefetch_line(g + p0 + kFlatAhead);
+        if (decltype(ahead)::value || p0 + kFlatAhead + W < P) acp::prefetch_line(x + p0 + kFlatAhead + W);
         const __m512 r[9] = {lanes_from<sT>(t0, t1, t2), lanes_from<sT + 1>(t0, t1, t2), lanes_from<sT + 2>(t0, t1, t2),
                              lanes_from<sM>(c0, c1, c2), lanes_from<sM + 1>(c0, c1, c2), lanes_from<sM + 2>(c0, c1, c2),
                              lanes_from<sB>(b0, b1, b2), lanes_from<sB + 1>(b0, b1, b2), lanes_from<sB + 2>(b0, b1, b2)};
@@ -266,9 +266,12 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_wide_avx(const Plane
         if (++vs.count == kFlush) flush_avx(vs);
     };
     const int64_t e0 = std::clamp<int64_t>(body0, 0, nv), e1 = std::clamp<int64_t>(body1, e0, nv);
-    for (int64_t v = 0; v < e0; ++v) step(v, std::false_type{});
-    for (int64_t v = e0; v < e1; ++v) step(v, std::true_type{});
-    for (int64_t v = e1; v < nv; ++v) step(v, std::false_type{});
+    // (the body's first part fetches ahead without asking whether it is still inside the plane)
+    const int64_t ea = std::clamp<int64_t>((P - kFlatAhead - W - 1) / kL + 1, e0, e1);
+    for (int64_t v = 0; v < e0; ++v) step(v, std::false_type{}, std::false_type{});
+    for (int64_t v = e0; v < ea; ++v) step(v, std::true_type{}, std::true_type{});
+    for (int64_t v = ea; v < e1; ++v) step(v, std::true_type{}, std::false_type{});
+    for (int64_t v = e1; v < nv; ++v) step(v, std::false_type{}, std::false_type{});
 }
 
 // BF16 stride-1 gradWeight of rows wider than a vector (strips()): each row in strips of 32 columns,
