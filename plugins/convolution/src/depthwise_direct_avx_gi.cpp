@@ -121,8 +121,16 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_wide_avx(const Plane
     const int64_t body0 = -k2, body1 = P / kL - k0 - 2;
     int64_t v = 0;
     for (; v + kGroup <= m.nv; v += kGroup) {
-        prefetch_elems(p.dy, p.gy, v * kL + kFlatAhead + W, kGroup * kL, P, 4);  // the farthest tap row
-        if constexpr (!NT) prefetch_elems(dx, first, v * kL + kFlatAhead, kGroup * kL, P, 4);  // (streamed: not read)
+        // the farthest tap row, and (streamed: not read) the results: a group's four lines, one
+        // prefetch instruction each while they lie inside the plane
+        const int64_t ahead = v * kL + kFlatAhead;
+        if (ahead + W + kGroup * kL <= P) {
+            DWD_UNROLL for (int u = 0; u < kGroup; ++u) acp::prefetch_line(g + ahead + W + u * kL);
+            if constexpr (!NT) DWD_UNROLL for (int u = 0; u < kGroup; ++u) acp::prefetch_line(static_cast<float *>(dx) + first + ahead + u * kL);
+        } else {
+            prefetch_elems(p.dy, p.gy, ahead + W, kGroup * kL, P, 4);
+            if constexpr (!NT) prefetch_elems(dx, first, ahead, kGroup * kL, P, 4);
+        }
         if (v < body0 || v + kGroup > body1) {
             gi_s1_vectors<false, 0, kGroup, NT>(p.dy, wv, off, m, v, dx, first);
             continue;
