@@ -417,7 +417,9 @@ ACP_AVX512 __attribute__((always_inline)) inline void for_strips(int64_t H, int6
 // n: the strip's columns.
 ACP_AVX512 __attribute__((always_inline)) inline void strip_ahead(const uint16_t *col, int64_t y, int64_t H, int64_t W, int64_t n) {
     if (y + kStripAhead >= H) return;
-    acp::prefetch_lines(col + (y + kStripAhead) * W, std::min(n, kStrip) * 2);
+    const uint16_t *at = col + (y + kStripAhead) * W;  // at most 64 bytes: at most two lines
+    acp::prefetch_line(at);
+    acp::prefetch_line(at + std::min(n, kStrip) - 1);
 }
 
 // gradInput: output column x reads gradient column x + 1 - b for tap column b, offset d = 2 - b.
@@ -503,7 +505,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_strip(const Planes &p, 
     auto row = [&](int64_t oy) ACP_AVX512 {
         strip_ahead(col, oy, H, p.W, p.W - x0);
         if (oy + kStripAhead - 2 < H)  // and the gradInput row it will finish, for writing
-            acp::prefetch_lines(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4), 1);
+            acp::prefetch_line(static_cast<const char *>(dx) + (first + (oy + kStripAhead - 2) * p.W + x0) * (OUT_BF16 ? 2 : 4));
         Row r{};
         if (oy < H) {
             if constexpr (kDot) strip_row_pairs<EDGE>(col + oy * p.W, m, r);
