@@ -219,7 +219,8 @@ ACP_AVX512 __attribute__((always_inline)) inline __m512 plane_vector(const float
 // the 9 loads crossed a cache line. Tap row a's vectors start at element 16v + e_a (e_a = (a - 1)W
 // - 1, b = 0), inside plane vectors v + k_a .. v + k_a + 2 (k_a = floor(e_a / 16)); each row keeps
 // those three in registers and loads one new plane vector a step. Zen 5, one thread, 56x56 planes:
-// in L1 0.86 -> 0.57 us a plane, 8x128 planes from memory 1.02 -> 0.85 us.
+// in L1 0.86 -> 0.50 us a plane, 8x128 planes from memory 1.02 -> 0.72-0.80 us (with one
+// prefetch_line a step: prefetch_lines' loop took 1.6 of 8.6 cycles a vector).
 template <int R>
 ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_wide_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
     const int64_t W = p.W, P = p.H * p.W, nv = m.nv;
