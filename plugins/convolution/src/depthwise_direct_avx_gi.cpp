@@ -83,7 +83,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_avx(const Planes &p,
 // from v + k_a. Groups whose plane vectors are whole and inside, which puts their lanes in rows 1 ..
 // H - 2 (a tap's lanes then depend on its column only: b = 0 those of mask 5, b = 1 all, b = 2 those
 // of mask 3); the others take gi_s1_vectors. Zen 5, one thread, 56x56 planes: 0.91 -> 0.59 us a
-// plane in L2, 8x128 planes from memory (streamed) 0.97 -> 0.52-0.57 us.
+// plane in L2, 8x128 planes from memory (streamed) 0.95 -> 0.52-0.58 us a plane.
 template <int S, bool MASKED>
 ACP_AVX512 __attribute__((always_inline)) inline void wide_tap(const __m512 (&pv)[kGroup + 2], __m512 w, __m512 (&acc)[kGroup],
                                                             const __mmask16 (&k)[kGroup]) {
