@@ -23,6 +23,15 @@ inline float float_of(uint32_t u) {
     return f;
 }
 
+// a + b keeping a's NaN (quieted) where both are NaN: x86's first-source rule, pinned down. A sum
+// taken in a defined order (acc = add_ordered(acc, x)) then ends with its earliest NaN's payload on
+// every path; a plain `+` lets the compiler swap the operands, and with them the payload. The
+// vector spellings (numeric_avx512.hpp) follow the same rule.
+inline float add_ordered(float a, float b) {
+    const float s = a + b;
+    return a != a ? a + a : s;  // (only b's NaN, or inf - inf's, can reach s when a is not NaN)
+}
+
 inline uint16_t float_to_half(float f) {
     const uint32_t x = bits_of(f);
     const uint32_t sign = (x >> 16) & 0x8000u;

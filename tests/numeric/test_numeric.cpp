@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -372,6 +373,24 @@ TEST(Precision, RoundToFp16OverflowsAndKeepsSubnormals) {
     EXPECT_TRUE(std::isinf(acp::round_to_fp16(70000.0f)));
     EXPECT_EQ(acp::round_to_fp16(std::ldexp(1.0f, -24)), std::ldexp(1.0f, -24));
     EXPECT_EQ(acp::round_to_fp16(std::ldexp(1.0f, -20) * 3.0f), std::ldexp(1.0f, -20) * 3.0f);
+}
+
+// add_ordered: a + b, keeping a's NaN where both are NaN (x86's first-source rule, on every
+// compiler and CPU); otherwise the IEEE sum, and b's NaN when only b is one.
+TEST(AddOrdered, KeepsTheFirstOfTwoNaNsAndIsTheSumOtherwise) {
+    const float nan_a = acp::float_of(0x7fc12340u), nan_b = acp::float_of(0xffc00560u);
+    const float snan_a = acp::float_of(0x7f812340u);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(nan_a, nan_b)), 0x7fc12340u);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(nan_b, nan_a)), 0xffc00560u);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(snan_a, nan_b)), 0x7fc12340u);  // quieted
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(1.5f, nan_b)), 0xffc00560u);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(nan_a, 2.0f)), 0x7fc12340u);
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_TRUE(std::isnan(acp::add_ordered(inf, -inf)));
+    EXPECT_EQ(acp::add_ordered(inf, 1.0f), inf);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(-0.0f, 0.0f)), 0u);
+    EXPECT_EQ(acp::bits_of(acp::add_ordered(-0.0f, -0.0f)), 0x80000000u);
+    EXPECT_EQ(acp::add_ordered(0.1f, 0.2f), 0.1f + 0.2f);
 }
 
 }  // namespace

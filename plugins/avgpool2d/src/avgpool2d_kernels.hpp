@@ -9,7 +9,9 @@
 //                                   gradOutput[oh][ow] * scale(oh, ow) )
 //   forward   out[oh][ow]     = ( sum_{w in window, ascending} ( sum_{h in window, ascending} self[h][w] ) )
 //                                   * scale(oh, ow)
-// with every sum starting from +0.0f, products never fused into FMAs, scale = 1.0f / divisor
+// with every sum starting from +0.0f and adding with acp::add_ordered (of two NaNs the earlier
+// operand's payload is kept, so a sum ends with its earliest NaN's on every path), products never
+// fused into FMAs, scale = 1.0f / divisor
 // (rounded with acp::round_to_precision when precision != 0), FLOAT16/BF16 accumulated in FLOAT and
 // rounded once on store with the rules of aclnn_cpu/numeric.hpp.
 #ifndef AVGPOOL2D_KERNELS_HPP_

@@ -151,7 +151,7 @@ ACP_AVX512 inline void bw_stage_a_loop(const Chunk* ck, const Term* terms, int64
         const int32_t count = T > 0 ? T : ck->count;
         for (int32_t k = 0; k < count; ++k) {
             const __m512 v = _mm512_permutex2var_ps(lo, _mm512_load_si512(t[k].idx), hi);
-            acc = _mm512_mask_add_ps(acc, _load_mask16(const_cast<__mmask16*>(&t[k].mask)), acc, v);
+            acc = acp::avx512::add_ordered(acc, _load_mask16(const_cast<__mmask16*>(&t[k].mask)), v);
         }
         _mm512_store_ps(Q, acc);
     }
@@ -170,8 +170,8 @@ ACP_AVX512 inline void bw_stage_a2_loop(const Chunk* ck, const Term* terms, int6
         for (int32_t k = 0; k < count; ++k) {
             const __m512i idx = _mm512_load_si512(t[k].idx);
             const __mmask16 m = _load_mask16(const_cast<__mmask16*>(&t[k].mask));
-            acc0 = _mm512_mask_add_ps(acc0, m, acc0, _mm512_permutex2var_ps(lo0, idx, hi0));
-            acc1 = _mm512_mask_add_ps(acc1, m, acc1, _mm512_permutex2var_ps(lo1, idx, hi1));
+            acc0 = acp::avx512::add_ordered(acc0, m, _mm512_permutex2var_ps(lo0, idx, hi0));
+            acc1 = acp::avx512::add_ordered(acc1, m, _mm512_permutex2var_ps(lo1, idx, hi1));
         }
         _mm512_store_ps(Q0, acc0);
         _mm512_store_ps(Q1, acc1);
@@ -208,7 +208,7 @@ template <DType DT, bool HW>
 ACP_AVX512 void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t n, char* out, bool stream) {
     store_row<DT, HW>(out, n, stream, [&](int64_t j) ACP_AVX512 {
         __m512 acc = _mm512_load_ps(rows[0] + j);
-        for (int64_t i = 1; i < count; ++i) acc = _mm512_add_ps(acc, _mm512_load_ps(rows[i] + j));
+        for (int64_t i = 1; i < count; ++i) acc = acp::avx512::add_ordered(acc, _mm512_load_ps(rows[i] + j));
         return acc;
     });
 }
@@ -261,12 +261,12 @@ ACP_AVX512 void bw_parity_row(const char* g_row, const float* srow, int64_t Wo, 
         } else if constexpr (PAR == Parity::K3P0) {
             const __m512 pm = parity_products<DT, -1>(g_row, srow, j0, Wo, &mo);
             e = _mm512_mask_add_ps(zero, mo, zero, pm);
-            e = _mm512_mask_add_ps(e, m0, e, p0);
+            e = acp::avx512::add_ordered(e, m0, p0);
             o = e0;
         } else {
             const __m512 pp = parity_products<DT, 1>(g_row, srow, j0, Wo, &mo);
             e = e0;
-            o = _mm512_mask_add_ps(e0, mo, e0, pp);
+            o = acp::avx512::add_ordered(e0, mo, pp);
         }
         _mm512_store_ps(Q + col0, _mm512_permutex2var_ps(e, lo_idx, o));
         if (col0 + 16 < end) _mm512_store_ps(Q + col0 + 16, _mm512_permutex2var_ps(e, hi_idx, o));
@@ -319,12 +319,12 @@ ACP_AVX512 void bw_rows_t(const BwRowsArgs& a) {
         } else if (oh1 - oh0 == 2) {  // the common case (kH <= 2 sH) without the inner loop
             const float* q1 = a.ring + slot[oh0 + 1];
             store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) ACP_AVX512 {
-                return _mm512_add_ps(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j));
+                return acp::avx512::add_ordered(_mm512_load_ps(q0 + j), _mm512_load_ps(q1 + j));
             });
         } else {
             store_row<DT, HW>(dst, nw, a.stream, [&](int64_t j) ACP_AVX512 {
                 __m512 acc = _mm512_load_ps(q0 + j);
-                for (int64_t oh = oh0 + 1; oh < oh1; ++oh) acc = _mm512_add_ps(acc, _mm512_load_ps(a.ring + slot[oh] + j));
+                for (int64_t oh = oh0 + 1; oh < oh1; ++oh) acc = acp::avx512::add_ordered(acc, _mm512_load_ps(a.ring + slot[oh] + j));
                 return acc;
             });
         }
@@ -348,7 +348,7 @@ ACP_AVX512 void fw_stage1_avx(const FwStage1Args& a) {  // requires in_w == 1
     for (int64_t j = 0; j < a.n; j += 16) {
         const __mmask16 m = tail_mask(a.n - j);
         __m512 acc = _mm512_setzero_ps();
-        for (int64_t h = a.h0; h < a.h1; ++h) acc = _mm512_add_ps(acc, vload<DT>(a.in + (h * a.in_h + a.vlo + j) * es, m));
+        for (int64_t h = a.h0; h < a.h1; ++h) acc = acp::avx512::add_ordered(acc, vload<DT>(a.in + (h * a.in_h + a.vlo + j) * es, m));
         _mm512_storeu_ps(a.V + j, acc);
     }
 }
@@ -364,7 +364,7 @@ ACP_AVX512 void fw_stage2_avx(const ForwardPlan& P, const FwSeg& s, const float*
             const __m512i tv = _mm512_set1_epi32(static_cast<int32_t>(t));
             const __mmask16 mt = _mm512_cmpgt_epi32_mask(wid, tv);
             const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mt, _mm512_add_epi32(idx, tv), V, 4);
-            acc = _mm512_mask_add_ps(acc, mt, acc, v);
+            acc = acp::avx512::add_ordered(acc, mt, v);
         }
         _mm512_storeu_ps(out + (ow - s.ow0), _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, srow + ow)));
     }
@@ -384,7 +384,7 @@ ACP_AVX512 void fw_stage2_perm_avx(const ForwardPlan& P, const FwSeg& s, const f
             const __m512i idx = _mm512_load_si512(t[i].idx);
             __m512 v = _mm512_permutex2var_ps(a, idx, b);
             if (t[i].mask_hi) v = _mm512_mask_permutexvar_ps(v, static_cast<__mmask16>(t[i].mask_hi), idx, c);
-            acc = _mm512_mask_add_ps(acc, static_cast<__mmask16>(t[i].mask), acc, v);
+            acc = acp::avx512::add_ordered(acc, static_cast<__mmask16>(t[i].mask), v);
         }
         const __mmask16 m = tail_mask(s.ow1 - ow);
         _mm512_storeu_ps(out + (ow - s.ow0), _mm512_mul_ps(acc, _mm512_maskz_loadu_ps(m, srow + ow)));

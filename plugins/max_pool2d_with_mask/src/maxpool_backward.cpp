@@ -86,7 +86,8 @@ int64_t row_int32_scalar(const BackwardPlan &P, const uint8_t *idx, const float 
         if (v < 0 || v >= g.H * g.W) return ow;
         const int64_t ih = v / g.W, iw = v % g.W;
         if (ih < h0 || ih >= h1 || iw < g.col_lo(ow) || iw >= g.col_hi(ow)) return ow;
-        ring[(ih % P.ring_rows) * stride + iw] += grow[ow];
+        float &r = ring[(ih % P.ring_rows) * stride + iw];
+        r = acp::add_ordered(r, grow[ow]);
     }
     return -1;
 }
@@ -101,7 +102,8 @@ void row_bits_scalar(const BackwardPlan &P, const uint8_t *mask_plane, int64_t r
             if (!((mask_plane[k * row_bytes + (j >> 3)] >> (j & 7)) & 1)) continue;
             const int64_t ih = hs + k / g.kW, iw = ws + k % g.kW;
             if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;  // a bit pointing into the padding
-            ring[(ih % P.ring_rows) * stride + iw] += grow[ow];
+            float &r = ring[(ih % P.ring_rows) * stride + iw];
+            r = acp::add_ordered(r, grow[ow]);
         }
     }
 }
@@ -263,8 +265,8 @@ ACP_AVX512 inline __attribute__((always_inline)) void tile_block(__m512i code, _
     for (int64_t r = 0; r < n; ++r) {
         float *p = rows[r] + c0;
         __m512 tl = _mm512_maskz_loadu_ps(m_lo, p), th = _mm512_maskz_loadu_ps(m_hi, p + 16);
-        tl = acc_add(tl, _mm512_cmpeq_epi32_mask(cl, want), gl);
-        th = acc_add(th, _mm512_cmpeq_epi32_mask(ch, want), gh);
+        tl = add_ordered(tl, _mm512_cmpeq_epi32_mask(cl, want), gl);
+        th = add_ordered(th, _mm512_cmpeq_epi32_mask(ch, want), gh);
         _mm512_mask_storeu_ps(p, m_lo, tl);
         _mm512_mask_storeu_ps(p + 16, m_hi, th);
         want = _mm512_add_epi32(want, _mm512_set1_epi32(4));

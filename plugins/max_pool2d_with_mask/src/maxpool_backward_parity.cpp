@@ -313,40 +313,40 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
         const __m512 gp = load_g<DT, false>(grow, ow0 - 1, m.livep), gp0 = _mm512_add_ps(zero, gp);
         if (ALL || a) {  // window row 0 = the ring's row: the neighbour's kw 2 then kw 0 to even, kw 1 to odd
             __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
-            e = acc_add(e, m.mp(0), gp);
-            e = acc_add(e, m.m(0, 0), gv);
-            o = acc_add(o, m.m(1, 1), gv);
+            e = add_ordered(e, m.mp(0), gp);
+            e = add_ordered(e, m.m(0, 0), gv);
+            o = add_ordered(o, m.m(1, 1), gv);
             put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W, s.half);
         }
         if (ALL || b) {  // the centre row: odd columns from one output only
             __m512 e = _mm512_maskz_mov_ps(m.mp(1), gp0);
-            e = acc_add(e, m.m(3, 0), gv);
+            e = add_ordered(e, m.m(3, 0), gv);
             put32<DT, FP16, O, false, true, FULL>(e, _mm512_maskz_mov_ps(m.m(4, 1), g0), rowB, col0, W, s.half);
         }
         if (ALL || c) {
             const __m512 e = _mm512_maskz_mov_ps(m.mp(2), gp0);
-            _mm512_storeu_ps(s.ringE + ow0, acc_add(e, m.m(6, 0), gv));
+            _mm512_storeu_ps(s.ringE + ow0, add_ordered(e, m.m(6, 0), gv));
             _mm512_storeu_ps(s.ringO + ow0, _mm512_maskz_mov_ps(m.m(7, 1), g0));
         }
     } else if constexpr (K3) {
         const __m512 g1 = load_g<DT, false>(grow, ow0 + 1, FULL ? kAll : lanes16(Wo - ow0 - 1));
         if (ALL || a) {  // window row 0 = the ring's row: kw 1 to even, kw 2 then the neighbour's kw 0 to odd
             __m512 e = _mm512_loadu_ps(s.ringE + ow0), o = _mm512_loadu_ps(s.ringO + ow0);
-            e = acc_add(e, m.m(1, 1), gv);
-            o = acc_add(o, m.m(2, 2), gv);
-            o = acc_add(o, m.m1(0), g1);
+            e = add_ordered(e, m.m(1, 1), gv);
+            o = add_ordered(o, m.m(2, 2), gv);
+            o = add_ordered(o, m.m1(0), g1);
             put32<DT, FP16, O, false, false, FULL>(e, o, rowA, col0, W, s.half);
         }
         if (ALL || b) {  // the centre row: even columns from one output only
             const __m512 e = _mm512_maskz_mov_ps(m.m(4, 1), g0);
             __m512 o = _mm512_maskz_mov_ps(m.m(5, 2), g0);
-            o = acc_add(o, m.m1(1), g1);
+            o = add_ordered(o, m.m1(1), g1);
             put32<DT, FP16, O, true, false, FULL>(e, o, rowB, col0, W, s.half);
         }
         if (ALL || c) {
             __m512 o = _mm512_maskz_mov_ps(m.m(8, 2), g0);
             _mm512_storeu_ps(s.ringE + ow0, _mm512_maskz_mov_ps(m.m(7, 1), g0));
-            _mm512_storeu_ps(s.ringO + ow0, acc_add(o, m.m1(2), g1));
+            _mm512_storeu_ps(s.ringO + ow0, add_ordered(o, m.m1(2), g1));
         }
     } else if constexpr (DT == DType::F16) {
         // disjoint windows, FLOAT16: every element is +0 or 0 + g of one g, so the 16 values 0 + g

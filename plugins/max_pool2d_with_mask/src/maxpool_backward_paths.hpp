@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "aclnn_cpu/isa.hpp"
+#include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
 #include "maxpool_backward.hpp"
 #include "maxpool_rows.hpp"
@@ -74,11 +76,18 @@ inline Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
     return r;
 }
 
+#if ACP_X86
+// Sums take their contributions in ascending output order with add_ordered (numeric.hpp; here the
+// one-instruction spellings of numeric_avx512.hpp), which keeps the earlier of two NaNs: the
+// earliest NaN of an element, on every path.
+using acp::avx512::add_ordered;
+
 // The one accumulation loop of the vector paths: lanes in ascending output order.
-inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n) {
+ACP_AVX512 inline void add_lanes(float *ring, const int32_t *pos, const float *g, int64_t n) {
 #pragma GCC unroll 8
-    for (int64_t l = 0; l < n; ++l) ring[pos[l]] += g[l];
+    for (int64_t l = 0; l < n; ++l) ring[pos[l]] = add_ordered(ring[pos[l]], g[l]);
 }
+#endif
 
 // Bit masks: output row oh's bits of the next plane, in each kernel position's row (next_mask ==
 // nullptr: no next plane), while this plane computes. The hardware prefetchers leave these short
@@ -126,14 +135,6 @@ MPOOL_AI __mmask16 window_test(__m512i v, __mmask16 m, __m512i start, __m512i li
     const __mmask16 skip = _mm512_mask_cmpeq_epi32_mask(m, v, _mm512_set1_epi32(-1));
     *bad = static_cast<__mmask16>(m & ~valid & ~skip);
     return valid;
-}
-
-// acc + g in the lanes of m, with acc as the first source: of two NaNs x86 returns the first
-// source's, and the scalar loop's `ring[p] += g` keeps the sum's (the earliest NaN of the
-// element). The intrinsic would let the compiler swap the commutative operands, so it is spelled out.
-MPOOL_AI __m512 acc_add(__m512 acc, __mmask16 m, __m512 g) {
-    __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(acc) : "Yk"(m), "v"(g));
-    return acc;
 }
 
 // ---- the paths' entry points: one plane (two for run_planes_small_direct), the first bad output

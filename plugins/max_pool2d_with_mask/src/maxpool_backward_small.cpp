@@ -110,14 +110,14 @@ ACP_AVX512 int64_t run_planes_small_direct(const BackwardPlan &P, const char *go
     if (two) {
 #pragma GCC unroll 2
         for (int64_t l = 0; l < outs; ++l) {
-            if (const int32_t q = pos_a[l]; q >= 0) out_a[q] += grad_a[l];
-            if (const int32_t q = pos_b[l]; q >= 0) out_b[q] += grad_b[l];
+            if (const int32_t q = pos_a[l]; q >= 0) out_a[q] = add_ordered(out_a[q], grad_a[l]);
+            if (const int32_t q = pos_b[l]; q >= 0) out_b[q] = add_ordered(out_b[q], grad_b[l]);
         }
         return -1;
     }
 #pragma GCC unroll 4
     for (int64_t l = 0; l < outs; ++l)
-        if (const int32_t q = pos_a[l]; q >= 0) out_a[q] += grad_a[l];
+        if (const int32_t q = pos_a[l]; q >= 0) out_a[q] = add_ordered(out_a[q], grad_a[l]);
     *which = 1;
     return bad_b;
 }
