@@ -263,13 +263,5 @@ void split(DnnlState &s, int64_t n, int64_t chunks) {
     }
 }
 
-void halve_last_chunk(DnnlState &s) {
-    if (s.chunk_size.size() < 2 || s.chunk_size.front() != s.chunk_size.back() || s.chunk_size.back() % 2 != 0) return;
-    const int64_t half = s.chunk_size.back() / 2;
-    s.chunk_size.back() = half;
-    s.chunk_start.push_back(s.chunk_start.back() + half);
-    s.chunk_size.push_back(half);
-}
-
 }  // namespace onednn
 }  // namespace conv

@@ -193,8 +193,6 @@ struct DnnlState {
 namespace onednn {
 // `chunks` near-equal chunks of the minibatch, the larger first.
 void split(DnnlState &s, int64_t n, int64_t chunks);
-// The last of equal, even chunks in two halves (chunk sizes stay two: the whole and the half).
-void halve_last_chunk(DnnlState &s);
 }  // namespace onednn
 
 }  // namespace conv

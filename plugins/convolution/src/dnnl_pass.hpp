@@ -7,9 +7,8 @@
 //   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations
 //               (in BF16: outright), by blocks of output channels, each one call over the whole
 //               minibatch writing its rows of diff_W (no partials); otherwise the minibatch in
-//               chunks (two where the weights come near the activations, else kWeightChunks; the
-//               last one halved when it halves evenly), each writing its own partial diff_W, summed
-//               in chunk order.
+//               chunks (two where the weights come near the activations, else kWeightChunks), each
+//               writing its own partial diff_W, summed in chunk order.
 // Each task runs oneDNN single-threaded (OpenMP pinned to 1 thread on the calling TBB worker), with
 // its own scratchpad and blocked-layout buffers in slices of the executor's workspace.
 // Operands are dense row-major (N, C, spatial...) arrays; the results are dense FLOAT arrays or,

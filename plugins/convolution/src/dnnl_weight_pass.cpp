@@ -101,13 +101,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
     // traffic); decided by the shape only, never by the thread count.
     int64_t chunks = std::min(g.N, weights_dominate(g) ? int64_t{2} : kWeightChunks);
     split(s, g.N, chunks);
-    // The last chunk in two halves: the thread that finishes the data pass first then takes half a
-    // chunk of this pass instead of waiting for a whole one (still decided by the shape only).
-    // VGG-19's 128ih56 BF16 layer at 2 threads: gradWeight 46.7 / gradInput 37.5 ms -> 41.9 / 40.2,
-    // the layer 47.9 -> 43.1 ms (ACLNN_CPU_TIMELINE=1).
-    halve_last_chunk(s);
-    chunks = static_cast<int64_t>(s.chunk_size.size());
-    if (chunks > kWeightChunks + 1) throw std::logic_error("WeightPass: more chunks than run() sums");
+    if (chunks > kWeightChunks) throw std::logic_error("WeightPass: more chunks than run() sums");
     for (const int64_t n : {s.chunk_size.front(), s.chunk_size.back()}) {
         if (!s.variants.empty() && s.variants.front().n == n) break;
         DnnlState::Variant v;
@@ -209,7 +203,7 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         v.prim->execute(st, args);
     });
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
-        const float *parts[kWeightChunks + 1];  // (no allocation in phase 2)
+        const float *parts[kWeightChunks];  // (chunks <= kWeightChunks: the constructor checks)
         for (int64_t k = 0; k < chunks; ++k) parts[k] = static_cast<const float *>(bufs[4 * k + 2]);
         const int64_t ob = (s.g.OC + 15) / 16;
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, ob, 1), [&](const tbb::blocked_range<int64_t> &r) {

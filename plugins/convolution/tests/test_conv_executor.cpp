@@ -64,7 +64,7 @@ TEST(Determinism, ThreadCounts) {
     for (const cref::Conv &c : {conv2d(9, 16, 24, 17, 15, 3, 3, 1, 1, 1, 1), conv2d(5, 24, 24, 19, 18, 3, 3, 2, 2, 1, 1, 24),
                                 conv2d(5, 40, 40, 14, 14, 3, 3, 1, 1, 1, 1, 40), conv2d(7, 32, 48, 7, 7, 3, 3, 1, 1, 1, 1),
                                 conv2d(6, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1), conv2d(3, 64, 64, 5, 5, 3, 3, 1, 1, 1, 1),
-                                conv2d(8, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1)})  // (weight pass: chunks 2, 2, 2, 1, 1)
+                                conv2d(8, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1)})  // (weight pass: four chunks of two images)
     for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
         const Data d = uniformData(c, 9, dt);
         std::optional<Result> first;
