@@ -2,19 +2,18 @@
 // and the AVX-512 one write the same bits, forward and backward, for every geometry and value the
 // kernels take: table, parity and per-element paths, ceil mode, divisor rules, rounded scales,
 // strided views, and values that include NaNs of different payloads (a sum of two NaNs keeps the
-// earlier operand's), infinities of both signs, signed zeros and subnormals. On a CPU without
-// AVX-512 both runs take the scalar path and the test still checks the rest of its contract.
+// earlier operand's), infinities of both signs, signed zeros and subnormals. (A CPU without
+// AVX-512 has only the scalar spelling: the reference tests check it there, and this test skips.)
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
-#include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/pooling.hpp"
 #include "acltest.hpp"
+#include "avgpool2d_kernel_values.hpp"
 #include "avgpool2d_kernels.hpp"
 
 namespace {
@@ -27,36 +26,6 @@ using avgpool2d::Isa;
 using avgpool2d::StoreMode;
 using avgpool2d::View4;
 using acltest::Rng;
-
-// Values in dt's encoding: ordinary ones, with many NaNs of distinct payloads (so that windows sum
-// two or more of them), infinities, signed zeros and subnormals among them.
-std::vector<uint8_t> values(int64_t n, DType dt, Rng &r) {
-    const int64_t es = dt == DType::F32 ? 4 : 2;
-    std::vector<uint8_t> out(static_cast<size_t>(n * es));
-    for (int64_t i = 0; i < n; ++i) {
-        float v = static_cast<float>(r.integer(-4000, 4000)) / 512.0f;
-        switch (r.integer(0, 12)) {
-            case 0: v = -0.0f; break;
-            case 1: case 2: {  // quiet NaNs, either sign, payload bits that survive the 16-bit encodings
-                const uint32_t u = 0x7fc00000u | static_cast<uint32_t>(r.integer(1, 63)) << 16 |
-                                   (r.integer(0, 1) ? 0x80000000u : 0u);
-                std::memcpy(&v, &u, 4);
-                break;
-            }
-            case 3: v = r.integer(0, 1) ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity(); break;
-            case 4: v = 1e-40f; break;
-            case 5: v = static_cast<float>(r.integer(1, 9)) * 1e-7f; break;
-            default: break;
-        }
-        if (dt == DType::F32) {
-            std::memcpy(&out[static_cast<size_t>(i * 4)], &v, 4);
-        } else {
-            const uint16_t u = dt == DType::F16 ? acp::float_to_half(v) : acp::float_to_bf16(v);
-            std::memcpy(&out[static_cast<size_t>(i * 2)], &u, 2);
-        }
-    }
-    return out;
-}
 
 struct Case {
     Geometry g;
@@ -97,9 +66,6 @@ Case draw(Rng &r, DType dt) {
     return c;
 }
 
-template <class K>
-void set_path(K &k, Isa isa) { k.set_isa(isa); }
-
 // The result bytes of one run (rows of W + pad elements, the pad left as filled: 0xA5).
 std::vector<uint8_t> backward(const Case &c, const std::vector<uint8_t> &go, Isa isa, StoreMode store) {
     const Geometry &g = c.g;
@@ -135,38 +101,43 @@ void expect_same(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b, i
     }
 }
 
-TEST(AvgPool2dKernelIsa, BackwardScalarAndAvx512WriteTheSameBits) {
-    Rng r(37);
+// Random cases in the three dtypes, check(case, values of the kernel's input) each; how many ran.
+template <class F>
+int each_case(uint64_t seed, bool backward, const F &check) {
+    Rng r(seed);
     int checked = 0;
     for (int draw_no = 0; draw_no < 600; ++draw_no) {
         const DType dt = draw_no % 3 == 0 ? DType::F32 : draw_no % 3 == 1 ? DType::F16 : DType::BF16;
         const Case c = draw(r, dt);
         if (c.g.Ho <= 0 || c.g.Wo <= 0) continue;
-        const int64_t es = dt == DType::F32 ? 4 : 2;
-        const std::vector<uint8_t> go = values(c.g.C * c.g.Ho * c.g.Wo, dt, r);
+        const int64_t n = backward ? c.g.C * c.g.Ho * c.g.Wo : c.g.C * c.g.H * c.g.W;
+        check(c, avgpool2d_test::values(n, dt, r, 12), r);
+        if (::testing::Test::HasFatalFailure()) return checked;
+        ++checked;
+    }
+    return checked;
+}
+
+TEST(AvgPool2dKernelIsa, BackwardScalarAndAvx512WriteTheSameBits) {
+    if (!avgpool2d::detail::cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: only the scalar spelling exists here";
+    const int checked = each_case(37, true, [](const Case &c, const std::vector<uint8_t> &go, Rng &r) {
+        const int64_t es = c.dt == DType::F32 ? 4 : 2;
         const StoreMode store = r.integer(0, 1) ? StoreMode::Plain : StoreMode::Streaming;
         const std::vector<uint8_t> scalar = backward(c, go, Isa::Scalar, StoreMode::Plain);
         expect_same(backward(c, go, Isa::Auto, store), scalar, es, "backward, " + c.str());
-        if (dt == DType::BF16) expect_same(backward(c, go, Isa::Avx512NoBf16, store), scalar, es, "backward no-bf16, " + c.str());
-        ++checked;
-    }
+        if (c.dt == DType::BF16) expect_same(backward(c, go, Isa::Avx512NoBf16, store), scalar, es, "backward no-bf16, " + c.str());
+    });
     EXPECT_GT(checked, 400);
 }
 
 TEST(AvgPool2dKernelIsa, ForwardScalarAndAvx512WriteTheSameBits) {
-    Rng r(38);
-    int checked = 0;
-    for (int draw_no = 0; draw_no < 600; ++draw_no) {
-        const DType dt = draw_no % 3 == 0 ? DType::F32 : draw_no % 3 == 1 ? DType::F16 : DType::BF16;
-        const Case c = draw(r, dt);
-        if (c.g.Ho <= 0 || c.g.Wo <= 0) continue;
-        const int64_t es = dt == DType::F32 ? 4 : 2;
-        const std::vector<uint8_t> in = values(c.g.C * c.g.H * c.g.W, dt, r);
+    if (!avgpool2d::detail::cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: only the scalar spelling exists here";
+    const int checked = each_case(38, false, [](const Case &c, const std::vector<uint8_t> &in, Rng &) {
+        const int64_t es = c.dt == DType::F32 ? 4 : 2;
         const std::vector<uint8_t> scalar = forward(c, in, Isa::Scalar);
         expect_same(forward(c, in, Isa::Auto), scalar, es, "forward, " + c.str());
-        if (dt == DType::BF16) expect_same(forward(c, in, Isa::Avx512NoBf16), scalar, es, "forward no-bf16, " + c.str());
-        ++checked;
-    }
+        if (c.dt == DType::BF16) expect_same(forward(c, in, Isa::Avx512NoBf16), scalar, es, "forward no-bf16, " + c.str());
+    });
     EXPECT_GT(checked, 400);
 }
 

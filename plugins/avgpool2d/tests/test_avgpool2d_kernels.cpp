@@ -9,13 +9,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
-#include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/pooling.hpp"
 #include "acltest.hpp"
+#include "avgpool2d_kernel_values.hpp"
 #include "avgpool2d_kernels.hpp"
 
 namespace {
@@ -27,37 +26,6 @@ using avgpool2d::StoreMode;
 using avgpool2d::View4;
 
 using acltest::Rng;
-
-// Gradients in dt's encoding: mostly ordinary values, with signed zeros, NaNs of different
-// payloads, infinities and subnormals among them.
-std::vector<uint8_t> gradients(int64_t n, DType dt, Rng &r) {
-    const int64_t es = dt == DType::F32 ? 4 : 2;
-    std::vector<uint8_t> out(static_cast<size_t>(n * es));
-    for (int64_t i = 0; i < n; ++i) {
-        float v = static_cast<float>(r.integer(-4000, 4000)) / 512.0f;
-        switch (r.integer(0, 40)) {
-            case 0: v = -0.0f; break;
-            case 1: v = 0.0f; break;
-            case 2: {  // payload bits that survive the 16-bit encodings too
-                const uint32_t u = 0x7fc00000u | static_cast<uint32_t>(r.integer(1, 63)) << 16;
-                std::memcpy(&v, &u, 4);
-                break;
-            }
-            case 3: v = -std::numeric_limits<float>::infinity(); break;
-            case 4: v = 1e-40f; break;                        // FLOAT subnormal
-            case 5: v = 3e4f; break;                          // near FLOAT16's largest
-            case 6: v = static_cast<float>(r.integer(1, 9)) * 1e-7f; break;  // FLOAT16 subnormal range
-            default: break;
-        }
-        if (dt == DType::F32) {
-            std::memcpy(&out[static_cast<size_t>(i * 4)], &v, 4);
-        } else {
-            const uint16_t u = dt == DType::F16 ? acp::float_to_half(v) : acp::float_to_bf16(v);
-            std::memcpy(&out[static_cast<size_t>(i * 2)], &u, 2);
-        }
-    }
-    return out;
-}
 
 struct Problem {
     int64_t planes, H, W, kH, sH, pH, kW, pW;
@@ -132,7 +100,7 @@ TEST(AvgPool2dKernelParity, SameBitsAsTheTablePath) {
                     if (!fits(p)) continue;
                     const int64_t Ho = acp::pooled_size(p.H, p.kH, p.sH, p.pH, 1, p.ceil);
                     const int64_t Wo = acp::pooled_size(p.W, p.kW, 2, p.pW, 1, p.ceil);
-                    const std::vector<uint8_t> go = gradients(p.planes * Ho * Wo, dt, r);
+                    const std::vector<uint8_t> go = avgpool2d_test::values(p.planes * Ho * Wo, dt, r, 40);
                     bool onUsed = false, offUsed = true;
                     const std::vector<uint8_t> on = run(p, go, true, &onUsed), off = run(p, go, false, &offUsed);
                     ASSERT_TRUE(onUsed) << p.str();  // else this compares the table path with itself
