@@ -33,11 +33,10 @@ ACP_AVX512_FN __m256i to_bf16(__m512 v) {
     return _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, to_bf16_high(v), 16));
 }
 
-// add_ordered (numeric.hpp) 16 lanes at a time: a + b keeping a's NaN where both are NaN (vaddps
-// returns its first source's; spelled out, since the intrinsic lets the compiler swap the operands).
-// The masked form adds in the lanes of m and keeps a in the others.
-// (and one lane, for the scalar loops of vector code: one vaddss, where add_ordered's test costs a
-// tenth of a scatter loop's time)
+// add_ordered (numeric.hpp) in one instruction with its operands pinned: vaddss / vaddps return
+// their first source's NaN, and the intrinsics would let the compiler swap the operands. One lane
+// (for the scalar loops of vector code, where numeric.hpp's NaN test costs a tenth of a scatter
+// loop's time), 16 lanes, and 16 lanes added where m is set, a kept elsewhere.
 ACP_AVX512_FN float add_ordered(float a, float b) {
     float r;
     __asm__("vaddss %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
