@@ -5,6 +5,7 @@
 #ifndef ACLNN_CPU_NUMERIC_HPP_
 #define ACLNN_CPU_NUMERIC_HPP_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -30,6 +31,23 @@ inline float float_of(uint32_t u) {
 inline float add_ordered(float a, float b) {
     const float s = a + b;
     return a != a ? a + a : s;  // (only b's NaN, or inf - inf's, can reach s when a is not NaN)
+}
+inline double add_ordered(double a, double b) {
+    const double s = a + b;
+    return a != a ? a + a : s;
+}
+
+// a * b + c rounded once, keeping the first NaN of a, b, c in that order (quieted) where one is
+// NaN: x86's FMA rule (multiplicand, multiplier, addend), pinned down. The intrinsics and std::fma
+// leave the compiler and the C library free to swap the factors (glibc's fmaf keeps b's NaN first),
+// so a kernel spelled twice would end with different payloads where two NaNs meet. The vector
+// spellings (numeric_avx512.hpp) follow the same rule. inf * 0 alone: the default NaN.
+inline float fma_ordered(float a, float b, float c) {
+    const float r = std::fma(a, b, c);
+    if (r == r) return r;
+    if (a != a) return a + a;
+    if (b != b) return b + b;
+    return c != c ? c + c : r;
 }
 
 inline uint16_t float_to_half(float f) {

@@ -51,6 +51,43 @@ ACP_AVX512_FN __m512 add_ordered(__m512 a, __mmask16 m, __m512 b) {
     __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(a) : "Yk"(m), "v"(b));
     return a;
 }
+// The same in double: one lane, 8, 4 and 2 lanes (double sums folded by halves).
+ACP_AVX512_FN double add_ordered(double a, double b) {
+    double r;
+    __asm__("vaddsd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
+    return r;
+}
+ACP_AVX512_FN __m512d add_ordered(__m512d a, __m512d b) {
+    __m512d r;
+    __asm__("vaddpd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
+    return r;
+}
+__attribute__((target("avx512f,avx512vl"))) inline __m256d add_ordered(__m256d a, __m256d b) {
+    __m256d r;
+    __asm__("vaddpd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
+    return r;
+}
+__attribute__((target("avx512f,avx512vl"))) inline __m128d add_ordered(__m128d a, __m128d b) {
+    __m128d r;
+    __asm__("vaddpd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
+    return r;
+}
+
+// fma_ordered (numeric.hpp): a * b + c in one vfmadd231 with the factors pinned (the intrinsics
+// would let the compiler swap them, and with them which NaN survives). The masked forms are
+// _mm512/_mm256_mask3_fmadd_ps's: c kept in the lanes outside m.
+ACP_AVX512_FN __m512 fma_ordered(__m512 a, __m512 b, __m512 c) {
+    __asm__("vfmadd231ps %2, %1, %0" : "+v"(c) : "v"(a), "vm"(b));
+    return c;
+}
+ACP_AVX512_FN __m512 fma_ordered(__m512 a, __m512 b, __m512 c, __mmask16 m) {
+    __asm__("vfmadd231ps %3, %2, %0%{%1%}" : "+v"(c) : "Yk"(m), "v"(a), "vm"(b));
+    return c;
+}
+__attribute__((target("avx512f,avx512vl"))) inline __m256 fma_ordered(__m256 a, __m256 b, __m256 c, __mmask8 m) {
+    __asm__("vfmadd231ps %3, %2, %0%{%1%}" : "+v"(c) : "Yk"(m), "v"(a), "vm"(b));
+    return c;
+}
 
 // Whether this CPU has AVX512_BF16's vcvtneps2bf16, read once when the library is loaded.
 inline const bool kCpuConvertsBf16 = [] {

@@ -393,4 +393,23 @@ TEST(AddOrdered, KeepsTheFirstOfTwoNaNsAndIsTheSumOtherwise) {
     EXPECT_EQ(acp::add_ordered(0.1f, 0.2f), 0.1f + 0.2f);
 }
 
+// fma_ordered: a * b + c rounded once; where NaNs meet, a's first, then b's, then c's (x86's FMA
+// rule, whatever the compiler and C library do with std::fma's factors); inf * 0 the default NaN.
+TEST(FmaOrdered, KeepsTheFirstNaNOfItsOperandsInOrderAndIsTheFusedResultOtherwise) {
+    const float nan_a = acp::float_of(0x7fc12340u), nan_b = acp::float_of(0xffc00560u), nan_c = acp::float_of(0x7fc00007u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(nan_a, nan_b, nan_c)), 0x7fc12340u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(nan_b, nan_a, nan_c)), 0xffc00560u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(1.0f, nan_b, nan_c)), 0xffc00560u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(1.0f, 2.0f, nan_c)), 0x7fc00007u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(acp::float_of(0x7f812340u), nan_b, 1.0f)), 0x7fc12340u);  // quieted
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(inf, 0.0f, 1.0f)), 0xffc00000u);
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(inf, 0.0f, nan_c)), 0x7fc00007u);
+    EXPECT_TRUE(std::isnan(acp::fma_ordered(inf, 1.0f, -inf)));
+    // rounded once: (1 + 2^-12)^2 - 1 keeps the 2^-24 a separate multiply would round away
+    const float e = 1.0f + std::ldexp(1.0f, -12);
+    EXPECT_EQ(acp::fma_ordered(e, e, -1.0f), std::ldexp(1.0f, -11) + std::ldexp(1.0f, -24));
+    EXPECT_EQ(acp::bits_of(acp::fma_ordered(-0.0f, 1.0f, -0.0f)), 0x80000000u);
+}
+
 }  // namespace

@@ -147,4 +147,54 @@ TEST(NumericAvx512, AddOrderedMatchesTheScalarOne) {
     EXPECT_GT(nan_pairs, 10);
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void fma_vectors(const std::vector<uint32_t> &a, const std::vector<uint32_t> &b,
+                                                                    const std::vector<uint32_t> &c, std::vector<uint32_t> &full,
+                                                                    std::vector<uint32_t> &masked, std::vector<uint32_t> &half) {
+    for (size_t i = 0; i < a.size(); i += 16) {
+        const __m512 x = _mm512_loadu_ps(a.data() + i), y = _mm512_loadu_ps(b.data() + i), z = _mm512_loadu_ps(c.data() + i);
+        _mm512_storeu_ps(reinterpret_cast<float *>(full.data() + i), acp::avx512::fma_ordered(x, y, z));
+        const auto m = static_cast<__mmask16>(0xa5c3u ^ static_cast<unsigned>(i));
+        _mm512_storeu_ps(reinterpret_cast<float *>(masked.data() + i), acp::avx512::fma_ordered(x, y, z, m));
+        for (size_t h = 0; h < 16; h += 8) {
+            const auto m8 = static_cast<__mmask8>(m >> h);
+            const __m256 r = acp::avx512::fma_ordered(_mm256_loadu_ps(reinterpret_cast<const float *>(a.data() + i + h)),
+                                                      _mm256_loadu_ps(reinterpret_cast<const float *>(b.data() + i + h)),
+                                                      _mm256_loadu_ps(reinterpret_cast<const float *>(c.data() + i + h)), m8);
+            _mm256_storeu_ps(reinterpret_cast<float *>(half.data() + i + h), r);
+        }
+    }
+}
+
+// The 512- and 256-bit spellings of fma_ordered give the scalar function's bits (NaNs of different
+// payloads meeting in all three operands included); the masked ones leave c outside their mask.
+TEST(NumericAvx512, FmaOrderedMatchesTheScalarOne) {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL) on this CPU: the vector spellings cannot run";
+    std::vector<uint32_t> a = float_patterns();
+    std::vector<uint32_t> b(a.size()), c(a.size());
+    std::mt19937 rng(13);
+    for (size_t i = 0; i < a.size(); ++i) {
+        b[i] = a[(i * 7919 + rng() % 13) % a.size()] ^ (rng() % 4 == 0 ? 0x00012300u : 0u);
+        c[i] = a[(i * 104729 + rng() % 17) % a.size()] ^ (rng() % 4 == 0 ? 0x00004500u : 0u);
+    }
+    // and every triple of specials: NaNs of different payloads and signs, a signalling one, infinities, zeros, one
+    const uint32_t special[] = {0x7fc12340u, 0xffc00560u, 0x7f800011u, 0x7f800000u, 0xff800000u, 0u, 0x80000000u, 0x3f800000u};
+    for (const uint32_t x : special)
+        for (const uint32_t y : special)
+            for (const uint32_t z : special) a.push_back(x), b.push_back(y), c.push_back(z ^ 0x100u * (z >> 31));
+    while (a.size() % 16) a.push_back(0), b.push_back(0), c.push_back(0);
+    std::vector<uint32_t> full(a.size()), masked(a.size()), half(a.size());
+    fma_vectors(a, b, c, full, masked, half);
+    int nan_triples = 0;
+    const auto nan = [](uint32_t x) { return float_of(x) != float_of(x); };
+    for (size_t i = 0; i < a.size(); ++i) {
+        const uint32_t want = bits_of(acp::fma_ordered(float_of(a[i]), float_of(b[i]), float_of(c[i])));
+        nan_triples += nan(a[i]) && nan(b[i]) && nan(c[i]) && a[i] != b[i] && b[i] != c[i];
+        ASSERT_EQ(full[i], want) << std::hex << a[i] << " * " << b[i] << " + " << c[i];
+        const bool in = ((0xa5c3u ^ static_cast<unsigned>(i / 16 * 16)) >> (i % 16)) & 1u;
+        ASSERT_EQ(masked[i], in ? want : c[i]) << std::hex << a[i] << " * " << b[i] << " + " << c[i];
+        ASSERT_EQ(half[i], in ? want : c[i]) << std::hex << a[i] << " * " << b[i] << " + " << c[i];
+    }
+    EXPECT_GT(nan_triples, 10);
+}
+
 }  // namespace

@@ -47,6 +47,9 @@ constexpr __mmask8 kAll8 = 0xff;
 
 #define DWB_UNROLL _Pragma("GCC unroll 16")
 using acp::avx512::transpose16;  // r[i] lane j -> o[j] lane i
+// the scalar spelling's acp::fma_ordered and acp::add_ordered: the same NaN where NaNs meet
+using acp::avx512::add_ordered;
+using acp::avx512::fma_ordered;
 
 // 16x16 transpose of 16-bit words: r[i] word j -> o[j] word i. BF16 is moved as 16-bit words
 // (256-bit shuffles, half the cost of 512-bit ones here) and widened or rounded per pixel.
@@ -245,7 +248,7 @@ void gi_row_scalar(const GiRow &r) {
             for (int i = 0; i < p.n; ++i) {
                 const int64_t q = p.t[i].q0 + j;
                 if (q < 0 || q >= r.Wo) continue;
-                for (int l = 0; l < 16; ++l) acc[l] = std::fma(p.t[i].w[l], p.t[i].g[q * kL + l], acc[l]);
+                for (int l = 0; l < 16; ++l) acc[l] = acp::fma_ordered(p.t[i].w[l], p.t[i].g[q * kL + l], acc[l]);
             }
             for (int l = 0; l < 16; ++l) r.out[(ph + j * r.sw) * kL + l] = acc[l];
         }
@@ -257,7 +260,7 @@ ACP_AVX512 void gi_edge_avx(const GiPhase &p, int64_t j, int64_t Wo, float *out)
     __m512 a = _mm512_setzero_ps();
     for (int i = 0; i < p.n; ++i) {
         const int64_t q = p.t[i].q0 + j;
-        if (static_cast<uint64_t>(q) < static_cast<uint64_t>(Wo)) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL), a);
+        if (static_cast<uint64_t>(q) < static_cast<uint64_t>(Wo)) a = fma_ordered(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + q * kL), a);
     }
     _mm512_storeu_ps(out, a);
 }
@@ -276,10 +279,10 @@ ACP_AVX512 void gi_row_avx(const GiRow &r) {
             for (int i = 0; i < p.n; ++i) {
                 const __m512 w = _mm512_loadu_ps(p.t[i].w);
                 const float *g = p.t[i].g + (p.t[i].q0 + j) * kL;
-                a0 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g), a0);
-                a1 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + kL), a1);
-                a2 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 2 * kL), a2);
-                a3 = _mm512_fmadd_ps(w, _mm512_loadu_ps(g + 3 * kL), a3);
+                a0 = fma_ordered(w, _mm512_loadu_ps(g), a0);
+                a1 = fma_ordered(w, _mm512_loadu_ps(g + kL), a1);
+                a2 = fma_ordered(w, _mm512_loadu_ps(g + 2 * kL), a2);
+                a3 = fma_ordered(w, _mm512_loadu_ps(g + 3 * kL), a3);
             }
             _mm512_storeu_ps(out + j * step, a0);
             _mm512_storeu_ps(out + (j + 1) * step, a1);
@@ -288,7 +291,7 @@ ACP_AVX512 void gi_row_avx(const GiRow &r) {
         }
         for (; j < p.hi; ++j) {
             __m512 a = _mm512_setzero_ps();
-            for (int i = 0; i < p.n; ++i) a = _mm512_fmadd_ps(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL), a);
+            for (int i = 0; i < p.n; ++i) a = fma_ordered(_mm512_loadu_ps(p.t[i].w), _mm512_loadu_ps(p.t[i].g + (p.t[i].q0 + j) * kL), a);
             _mm512_storeu_ps(out + j * step, a);
         }
         for (j = std::max(j, p.hi); j < p.cols; ++j) gi_edge_avx(p, j, r.Wo, out + j * step);
@@ -315,7 +318,7 @@ void gw_row_scalar(const GwRow &r) {
         for (int64_t ow = 0; ow < r.Wo; ++ow) {
             const int64_t col = r.t[i].c0 + ow * r.sw;
             if (col < 0 || col >= r.W) continue;
-            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = std::fma(r.g[ow * kL + l], r.t[i].x[col * kL + l], r.t[i].acc[l]);
+            for (int l = 0; l < 16; ++l) r.t[i].acc[l] = acp::fma_ordered(r.g[ow * kL + l], r.t[i].x[col * kL + l], r.t[i].acc[l]);
         }
 }
 
@@ -337,16 +340,16 @@ ACP_AVX512 void gw_group_avx(const GwRow &r, const GwTap *t) {
     for (int64_t ow = 0; ow < lo; ++ow) {  // columns with a tap outside the input row
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
         DWB_UNROLL for (int k = 0; k < G; ++k)
-            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = fma_ordered(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = lo; ow < hi; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
-        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
+        DWB_UNROLL for (int k = 0; k < G; ++k) a[k] = fma_ordered(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     for (int64_t ow = hi; ow < r.Wo; ++ow) {
         const __m512 g = _mm512_loadu_ps(r.g + ow * kL);
         DWB_UNROLL for (int k = 0; k < G; ++k)
-            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = _mm512_fmadd_ps(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
+            if (ow >= lo_k[k] && ow < hi_k[k]) a[k] = fma_ordered(g, _mm512_loadu_ps(x[k] + ow * step), a[k]);
     }
     DWB_UNROLL for (int k = 0; k < G; ++k) _mm512_storeu_ps(t[k].acc, a[k]);
 }
@@ -372,14 +375,14 @@ ACP_AVX512 void flush_avx(float *acc, double *sum, int64_t kk) {
         const __m512 a = _mm512_loadu_ps(acc + t * kL);
         const __m512d lo = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll8, _mm512_castps_pd(a), 0)));
         const __m512d hi = _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(kAll8, _mm512_castps_pd(a), 1)));
-        _mm512_storeu_pd(sum + t * kL, _mm512_add_pd(_mm512_loadu_pd(sum + t * kL), lo));
-        _mm512_storeu_pd(sum + t * kL + 8, _mm512_add_pd(_mm512_loadu_pd(sum + t * kL + 8), hi));
+        _mm512_storeu_pd(sum + t * kL, add_ordered(_mm512_loadu_pd(sum + t * kL), lo));
+        _mm512_storeu_pd(sum + t * kL + 8, add_ordered(_mm512_loadu_pd(sum + t * kL + 8), hi));
         _mm512_storeu_ps(acc + t * kL, _mm512_setzero_ps());
     }
 }
 void flush_scalar(float *acc, double *sum, int64_t kk) {
     for (int64_t i = 0; i < kk * kL; ++i) {
-        sum[i] += static_cast<double>(acc[i]);
+        sum[i] = acp::add_ordered(sum[i], static_cast<double>(acc[i]));
         acc[i] = 0.0f;
     }
 }

@@ -13,7 +13,7 @@
 //              partials. Which of the two is fixed by the shape: same bytes at any thread count.
 // Positions outside the plane are skipped, never multiplied as zeros (an infinite operand there
 // must not make a NaN). Every tap is one fused multiply-add. Two spellings with the same arithmetic
-// per element: AVX-512 and scalar (std::fma).
+// per element: AVX-512 and scalar (acp::fma_ordered: the same NaN where NaNs meet).
 #ifndef CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_BLOCKED_HPP_
 

@@ -23,7 +23,7 @@ constexpr int64_t kPlaneElems = 2048;   // gradInput: about this many elements p
 constexpr int64_t kMaxPlane = 1 << 16;  // stride 1: larger planes stay blocked (the mask table grows with the plane)
 constexpr int64_t kGroupElems = 4096;   // gradWeight: a task walks about this many elements of channels per image
 
-// ---- scalar spelling (std::fma, the vector spelling's order per element) ----
+// ---- scalar spelling (acp::fma_ordered, the vector spelling's order per element) ----
 
 // gradInput of one plane: per input position, the taps whose gradient position is whole and
 // inside, rows then columns, from zero.
@@ -37,7 +37,7 @@ void gi_plane_scalar(const Planes &p, Dt dt, const float w[9], void *dx, bool dx
                 for (int64_t b = 0; b < 3; ++b) {
                     const int64_t nx = ix + 1 - b;
                     if (nx < 0 || nx % p.s != 0 || nx / p.s >= p.Wo) continue;
-                    acc = std::fma(w[a * 3 + b], value(p.dy, dt, p.gy + ny / p.s * p.Wo + nx / p.s), acc);
+                    acc = acp::fma_ordered(w[a * 3 + b], value(p.dy, dt, p.gy + ny / p.s * p.Wo + nx / p.s), acc);
                 }
             }
             const int64_t at = first + iy * p.W + ix;
@@ -54,7 +54,7 @@ struct LaneSums {
     void flush() {
         for (int t = 0; t < 9; ++t)
             for (int64_t l = 0; l < kL; ++l) {
-                sum[t][l] += static_cast<double>(acc[t][l]);
+                sum[t][l] = acp::add_ordered(sum[t][l], static_cast<double>(acc[t][l]));
                 acc[t][l] = 0.0f;
             }
         count = 0;
@@ -75,7 +75,7 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
             const int64_t ix = ox * p.s - 1 + b;
             if (ix < 0 || ix >= p.W) continue;
             float &acc = ls.acc[a * 3 + b][lane_by_input ? l - 1 + b : l];
-            acc = std::fma(g, value(p.x, dt, p.gx + iy * p.W + ix), acc);
+            acc = acp::fma_ordered(g, value(p.x, dt, p.gx + iy * p.W + ix), acc);
         }
     }
 }
@@ -222,7 +222,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
     for (int64_t c = 0; c < s.C; ++c)
         for (int64_t t = 0; t < 9; ++t) {
             double v = 0.0;
-            for (int64_t q = 0; q < parts; ++q) v += sums[(c * parts + q) * 9 + t];
+            for (int64_t q = 0; q < parts; ++q) v = acp::add_ordered(v, sums[(c * parts + q) * 9 + t]);
             io.dw[c * 9 + t] = static_cast<float>(v);
         }
 }

@@ -44,8 +44,10 @@
 //              at any thread count.
 // Positions outside the plane are skipped (masked multiply-adds), never multiplied as zeros: an
 // infinite operand next to the padding must not make a NaN. Two spellings with the same arithmetic
-// per element: AVX-512 (depthwise_direct_avx_gi.cpp, _gw.cpp, shared parts in depthwise_direct_avx.hpp) and scalar (std::fma, depthwise_direct.cpp, with
-// the planning and the task split); depthwise_direct_common.hpp holds what they share.
+// per element, every multiply-add and sum pinned to one operand order (acp::fma_ordered and
+// add_ordered: the same NaN where NaNs meet): AVX-512 (depthwise_direct_avx_gi.cpp, _gw.cpp,
+// shared parts in depthwise_direct_avx.hpp) and scalar (depthwise_direct.cpp, with the planning
+// and the task split); depthwise_direct_common.hpp holds what they share.
 #ifndef CONVOLUTION_SRC_DEPTHWISE_DIRECT_HPP_
 #define CONVOLUTION_SRC_DEPTHWISE_DIRECT_HPP_
 

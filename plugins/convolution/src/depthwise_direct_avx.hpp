@@ -28,6 +28,10 @@ namespace {
 
 constexpr int64_t kNarrow = kL;              // stride 1: rows narrower than a vector take their taps from a sliding window
 constexpr __mmask16 kAll16 = 0xffff;
+// Every multiply-add and sum of both spellings is fma_ordered / add_ordered (numeric.hpp): where
+// NaNs meet, the scalar spelling's payload.
+using acp::avx512::add_ordered;
+using acp::avx512::fma_ordered;
 
 // The lanes l < n (n clamped to [0, 16]).
 inline __mmask16 first_lanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u); }

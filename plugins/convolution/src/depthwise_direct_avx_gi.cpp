@@ -38,14 +38,14 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_vectors(const void *
     constexpr uint32_t ours = U >= 4 ? 0xffffffffu : (1u << (8 * U)) - 1u;  // the flags of our U vectors
     if ((full4 & ours) == (0x01010101u & ours)) {
         DWD_UNROLL for (int t = 0; t < 9; ++t)
-            for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, kAll16), acc[u]);
+            for (int u = 0; u < U; ++u) acc[u] = fma_ordered(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, kAll16), acc[u]);
         for (int u = 0; u < U; ++u) store<OUT_BF16, NT>(dx, first + p0 + u * kL, kAll16, acc[u]);
     } else {
         const uint16_t *mk = m.mask + v * 9;
         DWD_UNROLL for (int t = 0; t < 9; ++t)
             for (int u = 0; u < U; ++u) {
                 const __mmask16 k = mk[u * 9 + 8 - t];
-                acc[u] = _mm512_mask3_fmadd_ps(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, k), acc[u], k);
+                acc[u] = fma_ordered(wv[t], load<BF16>(dy, off[t] + p0 + u * kL, k), acc[u], k);
             }
         for (int u = 0; u < U; ++u) store<OUT_BF16, NT>(dx, first + p0 + u * kL, mk[u * 9 + 4], acc[u]);
     }
@@ -89,7 +89,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void wide_tap(const __m512 (&pv
                                                             const __mmask16 (&k)[kGroup]) {
     DWD_UNROLL for (int u = 0; u < kGroup; ++u) {
         const __m512 x = lanes_from<S>(pv[u], pv[u + 1], pv[u + 2]);
-        acc[u] = MASKED ? _mm512_mask3_fmadd_ps(w, x, acc[u], k[u]) : _mm512_fmadd_ps(w, x, acc[u]);
+        acc[u] = MASKED ? fma_ordered(w, x, acc[u], k[u]) : fma_ordered(w, x, acc[u]);
     }
 }
 
@@ -214,9 +214,9 @@ ACP_AVX512 __attribute__((always_inline)) inline void load_pair(const Planes &p,
 // row's three weights.
 ACP_AVX512 __attribute__((always_inline)) inline void s2_row_taps(const __m512 *wt, __m512 j, __m512 j1, __mmask16 ke,
                                                                 __mmask16 ko, __mmask16 ko1, __m512 &e, __m512 &o) {
-    e = _mm512_mask3_fmadd_ps(wt[1], j, e, ke);
-    o = _mm512_mask3_fmadd_ps(wt[0], j1, o, ko1);
-    o = _mm512_mask3_fmadd_ps(wt[2], j, o, ko);
+    e = fma_ordered(wt[1], j, e, ke);
+    o = fma_ordered(wt[0], j1, o, ko1);
+    o = fma_ordered(wt[2], j, o, ko);
 }
 
 // gi_s2_avx for gradient rows of at most a vector (Wo <= 16, one step per row): the masks once per
@@ -397,9 +397,9 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_rows_avx(const Plane
             return Row{next_column(c), c, prev_column(c)};
         },
         [&](__m512 &acc, int a, const Row &c) ACP_AVX512 {
-            acc = _mm512_mask3_fmadd_ps(wv[a * 3], c.right, acc, kc[0]);
-            acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 1], c.mid, acc, kc[1]);
-            acc = _mm512_mask3_fmadd_ps(wv[a * 3 + 2], c.left, acc, kc[2]);
+            acc = fma_ordered(wv[a * 3], c.right, acc, kc[0]);
+            acc = fma_ordered(wv[a * 3 + 1], c.mid, acc, kc[1]);
+            acc = fma_ordered(wv[a * 3 + 2], c.left, acc, kc[2]);
         },
         [&](int64_t y, __m512 acc) ACP_AVX512 { store<OUT_BF16>(dx, first + y * p.W, kw, acc); });
 }
@@ -430,15 +430,15 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_taps(__m512 &e, __m512 
         const int d = 2 - b;
         if constexpr (EDGE) {
             if (d == 1) {
-                e = _mm512_fmadd_ps(wa[b], r.e(d), e);
-                o = _mm512_fmadd_ps(wa[b], r.o(d), o);
+                e = fma_ordered(wa[b], r.e(d), e);
+                o = fma_ordered(wa[b], r.o(d), o);
             } else {
-                e = _mm512_mask3_fmadd_ps(wa[b], r.e(d), e, d == 0 ? m.left : m.even2);
-                o = d == 0 ? _mm512_fmadd_ps(wa[b], r.o(d), o) : _mm512_mask3_fmadd_ps(wa[b], r.o(d), o, m.odd2);
+                e = fma_ordered(wa[b], r.e(d), e, d == 0 ? m.left : m.even2);
+                o = d == 0 ? fma_ordered(wa[b], r.o(d), o) : fma_ordered(wa[b], r.o(d), o, m.odd2);
             }
         } else {
-            e = _mm512_fmadd_ps(wa[b], r.e(d), e);
-            o = _mm512_fmadd_ps(wa[b], r.o(d), o);
+            e = fma_ordered(wa[b], r.e(d), e);
+            o = fma_ordered(wa[b], r.o(d), o);
         }
     }
 }
@@ -610,7 +610,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_pitched_avx(const Pl
             const __m512 r = a == 0 ? g.o[u + 1] : a == 1 ? g.e[u] : g.o[u];
             const __m512 src = b == 0 ? next_column(r) : b == 1 ? r : prev_column(r);
             const __mmask16 k = rows == 0xffffu ? kc.k[b] : static_cast<__mmask16>(kc.k[b] & rows);
-            acc[u] = _mm512_mask3_fmadd_ps(wv, src, acc[u], k);
+            acc[u] = fma_ordered(wv, src, acc[u], k);
         }
     }
     PITCH_UNROLL for (int u = 0; u < U; ++u) {
@@ -645,7 +645,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_s1_rows8_avx(const Plan
         PITCH_UNROLL for (int y = 0; y < H; ++y) {
             const int oy = y + 1 - a;  // the gradient row of input row y's tap row a
             if (oy < 0 || oy >= H) continue;
-            acc[y] = _mm256_mask3_fmadd_ps(wv, _mm256_maskz_loadu_ps(kc.k[b], g + oy * W + 1 - b), acc[y], kc.k[b]);
+            acc[y] = fma_ordered(wv, _mm256_maskz_loadu_ps(kc.k[b], g + oy * W + 1 - b), acc[y], kc.k[b]);
         }
     }
     PITCH_UNROLL for (int y = 0; y < H; ++y) _mm256_mask_storeu_ps(dx + y * W, kc.k[1], acc[y]);

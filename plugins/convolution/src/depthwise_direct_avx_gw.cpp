@@ -33,8 +33,8 @@ struct VecSums8 {
 // One tap's 16 lane sums, as two halves of 8, into its double sums (stored on the first flush).
 ACP_AVX512 __attribute__((always_inline)) inline void flush_tap(double *s, __m256 lo8, __m256 hi8, bool fresh) {
     const __m512d lo = _mm512_maskz_cvtps_pd(0xff, lo8), hi = _mm512_maskz_cvtps_pd(0xff, hi8);
-    _mm512_storeu_pd(s, fresh ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
-    _mm512_storeu_pd(s + 8, fresh ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+    _mm512_storeu_pd(s, fresh ? lo : add_ordered(_mm512_loadu_pd(s), lo));
+    _mm512_storeu_pd(s + 8, fresh ? hi : add_ordered(_mm512_loadu_pd(s + 8), hi));
 }
 
 ACP_AVX512 inline void flush_avx(VecSums &vs) {
@@ -60,10 +60,10 @@ ACP_AVX512 inline void flush_avx(VecSums8 &vs) {
 // lanes_pairwise in vectors: 16 lanes, 8 + 8, 4 + 4, 2 + 2, 1 + 1.
 ACP_AVX512 inline void lanes_pairwise_avx(const double (&sum)[9][kL], double *out) {
     DWD_UNROLL for (int t = 0; t < 9; ++t) {
-        const __m512d v8 = _mm512_add_pd(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
-        const __m256d v4 = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
-        const __m128d v2 = _mm_add_pd(_mm256_castpd256_pd128(v4), _mm256_extractf128_pd(v4, 1));
-        out[t] = _mm_cvtsd_f64(_mm_add_sd(v2, _mm_unpackhi_pd(v2, v2)));
+        const __m512d v8 = add_ordered(_mm512_loadu_pd(sum[t]), _mm512_loadu_pd(sum[t] + 8));
+        const __m256d v4 = add_ordered(_mm512_maskz_extractf64x4_pd(0xff, v8, 0), _mm512_maskz_extractf64x4_pd(0xff, v8, 1));
+        const __m128d v2 = add_ordered(_mm256_castpd256_pd128(v4), _mm256_extractf128_pd(v4, 1));
+        out[t] = add_ordered(_mm_cvtsd_f64(v2), _mm_cvtsd_f64(_mm_unpackhi_pd(v2, v2)));
     }
 }
 
@@ -97,9 +97,9 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_rows_avx(const Plane
         DWD_UNROLL for (int a = 0; a < 3; ++a) {
             const int64_t iy = oy - 1 + a;
             if (iy < 0 || iy >= H) continue;
-            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, xr[a].left, vs.acc[a * 3], kb[0]);
-            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
-            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
+            vs.acc[a * 3] = fma_ordered(g, xr[a].left, vs.acc[a * 3], kb[0]);
+            vs.acc[a * 3 + 1] = fma_ordered(g, xr[a].mid, vs.acc[a * 3 + 1], kb[1]);
+            vs.acc[a * 3 + 2] = fma_ordered(g, xr[a].right, vs.acc[a * 3 + 2], kb[2]);
         }
         if (++vs.count == kFlush) flush_avx(vs);
         xr[0] = xr[1], xr[1] = xr[2], xr[2] = row(oy + 2);
@@ -128,7 +128,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_pitched_avx(const Pl
             if (rows == 0) continue;
             const __m512 r = a == 0 ? x.o[u] : a == 1 ? x.e[u] : x.o[u + 1];
             const __mmask16 k = rows == 0xffffu ? kb.k[b] : static_cast<__mmask16>(kb.k[b] & rows);
-            vs.acc[t] = _mm512_mask3_fmadd_ps(g[b], r, vs.acc[t], k);
+            vs.acc[t] = fma_ordered(g[b], r, vs.acc[t], k);
         }
         if (++vs.count == kFlush) flush_avx(vs);
     }
@@ -154,7 +154,7 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_rows8_avx(const Plan
             const int a = t / 3, b = t % 3, iy = y + a - 1;
             if (iy < 0 || iy >= H) continue;
             __m256 &acc = y % 2 ? vs.hi[t] : vs.lo[t];
-            acc = _mm256_mask3_fmadd_ps(gs[b], xr[iy], acc, kb.k[b]);
+            acc = fma_ordered(gs[b], xr[iy], acc, kb.k[b]);
         }
         if ((y % 2 == 1 || y == H - 1) && ++vs.count == kFlush) flush_avx(vs);
     }
@@ -173,7 +173,7 @@ ACP_AVX512 void gw_s1_narrow_avx(const Planes &p, const MaskTable &m, VecSums &v
         const __m512 g = load<BF16>(p.dy, p.gy + v * kL, mk[4]);
         DWD_UNROLL for (int t = 0; t < 9; ++t) {
             const __mmask16 k = mk[t];
-            vs.acc[t] = _mm512_mask3_fmadd_ps(g, shifted(win, sh[t], idx[t]), vs.acc[t], k);
+            vs.acc[t] = fma_ordered(g, shifted(win, sh[t], idx[t]), vs.acc[t], k);
         }
         if (++vs.count == kFlush) flush_avx(vs);
         slide<BF16>(win, p.x, p.gx, v, m.nv, m.P);
@@ -194,13 +194,13 @@ ACP_AVX512 void gw_s1_avx(const Planes &p, const MaskTable &m, VecSums &vs) {
         prefetch_elems(p.x, p.gx, p0 + kFlatAhead + p.W, kL, P, es);  // the farthest tap row
         if (m.full[v]) {
             const __m512 g = load<BF16>(p.dy, p.gy + p0, kAll16);
-            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, kAll16), vs.acc[t]);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = fma_ordered(g, load<BF16>(p.x, off[t] + p0, kAll16), vs.acc[t]);
         } else {
             const uint16_t *mk = m.mask + v * 9;
             const __m512 g = load<BF16>(p.dy, p.gy + p0, mk[4]);
             DWD_UNROLL for (int t = 0; t < 9; ++t) {
                 const __mmask16 k = mk[t];
-                vs.acc[t] = _mm512_mask3_fmadd_ps(g, load<BF16>(p.x, off[t] + p0, k), vs.acc[t], k);
+                vs.acc[t] = fma_ordered(g, load<BF16>(p.x, off[t] + p0, k), vs.acc[t], k);
             }
         }
         if (++vs.count == kFlush) flush_avx(vs);
@@ -250,16 +250,16 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_s1_wide_avx(const Plane
             const __m512 gv = _mm512_loadu_ps(g + p0);
             const __mmask16 k0 = mk[3], k2 = mk[5];
             DWD_UNROLL for (int a = 0; a < 3; ++a) {
-                vs.acc[a * 3] = _mm512_mask3_fmadd_ps(gv, r[a * 3], vs.acc[a * 3], k0);
-                vs.acc[a * 3 + 1] = _mm512_fmadd_ps(gv, r[a * 3 + 1], vs.acc[a * 3 + 1]);
-                vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(gv, r[a * 3 + 2], vs.acc[a * 3 + 2], k2);
+                vs.acc[a * 3] = fma_ordered(gv, r[a * 3], vs.acc[a * 3], k0);
+                vs.acc[a * 3 + 1] = fma_ordered(gv, r[a * 3 + 1], vs.acc[a * 3 + 1]);
+                vs.acc[a * 3 + 2] = fma_ordered(gv, r[a * 3 + 2], vs.acc[a * 3 + 2], k2);
             }
             t0 = t1, t1 = t2, t2 = _mm512_loadu_ps(x + (v + kT + 3) * kL);
             c0 = c1, c1 = c2, c2 = _mm512_loadu_ps(x + (v + 2) * kL);
             b0 = b1, b1 = b2, b2 = _mm512_loadu_ps(x + (v + kB + 3) * kL);
         } else {
             const __m512 gv = _mm512_maskz_loadu_ps(mk[4], g + p0);
-            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = _mm512_mask3_fmadd_ps(gv, r[t], vs.acc[t], mk[t]);
+            DWD_UNROLL for (int t = 0; t < 9; ++t) vs.acc[t] = fma_ordered(gv, r[t], vs.acc[t], mk[t]);
             t0 = t1, t1 = t2, t2 = plane_vector(x, v + kT + 3, nv, P);
             c0 = c1, c1 = c2, c2 = plane_vector(x, v + 2, nv, P);
             b0 = b1, b1 = b2, b2 = plane_vector(x, v + kB + 3, nv, P);
@@ -300,11 +300,11 @@ ACP_AVX512 __attribute__((always_inline)) inline void gw_strip_row(const uint16_
         DWD_UNROLL for (int b = 0; b < 3; ++b) {
             __m512 &acc = vs.acc[a * 3 + b];
             if constexpr (EDGE) {
-                acc = _mm512_mask3_fmadd_ps(ge, r.e(b), acc, ev[b]);
-                acc = _mm512_mask3_fmadd_ps(go, r.o(b), acc, od[b]);
+                acc = fma_ordered(ge, r.e(b), acc, ev[b]);
+                acc = fma_ordered(go, r.o(b), acc, od[b]);
             } else {
-                acc = _mm512_fmadd_ps(ge, r.e(b), acc);
-                acc = _mm512_fmadd_ps(go, r.o(b), acc);
+                acc = fma_ordered(ge, r.e(b), acc);
+                acc = fma_ordered(go, r.o(b), acc);
             }
         }
     }
@@ -350,18 +350,18 @@ ACP_AVX512 void gw_s2_one_step_avx(const Planes &p, VecSums &vs) {
     for (int64_t oy = 0; oy < p.Ho; ++oy) {
         const __m512 g = load<BF16>(p.dy, p.gy + oy * p.Wo, k1);
         if (oy > 0) {  // row 2oy - 1, split as the previous row's tap row 2
-            vs.acc[0] = _mm512_mask3_fmadd_ps(g, om, vs.acc[0], k0);
-            vs.acc[1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[1], k1);
-            vs.acc[2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[2], k2);
+            vs.acc[0] = fma_ordered(g, om, vs.acc[0], k0);
+            vs.acc[1] = fma_ordered(g, ev, vs.acc[1], k1);
+            vs.acc[2] = fma_ordered(g, od, vs.acc[2], k2);
         }
         DWD_UNROLL for (int a = 1; a < 3; ++a) {
             const int64_t iy = 2 * oy - 1 + a;
             if (iy >= p.H) continue;
             even_odd<BF16>(p.x, p.gx + iy * p.W, p.W, ev, od);
             om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), zero, 15));
-            vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
-            vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
-            vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+            vs.acc[a * 3] = fma_ordered(g, om, vs.acc[a * 3], k0);
+            vs.acc[a * 3 + 1] = fma_ordered(g, ev, vs.acc[a * 3 + 1], k1);
+            vs.acc[a * 3 + 2] = fma_ordered(g, od, vs.acc[a * 3 + 2], k2);
         }
         if (++vs.count == kFlush) flush_avx(vs);
     }
@@ -394,9 +394,9 @@ ACP_AVX512 void gw_s2_avx(const Planes &p, VecSums &vs) {
                 even_odd<BF16>(p.x, p.gx + iy * p.W + 2 * j0, left, ev, od);
                 const __m512 om = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(kAll16, _mm512_castps_si512(od), _mm512_castps_si512(prev_od[a]), 15));
                 prev_od[a] = od;
-                vs.acc[a * 3] = _mm512_mask3_fmadd_ps(g, om, vs.acc[a * 3], k0);
-                vs.acc[a * 3 + 1] = _mm512_mask3_fmadd_ps(g, ev, vs.acc[a * 3 + 1], k1);
-                vs.acc[a * 3 + 2] = _mm512_mask3_fmadd_ps(g, od, vs.acc[a * 3 + 2], k2);
+                vs.acc[a * 3] = fma_ordered(g, om, vs.acc[a * 3], k0);
+                vs.acc[a * 3 + 1] = fma_ordered(g, ev, vs.acc[a * 3 + 1], k1);
+                vs.acc[a * 3 + 2] = fma_ordered(g, od, vs.acc[a * 3 + 2], k2);
             }
             if (++vs.count == kFlush) flush_avx(vs);
         }

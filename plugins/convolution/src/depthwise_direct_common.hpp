@@ -72,7 +72,7 @@ inline void lanes_pairwise(const double (&sum)[9][kL], double *out) {
         double v[kL];
         std::copy(sum[t], sum[t] + kL, v);
         for (int64_t h = kL / 2; h >= 1; h /= 2)
-            for (int64_t l = 0; l < h; ++l) v[l] = v[l] + v[l + h];
+            for (int64_t l = 0; l < h; ++l) v[l] = acp::add_ordered(v[l], v[l + h]);
         out[t] = v[0];
     }
 }

@@ -50,6 +50,27 @@ inline Operand makeOperand(int64_t n, Dt dt, acltest::Rng &rng, bool integers) {
     return o;
 }
 
+// Roughly one element in `every` replaced by a special value: NaNs of different signs and payloads
+// (BF16 keeps the top 7 payload bits), infinities and zeros (inf * 0 makes the default NaN). Where
+// two NaNs meet, which one survives is the kernels' operand order (acp::fma_ordered).
+inline void sprinkleSpecials(Operand &o, Dt dt, acltest::Rng &rng, int64_t every) {
+    static const uint32_t kSpecial[] = {0x7fc10000u, 0xffe20000u, 0x7fa30000u, 0xffc40000u, 0x7f850000u,
+                                        0x7f800000u, 0xff800000u, 0u,          0x80000000u};
+    const int64_t n = static_cast<int64_t>(o.value.size());
+    for (int64_t i = 0; i < n; ++i) {
+        if (rng.integer(0, every - 1) != 0) continue;
+        const uint32_t b = kSpecial[rng.integer(0, 8)];
+        const float f = acp::float_of(b);
+        if (dt == Dt::F32) {
+            std::memcpy(o.bytes.data() + i * 4, &b, 4);
+        } else {
+            const auto h = static_cast<uint16_t>(b >> 16);
+            std::memcpy(o.bytes.data() + i * 2, &h, 2);
+        }
+        o.value[static_cast<size_t>(i)] = f;
+    }
+}
+
 inline constexpr uint8_t kCanary = 0xA5;
 
 inline std::vector<double> floats(const std::vector<uint8_t> &b, bool bf16) {

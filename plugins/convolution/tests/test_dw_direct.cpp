@@ -248,6 +248,35 @@ TEST(DwDirect, NonFiniteNextToPadding) {
         }
 }
 
+// NaNs of different payloads and signs, infinities and zeros all over the operands: where NaNs meet
+// in a sum, the AVX-512 spelling keeps the same one as the scalar spelling (every multiply-add is
+// acp::fma_ordered, in the same order per element), byte for byte, in every kernel of both strides.
+TEST(DwDirect, NaNPayloadsSameOnBothSpellings) {
+    if (!hasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU: only the scalar spelling runs";
+    uint64_t seed = 4100;
+    int64_t nanResults = 0;
+    for (const Case &c : kCases)
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            Data d = makeData(c, dt, seed++, false);
+            acltest::Rng rng(seed++);
+            sprinkleSpecials(d.dy, dt, rng, 6);
+            sprinkleSpecials(d.x, dt, rng, 6);
+            sprinkleSpecials(d.w, dt, rng, 4);
+            for (const bool dxBf16 : dt == Dt::BF16 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                const std::string tag = std::string(c.name) + (dt == Dt::F32 ? " FLOAT" : " BF16") + (dxBf16 ? " dxBF16" : "");
+                const Out sc = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, 3, false, 2);
+                for (const double v : floats(sc.dx, dxBf16)) nanResults += std::isnan(v);
+                for (const double v : floats(sc.dw, false)) nanResults += std::isnan(v);
+                for (const int halves : {0, 1}) {
+                    const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, 3, true, 2, halves);
+                    EXPECT_EQ(av.dx, sc.dx) << tag << " half-width " << halves;
+                    EXPECT_EQ(av.dw, sc.dw) << tag << " half-width " << halves;
+                }
+            }
+        }
+    EXPECT_GT(nanResults, 1000);
+}
+
 // BF16 stride-1 planes (pitched, by rows, strips) take their gradInput taps two at a time by
 // vdpbf16ps when every gradient value and weight is 0 or finite and not tiny: a weight pair's +0
 // half, and columns and rows outside the plane loaded as +0, then add +-0 products. Gradients and

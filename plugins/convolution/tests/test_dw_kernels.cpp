@@ -134,6 +134,35 @@ TEST(DwBlocked, VectorMatchesScalarAndReference) {
             }
 }
 
+// NaNs of different payloads and signs, infinities and zeros all over the operands, in every case's
+// geometry: the AVX-512 spelling keeps the same NaN as the scalar one where NaNs meet, byte for byte.
+TEST(DwBlocked, NaNPayloadsSameOnBothSpellings) {
+    if (!hasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU: only the scalar spelling runs";
+    uint64_t seed = 4200;
+    int64_t nanResults = 0;
+    for (const Case &c : kCases)
+        for (const Dt dt : {Dt::F32, Dt::BF16}) {
+            const DwShape s = shapeOf(c);
+            acltest::Rng rng(seed++);
+            Operand dy = makeOperand(s.N * s.C * s.Ho * s.Wo, dt, rng, false);
+            Operand x = makeOperand(s.N * s.C * s.H * s.W, dt, rng, false);
+            Operand w = makeOperand(s.C * s.kh * s.kw, dt, rng, false);
+            sprinkleSpecials(dy, dt, rng, 6);
+            sprinkleSpecials(x, dt, rng, 6);
+            sprinkleSpecials(w, dt, rng, 4);
+            for (const bool dxBf16 : dt == Dt::BF16 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                const std::string tag = std::string(c.name) + (dt == Dt::F32 ? " FLOAT" : " BF16") + (dxBf16 ? " dxBF16" : "");
+                const Out sc = runKernels(c, dt, dxBf16, dy, x, w, 3, false, 2);
+                const Out av = runKernels(c, dt, dxBf16, dy, x, w, 3, true, 2);
+                for (const double v : floats(sc.dx, dxBf16)) nanResults += std::isnan(v);
+                for (const double v : floats(sc.dw, false)) nanResults += std::isnan(v);
+                EXPECT_EQ(av.dx, sc.dx) << tag;
+                EXPECT_EQ(av.dw, sc.dw) << tag;
+            }
+        }
+    EXPECT_GT(nanResults, 1000);
+}
+
 // Taps that reach outside the plane are skipped, never multiplied by a padding zero: with positive
 // operands, an infinite weight and an infinite corner gradient give infinities, never NaN (inf * 0).
 TEST(DwBlocked, PaddingIsSkippedNotMultiplied) {
