@@ -10,18 +10,27 @@
 namespace aclcpu {
 namespace {
 
+// The entry point's name, spelled out only when a failure is reported: a std::string of it in every
+// call would be a heap allocation in every phase 2 (performance.md: none there).
+struct EntryName {
+    const char *prefix;
+    const char *op = "";
+    const char *suffix = "";
+    std::string str() const { return std::string(prefix) + op + suffix; }
+};
+
 template <class Body>
-aclnnStatus reported(const std::string &fn, Body &&body) noexcept {
+aclnnStatus reported(const EntryName &fn, Body &&body) noexcept {
     try {
         return body();
     } catch (const CallError &e) {
-        return set_error(e.code, fn + ": " + e.message);
+        return set_error(e.code, fn.str() + ": " + e.message);
     } catch (const std::bad_alloc &) {
-        return set_error(ACLNN_ERR_INNER, fn + ": out of host memory");
+        return set_error(ACLNN_ERR_INNER, fn.str() + ": out of host memory");
     } catch (const std::exception &e) {
-        return set_error(ACLNN_ERR_INNER, fn + ": internal error: " + e.what());
+        return set_error(ACLNN_ERR_INNER, fn.str() + ": internal error: " + e.what());
     } catch (...) {
-        return set_error(ACLNN_ERR_INNER, fn + ": internal error");
+        return set_error(ACLNN_ERR_INNER, fn.str() + ": internal error");
     }
 }
 
@@ -37,7 +46,7 @@ aclOpExecutor *live_executor(aclOpExecutor *handle, int32_t null_code) {
 
 aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *exec, size_t index, aclTensor *tensor, void *addr,
                             bool output) {
-    return reported(fn, [&] {
+    return reported({fn}, [&] {
         exec = live_executor(exec, ACLNN_ERR_PARAM_NULLPTR);
         const auto &list = output ? exec->outputs : exec->inputs;
         const char *kind = output ? "output" : "input";
@@ -62,8 +71,7 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuCallArg *args, uint32_t nArgs,
                                              uint64_t *workspaceSize, aclOpExecutor **executor) {
-    const std::string fn = std::string("aclnn") + (opName ? opName : "?") + "GetWorkspaceSize";
-    return reported(fn, [&]() -> aclnnStatus {
+    return reported({"aclnn", opName ? opName : "?", "GetWorkspaceSize"}, [&]() -> aclnnStatus {
         if (!opName || (nArgs && !args)) fail(ACLNN_ERR_INNER_NULLPTR, "bad call from a generated entry point");
         auto state = runtime_state();
         const auto registry = registry_for(state->plugin_paths, state->implementations);
@@ -94,8 +102,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace, uint64_t workspaceSize,
                                             aclOpExecutor *executor, aclrtStream /*stream: runs synchronously*/) {
-    const std::string fn = std::string("aclnn") + (opName ? opName : "?");
-    return reported(fn, [&]() -> aclnnStatus {
+    return reported({"aclnn", opName ? opName : "?"}, [&]() -> aclnnStatus {
         aclOpExecutor *exec = live_executor(executor, ACLNN_ERR_PARAM_NULLPTR);
         if (opName && exec->op_name != opName)
             fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + exec->op_name + "GetWorkspaceSize");
@@ -112,14 +119,14 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace,
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
-    return reported("aclSetAclOpExecutorRepeatable", [&] {
+    return reported({"aclSetAclOpExecutorRepeatable"}, [&] {
         live_executor(executor, ACLNN_ERR_INNER_NULLPTR)->repeatable = true;
         return ACLNN_SUCCESS;
     });
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor) {
-    return reported("aclDestroyAclOpExecutor", [&] {
+    return reported({"aclDestroyAclOpExecutor"}, [&] {
         live_executor(executor, ACLNN_ERR_INNER_NULLPTR);
         destroy_executor(executor);
         return ACLNN_SUCCESS;

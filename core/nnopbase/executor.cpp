@@ -156,6 +156,7 @@ std::unique_ptr<aclOpExecutor> snapshot_call(const std::shared_ptr<const Runtime
     exec->manifest = &op;
     const size_t n = op.params.size();
     exec->args.resize(n);
+    exec->run_arg_data.assign(n, nullptr);
     exec->tensors.assign(n, nullptr);
     for (size_t i = 0; i < n; ++i) {
         const Param &p = op.params[i];
@@ -359,7 +360,7 @@ int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_si
     acp_run_ctx run;
     run.exec = &exec;
     run.workspace = static_cast<uint8_t *>(workspace);
-    run.arg_data.assign(exec.args.size(), nullptr);
+    run.arg_data = exec.run_arg_data;
     for (size_t i = 0; i < exec.args.size(); ++i) {
         const aclTensor *t = exec.tensors[i];
         if (!t) continue;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,7 @@ struct aclOpExecutor {
     std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
     std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> graph_nodes;
     std::mutex run_mutex;  // one run at a time per executor
+    std::vector<uint8_t *> run_arg_data;  // phase 2's acp_run_ctx::arg_data, sized with args (no allocation in phase 2)
     struct acp_run_ctx *current_run = nullptr;
     uint64_t timed_runs = 0;  // numbers the timeline's runs of this executor
 
@@ -86,7 +88,7 @@ struct aclOpExecutor {
 struct acp_run_ctx {
     aclOpExecutor *exec = nullptr;
     uint8_t *workspace = nullptr;
-    std::vector<uint8_t *> arg_data;  // element 0 of each tensor argument's view
+    std::span<uint8_t *> arg_data;  // element 0 of each tensor argument's view (the executor's run_arg_data)
     std::mutex failure_mutex;
     int32_t failed_node = -1;
     int32_t failure_code = 0;

@@ -1,0 +1,78 @@
+// performance.md: "no allocation inside phase 2". Every case of the bench's --quick corpus (every
+// operator, its dtypes, the products it is benchmarked on) is planned and run once to warm the
+// process, then a fresh executor of the same case is planned and its phase 2 runs twice (the first
+// run of an executor, as every training step's is, and a repeat) with every heap allocation of the
+// process counted, from any thread (alloc_counter.hpp). Outside phase 2 (planning, the first run of
+// the process: thread start-up) allocation is fine.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "acltest.hpp"
+#include "alloc_counter.hpp"
+#include "bench.hpp"
+
+namespace {
+
+struct Measured {
+    std::string id;
+    alloc_counter::Counts first, again;
+};
+
+std::vector<Measured> measure(const std::string &product) {
+    std::vector<Measured> out;
+    for (const bench::Case &c : bench::all_cases()) {
+        if (!c.quick || c.product != product) continue;
+        {
+            bench::Prepared warm(acltest::Runtime::stream());
+            c.prepare(warm);
+            warm.run();
+        }
+        bench::Prepared p(acltest::Runtime::stream());
+        c.prepare(p);
+        Measured m{c.id(), {}, {}};
+        alloc_counter::arm();
+        p.run();
+        m.first = alloc_counter::disarm();
+        alloc_counter::arm();
+        p.run();
+        m.again = alloc_counter::disarm();
+        out.push_back(m);
+    }
+    return out;
+}
+
+// The exception: cases whose plan runs oneDNN primitives (the convolution plugin's dense passes).
+// oneDNN's execute copies its arguments into a std::unordered_map and our calls wrap each pointer in
+// a dnnl::memory, so each primitive call makes a few small allocations (about 160 per run of the
+// smoke case). They are held to bookkeeping: no block over 4 KiB, 64 KiB in all per run.
+bool runsOneDnn(const std::string &id) { return id.rfind("ConvolutionBackward/mb2ic16ih14oc24oh14kh3ph1/", 0) == 0; }
+
+::testing::AssertionResult allocationFree(const std::string &id, const char *run, const alloc_counter::Counts &c) {
+    const bool ok = runsOneDnn(id) ? c.largest <= 4096 && c.bytes <= 65536 : c.calls == 0;
+    if (ok) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << id << ": " << run << " made " << c.calls << " allocations, " << c.bytes
+                                         << " bytes, the largest " << c.largest
+                                         << " (ACLNN_CPU_TRAP_ALLOC=1 under gdb shows where)";
+}
+
+class Phase2Allocations : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Phase2Allocations, NoneInAnyQuickCase) {
+    ASSERT_NO_FATAL_FAILURE(acltest::Runtime::use(GetParam()));
+    const std::vector<Measured> ms = measure(GetParam());
+    int strict = 0;
+    for (const Measured &m : ms) {
+        strict += !runsOneDnn(m.id);
+        EXPECT_TRUE(allocationFree(m.id, "a fresh executor's phase 2", m.first));
+        EXPECT_TRUE(allocationFree(m.id, "a repeated phase 2", m.again));
+    }
+    EXPECT_GE(strict, 4) << "the --quick bench cases on " << GetParam() << " no longer cover the operators";
+}
+
+INSTANTIATE_TEST_SUITE_P(Products, Phase2Allocations, ::testing::Values("atlas-a2", "atlas-training"),
+                         [](const auto &info) { return acltest::ident(info.param); });
+
+}  // namespace
