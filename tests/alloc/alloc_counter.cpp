@@ -40,7 +40,9 @@ Counts disarm() {
 }  // namespace alloc_counter
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's hook (libasan exports it; GCC 12 ships no header declaring it).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*on_malloc)(const volatile void *, size_t),
+                                                         void (*on_free)(const volatile void *));
 
 namespace {
 void on_malloc(const volatile void *, size_t n) { alloc_counter::note(n); }

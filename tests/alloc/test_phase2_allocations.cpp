@@ -6,8 +6,10 @@
 // the process: thread start-up) allocation is fine.
 #include <gtest/gtest.h>
 
-#include <map>
+#include <cstdlib>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acltest.hpp"
@@ -56,6 +58,21 @@ bool runsOneDnn(const std::string &id) { return id.rfind("ConvolutionBackward/mb
     return ::testing::AssertionFailure() << id << ": " << run << " made " << c.calls << " allocations, " << c.bytes
                                          << " bytes, the largest " << c.largest
                                          << " (ACLNN_CPU_TRAP_ALLOC=1 under gdb shows where)";
+}
+
+// The counter itself: it sees malloc and operator new, on this thread and on another one.
+TEST(AllocCounter, SeesEveryThreadsAllocations) {
+    alloc_counter::arm();
+    void *volatile p = std::malloc(100);
+    std::free(p);
+    std::thread([] { std::vector<int>(1000).swap(*std::make_unique<std::vector<int>>()); }).join();
+    const alloc_counter::Counts c = alloc_counter::disarm();
+    EXPECT_GE(c.calls, 3u);
+    EXPECT_GE(c.bytes, 4100u);
+    EXPECT_GE(c.largest, 4000u);
+    alloc_counter::arm();
+    const alloc_counter::Counts none = alloc_counter::disarm();
+    EXPECT_EQ(none.calls, 0u);
 }
 
 class Phase2Allocations : public ::testing::TestWithParam<std::string> {};
