@@ -51,7 +51,8 @@ ACP_AVX512_FN __m512 add_ordered(__m512 a, __mmask16 m, __m512 b) {
     __asm__("vaddps %2, %0, %0%{%1%}" : "+v"(a) : "Yk"(m), "v"(b));
     return a;
 }
-// The same in double: one lane, 8, 4 and 2 lanes (double sums folded by halves).
+// The same in double: one lane, 8 (and 8 added where m is set, a kept elsewhere), 4 and 2 lanes
+// (double sums folded by halves).
 ACP_AVX512_FN double add_ordered(double a, double b) {
     double r;
     __asm__("vaddsd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
@@ -61,6 +62,10 @@ ACP_AVX512_FN __m512d add_ordered(__m512d a, __m512d b) {
     __m512d r;
     __asm__("vaddpd %2, %1, %0" : "=v"(r) : "v"(a), "vm"(b));
     return r;
+}
+ACP_AVX512_FN __m512d add_ordered(__m512d a, __mmask8 m, __m512d b) {
+    __asm__("vaddpd %2, %0, %0%{%1%}" : "+v"(a) : "Yk"(m), "v"(b));
+    return a;
 }
 __attribute__((target("avx512f,avx512vl"))) inline __m256d add_ordered(__m256d a, __m256d b) {
     __m256d r;

@@ -19,6 +19,7 @@ namespace {
 using acp::dt::kBf16;
 using acp::dt::kFloat;
 using acp::dt::kFloat16;
+using acp::avx512::add_ordered;  // (lanes_total and add_row, built for any CPU, take acp::add_ordered)
 
 double load(const uint8_t *p, int32_t dt) {
     if (dt == kFloat) {
@@ -38,6 +39,8 @@ double load(const uint8_t *p, int32_t dt) {
 // (L0j + L1j) + (L2j + L3j), and the eight of those ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)).
 // Four image slots are four independent chains of vector adds (one chain runs at the add
 // latency); keying lanes by spatial index rather than by memory row keeps views and copies equal.
+// Every add is add_ordered (numeric.hpp), so where NaNs meet the vector and scalar paths keep the
+// same one: the earliest in this order.
 constexpr int64_t kImageLanes = 4;
 using ChannelLanes = double[kImageLanes][8];
 constexpr int64_t kBiasSmallPlane = 1024;  // planes of at most this many elements: channels in blocks (block_sums_avx)
@@ -45,8 +48,10 @@ constexpr int64_t kBiasBlock = 16;         // channels per block
 
 double lanes_total(const ChannelLanes &l) {
     double j[8];
-    for (int k = 0; k < 8; ++k) j[k] = (l[0][k] + l[1][k]) + (l[2][k] + l[3][k]);
-    return ((j[0] + j[1]) + (j[2] + j[3])) + ((j[4] + j[5]) + (j[6] + j[7]));
+    using acp::add_ordered;
+    for (int k = 0; k < 8; ++k) j[k] = add_ordered(add_ordered(l[0][k], l[1][k]), add_ordered(l[2][k], l[3][k]));
+    return add_ordered(add_ordered(add_ordered(j[0], j[1]), add_ordered(j[2], j[3])),
+                       add_ordered(add_ordered(j[4], j[5]), add_ordered(j[6], j[7])));
 }
 
 // Eight values at a time into the eight double lanes (maskz_ form: GCC 12's false
@@ -54,14 +59,14 @@ double lanes_total(const ChannelLanes &l) {
 // multiple of 8 of the plane.
 ACP_AVX512 void lanes_f32_avx(const float *f, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
-    for (int64_t i = 0; i < n / 8 * 8; i += 8) acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(f + i)));
+    for (int64_t i = 0; i < n / 8 * 8; i += 8) acc = add_ordered(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(f + i)));
     _mm512_storeu_pd(lane, acc);
 }
 ACP_AVX512 void lanes_bf16_avx(const uint16_t *h, int64_t n, double *lane) {
     __m512d acc = _mm512_loadu_pd(lane);
     for (int64_t i = 0; i < n / 8 * 8; i += 8) {
         const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(h + i))), 16);
-        acc = _mm512_add_pd(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(w)));
+        acc = add_ordered(acc, _mm512_maskz_cvtps_pd(0xff, _mm256_castsi256_ps(w)));
     }
     _mm512_storeu_pd(lane, acc);
 }
@@ -75,7 +80,7 @@ void add_row(const uint8_t *p, int64_t n, int64_t step, int64_t i0, int32_t dt, 
         if (dt == kFloat) lanes_f32_avx(reinterpret_cast<const float *>(p), n, lane);
         else lanes_bf16_avx(reinterpret_cast<const uint16_t *>(p), n, lane);
     }
-    for (; i < n; ++i) lane[(i0 + i) % 8] += load(p + i * step * es, dt);
+    for (; i < n; ++i) lane[(i0 + i) % 8] = acp::add_ordered(lane[(i0 + i) % 8], load(p + i * step * es, dt));
 }
 
 // Elements i .. i + 7 of a row as doubles (lanes at or past m: none loaded, zero).
@@ -98,10 +103,10 @@ ACP_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __
     constexpr int64_t es = BF16 ? 2 : 4;
     const int64_t body = n / 8 * 8;
     for (int64_t i = 0; i < body; i += 8)
-        for (int k = 0; k < R; ++k) v[k] = _mm512_add_pd(v[k], row_chunk<BF16>(p + k * gap * es, i));
+        for (int k = 0; k < R; ++k) v[k] = add_ordered(v[k], row_chunk<BF16>(p + k * gap * es, i));
     if (body < n) {
         const auto m = static_cast<__mmask8>((1u << (n - body)) - 1);
-        for (int k = 0; k < R; ++k) v[k] = _mm512_mask_add_pd(v[k], m, v[k], row_chunk<BF16>(p + k * gap * es, body, m));
+        for (int k = 0; k < R; ++k) v[k] = add_ordered(v[k], m, row_chunk<BF16>(p + k * gap * es, body, m));
     }
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acltest.hpp"
@@ -53,16 +54,46 @@ Grad makeGrad(int64_t N, int64_t C, int64_t P, bool bf16, uint64_t seed) {
     return g;
 }
 
+// About one value in five replaced by a NaN of one of five payloads and signs (BF16 keeps the top
+// seven payload bits), so that NaNs meet in most lanes and sums.
+void sprinkleNaNs(Grad &g, bool bf16, uint64_t seed) {
+    static const uint32_t kNaN[] = {0x7fc10000u, 0xffe20000u, 0x7fa30000u, 0xffc40000u, 0x7f850000u};
+    acltest::Rng rng(seed);
+    for (size_t i = 0; i < g.value.size(); ++i) {
+        if (rng.integer(0, 4) != 0) continue;
+        const uint32_t b = kNaN[rng.integer(0, 4)];
+        if (bf16) {
+            const auto h = static_cast<uint16_t>(b >> 16);
+            std::memcpy(g.bytes.data() + i * 2, &h, 2);
+        } else {
+            std::memcpy(g.bytes.data() + i * 4, &b, 4);
+        }
+        g.value[i] = acp::float_of(b);
+    }
+}
+
+// The gradient's values with each row padded to W + 3 elements (a strided view: the general path).
+std::vector<uint8_t> paddedRows(const Grad &g, int64_t N, int64_t C, int64_t H, int64_t W, int64_t es) {
+    const int64_t Wp = W + 3;
+    std::vector<uint8_t> padded(static_cast<size_t>(N * C * H * Wp * es));
+    for (int64_t r = 0; r < N * C * H; ++r)
+        std::memcpy(padded.data() + r * Wp * es, g.bytes.data() + r * W * es, static_cast<size_t>(W * es));
+    return padded;
+}
+
 // The documented order, written out.
 std::vector<float> documented(const Grad &g, int64_t N, int64_t C, int64_t P) {
     std::vector<float> out;
     for (int64_t c = 0; c < C; ++c) {
+        using acp::add_ordered;  // a + b, a's NaN where both are: the earliest NaN in this order wins
         double lane[4][8] = {};
         for (int64_t n = 0; n < N; ++n)
-            for (int64_t i = 0; i < P; ++i) lane[n % 4][i % 8] += static_cast<double>(g.value[static_cast<size_t>((n * C + c) * P + i)]);
+            for (int64_t i = 0; i < P; ++i)
+                lane[n % 4][i % 8] = add_ordered(lane[n % 4][i % 8], static_cast<double>(g.value[static_cast<size_t>((n * C + c) * P + i)]));
         double j[8];
-        for (int k = 0; k < 8; ++k) j[k] = (lane[0][k] + lane[1][k]) + (lane[2][k] + lane[3][k]);
-        out.push_back(static_cast<float>(((j[0] + j[1]) + (j[2] + j[3])) + ((j[4] + j[5]) + (j[6] + j[7]))));
+        for (int k = 0; k < 8; ++k) j[k] = add_ordered(add_ordered(lane[0][k], lane[1][k]), add_ordered(lane[2][k], lane[3][k]));
+        out.push_back(static_cast<float>(add_ordered(add_ordered(add_ordered(j[0], j[1]), add_ordered(j[2], j[3])),
+                                                     add_ordered(add_ordered(j[4], j[5]), add_ordered(j[6], j[7])))));
     }
     return out;
 }
@@ -113,13 +144,13 @@ TEST(BiasGrad, StridedViewsGiveTheDenseBits) {
                     const Grad g = makeGrad(N, C, P, bf16, seed++);
                     const std::vector<float> want = documented(g, N, C, P);
                     const int64_t Wp = W + 3;
-                    std::vector<uint8_t> padded(static_cast<size_t>(N * C * H * Wp * es)), last(g.bytes.size());
+                    const std::vector<uint8_t> padded = paddedRows(g, N, C, H, W, es);
+                    std::vector<uint8_t> last(g.bytes.size());
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t c = 0; c < C; ++c)
                             for (int64_t y = 0; y < H; ++y)
                                 for (int64_t x = 0; x < W; ++x) {
                                     const uint8_t *e = g.bytes.data() + (((n * C + c) * H + y) * W + x) * es;
-                                    std::memcpy(padded.data() + (((n * C + c) * H + y) * Wp + x) * es, e, static_cast<size_t>(es));
                                     std::memcpy(last.data() + (((n * H + y) * W + x) * C + c) * es, e, static_cast<size_t>(es));
                                 }
                     conv::View v;
@@ -135,6 +166,38 @@ TEST(BiasGrad, StridedViewsGiveTheDenseBits) {
                     conv::bias_grad(last.data(), v, got.data());
                     expectBits(got, want, what + " channels last");
                 }
+}
+
+// NaNs of several payloads and signs among the values: where NaNs meet, the earliest in the
+// documented order survives, on the vector paths (dense planes: blocks of channels, and channel by
+// channel past 1024 elements) and on the general one (rows padded) alike.
+TEST(BiasGrad, NaNPayloadsInTheDocumentedOrder) {
+    uint64_t seed = 300;
+    int64_t nans = 0;
+    for (const bool bf16 : {false, true})
+        for (const int64_t N : {1, 3, 4, 5, 9})
+            for (const auto &hw : {std::pair<int64_t, int64_t>{1, 7}, {7, 7}, {4, 17}, {34, 34}})
+                for (const int64_t C : {3, 37}) {
+                    const int64_t H = hw.first, W = hw.second, P = H * W, es = bf16 ? 2 : 4;
+                    Grad g = makeGrad(N, C, P, bf16, seed++);
+                    sprinkleNaNs(g, bf16, seed++);
+                    const std::vector<float> want = documented(g, N, C, P);
+                    for (const float w : want) nans += w != w;
+                    const std::string what = std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " C " +
+                                             std::to_string(C) + " H " + std::to_string(H) + " W " + std::to_string(W);
+                    conv::View v;
+                    v.dtype = bf16 ? kBf16 : kFloat;
+                    v.dims = {N, C, H, W};
+                    v.strides = {C * P, P, W, 1};
+                    std::vector<float> got(static_cast<size_t>(C), -1.0f);
+                    conv::bias_grad(g.bytes.data(), v, got.data());
+                    expectBits(got, want, what + " dense");
+                    const std::vector<uint8_t> padded = paddedRows(g, N, C, H, W, es);
+                    v.strides = {C * H * (W + 3), H * (W + 3), W + 3, 1};
+                    conv::bias_grad(padded.data(), v, got.data());
+                    expectBits(got, want, what + " rows padded");
+                }
+    EXPECT_GT(nans, 500);
 }
 
 }  // namespace
