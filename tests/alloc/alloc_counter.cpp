@@ -10,9 +10,10 @@ namespace {
 
 std::atomic<bool> g_armed{false};
 std::atomic<uint64_t> g_calls{0}, g_bytes{0}, g_largest{0};
-const bool g_trap = [] {
+// ACLNN_CPU_TRAP_ALLOC=N: armed allocations of N bytes or more raise SIGTRAP (0: none).
+const uint64_t g_trap_bytes = [] {
     const char *v = std::getenv("ACLNN_CPU_TRAP_ALLOC");
-    return v && v[0] == '1';
+    return v ? std::strtoull(v, nullptr, 10) : 0;
 }();
 
 void note(size_t n) {
@@ -22,7 +23,7 @@ void note(size_t n) {
     uint64_t l = g_largest.load(std::memory_order_relaxed);
     while (n > l && !g_largest.compare_exchange_weak(l, n, std::memory_order_relaxed)) {
     }
-    if (g_trap) std::raise(SIGTRAP);
+    if (g_trap_bytes > 0 && n >= g_trap_bytes) std::raise(SIGTRAP);
 }
 
 }  // namespace

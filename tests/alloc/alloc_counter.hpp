@@ -18,8 +18,8 @@ struct Counts {
 
 void arm();
 Counts disarm();  // what was allocated since arm()
-// With ACLNN_CPU_TRAP_ALLOC=1 in the environment an armed allocation raises SIGTRAP: run the test
-// under gdb to see who allocates.
+// With ACLNN_CPU_TRAP_ALLOC=N in the environment an armed allocation of N bytes or more raises
+// SIGTRAP (1: every one): run the test under gdb to see who allocates.
 
 }  // namespace alloc_counter
 
