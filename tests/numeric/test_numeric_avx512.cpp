@@ -165,6 +165,76 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void fma_vectors(const std:
     }
 }
 
+// Doubles from float_patterns (widened: NaN payloads kept in the top bits) and a few doubles of their
+// own, NaNs with low payload bits among them.
+std::vector<uint64_t> double_patterns() {
+    std::vector<uint64_t> v;
+    for (const uint32_t f : float_patterns()) {
+        const double d = static_cast<double>(float_of(f));
+        uint64_t u;
+        std::memcpy(&u, &d, 8);
+        v.push_back(u);
+    }
+    for (const uint64_t x : {0x7ff8000000000001ull, 0xfff0000000000123ull, 0x7ff0000000000001ull, 0x8000000000000000ull,
+                             0x3ff0000000000000ull, 0x7ff0000000000000ull})
+        v.push_back(x);
+    while (v.size() % 8) v.push_back(0);
+    return v;
+}
+
+double double_of(uint64_t u) {
+    double d;
+    std::memcpy(&d, &u, 8);
+    return d;
+}
+uint64_t bits_of_double(double d) {
+    uint64_t u;
+    std::memcpy(&u, &d, 8);
+    return u;
+}
+
+// Every double spelling of add_ordered on a and b: 8 lanes, 8 masked (lanes in m), 4, 2 and one.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void add_double_vectors(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b,
+                                                                           std::vector<uint64_t> (&out)[5]) {
+    for (size_t i = 0; i < a.size(); i += 8) {
+        const __m512d x = _mm512_loadu_pd(a.data() + i), y = _mm512_loadu_pd(b.data() + i);
+        _mm512_storeu_pd(out[0].data() + i, acp::avx512::add_ordered(x, y));
+        _mm512_storeu_pd(out[1].data() + i, acp::avx512::add_ordered(x, static_cast<__mmask8>(0xa5u ^ i), y));
+        for (size_t h = 0; h < 8; h += 4)
+            _mm256_storeu_pd(reinterpret_cast<double *>(out[2].data() + i + h),
+                             acp::avx512::add_ordered(_mm256_loadu_pd(reinterpret_cast<const double *>(a.data() + i + h)),
+                                                      _mm256_loadu_pd(reinterpret_cast<const double *>(b.data() + i + h))));
+        for (size_t h = 0; h < 8; h += 2)
+            _mm_storeu_pd(reinterpret_cast<double *>(out[3].data() + i + h),
+                          acp::avx512::add_ordered(_mm_loadu_pd(reinterpret_cast<const double *>(a.data() + i + h)),
+                                                   _mm_loadu_pd(reinterpret_cast<const double *>(b.data() + i + h))));
+    }
+    for (size_t i = 0; i < a.size(); ++i) out[4][i] = bits_of_double(acp::avx512::add_ordered(double_of(a[i]), double_of(b[i])));
+}
+
+// The double spellings of add_ordered give the scalar function's bits; the masked one leaves a
+// outside its mask.
+TEST(NumericAvx512, AddOrderedDoubleMatchesTheScalarOne) {
+    if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL) on this CPU: the vector spellings cannot run";
+    const std::vector<uint64_t> a = double_patterns();
+    std::vector<uint64_t> b(a.size());
+    std::mt19937 rng(14);
+    for (size_t i = 0; i < a.size(); ++i) b[i] = a[(i * 7919 + rng() % 13) % a.size()] ^ (rng() % 4 == 0 ? 0x0001230000000000ull : 0u);
+    std::vector<uint64_t> out[5];
+    for (auto &o : out) o.resize(a.size());
+    add_double_vectors(a, b, out);
+    int nan_pairs = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const double x = double_of(a[i]), y = double_of(b[i]);
+        const uint64_t want = bits_of_double(acp::add_ordered(x, y));
+        nan_pairs += x != x && y != y && a[i] != b[i];
+        const bool in = ((0xa5u ^ static_cast<unsigned>(i / 8 * 8)) >> (i % 8)) & 1u;
+        for (const int k : {0, 2, 3, 4}) ASSERT_EQ(out[k][i], want) << "form " << k << " " << std::hex << a[i] << " + " << b[i];
+        ASSERT_EQ(out[1][i], in ? want : a[i]) << std::hex << a[i] << " + " << b[i];
+    }
+    EXPECT_GT(nan_pairs, 10);
+}
+
 // The 512- and 256-bit spellings of fma_ordered give the scalar function's bits (NaNs of different
 // payloads meeting in all three operands included); the masked ones leave c outside their mask.
 TEST(NumericAvx512, FmaOrderedMatchesTheScalarOne) {
