@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "acl/acl_rt.h"
 #include "acltest.hpp"
 #include "alloc_counter.hpp"
 #include "bench.hpp"
@@ -99,6 +100,24 @@ TEST(AllocCounter, SeesEveryThreadsAllocations) {
     alloc_counter::arm();
     const alloc_counter::Counts none = alloc_counter::disarm();
     EXPECT_EQ(none.calls, 0u);
+}
+
+// The heap held: the highest of the bytes allocated less those freed, device buffers apart.
+TEST(AllocCounter, HoldsTheHeapAndKeepsDeviceBuffersApart) {
+    constexpr size_t kMiB = size_t{1} << 20;
+    alloc_counter::arm();
+    void *volatile a = std::malloc(kMiB);
+    std::free(a);
+    void *volatile b = std::malloc(kMiB / 2);
+    void *d = nullptr;
+    ASSERT_EQ(aclrtMalloc(&d, 4 * kMiB, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtFree(d), ACL_SUCCESS);
+    std::free(b);
+    const alloc_counter::Counts c = alloc_counter::disarm();
+    EXPECT_GE(c.peak_held, static_cast<int64_t>(kMiB));                // a, while it lived
+    EXPECT_LT(c.peak_held, static_cast<int64_t>(kMiB + kMiB / 2));    // a and b never lived at once
+    EXPECT_EQ(c.device_bytes, 4 * kMiB);
+    EXPECT_GE(c.calls, 3u);
 }
 
 class Phase2Allocations : public ::testing::TestWithParam<std::string> {};
