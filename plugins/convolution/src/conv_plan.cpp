@@ -434,7 +434,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             if (p.mask[0]) {
                 dn = std::make_unique<DataNode>();
                 dn->host = ctx->host;
-                dn->pass = std::make_unique<DataPass>(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt);
+                dn->pass = std::make_unique<DataPass>(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt,
+                                                      ctx->threads);
                 log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
                 dn->a = src(0, go);
                 dn->w = src(2, w);
@@ -449,7 +450,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             if (p.mask[1]) {
                 wn = std::make_unique<WeightNode>();
                 wn->host = ctx->host;
-                wn->pass = std::make_unique<WeightPass>(g, dt);
+                wn->pass = std::make_unique<WeightPass>(g, dt, ctx->threads);
                 log_impl(ctx, "gradWeight", wn->pass->impl(), wn->pass->channel_blocks());
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
@@ -516,7 +517,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         n->host = ctx->host;
         // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
         n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
-                                             engine_dt(in));
+                                             engine_dt(in), ctx->threads);
         log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
         Sources src{ctx, {}};
         n->a = src(0, in);

@@ -70,7 +70,7 @@ size_t adopt(DnnlState &s, DnnlState::DataVariant &v, const Pd &pd, bool first) 
 
 // Sets up the pass by result-channel blocks when the shape calls for it and the blocked operand is
 // image after image (so that it is blocked image by image, in parallel, without scratch).
-bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
+bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t threads) {
     const Geometry &g = s.g;
     const bool fwd = s.kind == DataPass::Kind::Forward;
     const int64_t blocks = data_channel_blocks(g, s.kind);
@@ -126,11 +126,12 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
     s.chunk_start = {0};
     s.chunk_size = {g.N};
     s.a_blk_at = {0};
-    // [0] none, [1] the blocked operand (all images), then per block: blocked weights, blocked
-    // result, scratchpad
+    // [0] none, [1] the blocked operand (all images), then per slot (a block's task): blocked
+    // weights, blocked result, scratchpad
+    s.slots.resize(acp::SlotPool::slots(blocks, threads));
     buffers.push_back(0);
     buffers.push_back(v.a_in.prim ? v.a_blk.get_size() : 0);
-    for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t j = 0; j < s.slots.size(); ++j) {
         buffers.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
         buffers.push_back(v.c_out.prim ? v.c_blk.get_size() : 0);
         buffers.push_back(scratch);
@@ -141,7 +142,7 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers) {
 
 }  // namespace
 
-DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique<DnnlState>()) {
+DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt, int64_t threads) : s_(std::make_unique<DnnlState>()) {
     OneThread one;
     DnnlState &s = *s_;
     s.g = g;
@@ -152,7 +153,7 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
     s.c_image = static_cast<size_t>(fwd ? g.OC * g.dst_plane() : g.IC * g.src_plane());
     s.c_channels = fwd ? g.OC : g.IC;
     s.c_plane = fwd ? g.dst_plane() : g.src_plane();
-    if (init_data_by_channel(s, buffers_)) return;
+    if (init_data_by_channel(s, buffers_, threads)) return;
     s.c_channels = fwd ? g.OC : g.IC;
     const int64_t per_call = std::min(g.N, data_images_per_call(g));
     split(s, g.N, (g.N + per_call - 1) / per_call);
@@ -200,17 +201,21 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt) : s_(std::make_unique
     for (const DnnlState::DataVariant &v : s.dvars)
         s.uniform_blk = s.uniform_blk && v.a_in.prim && v.a_blk.get_size() == img * static_cast<size_t>(v.n) &&
                         widen(v0.a_blk, v.n) == v.a_blk && widen(v0.a_blk, 1).get_size() == img;
-    // [0] blocked weights, [1] the blocked operand of all chunks, then per chunk: blocked result,
-    // scratchpad
+    // [0] blocked weights, [1] the blocked operand of all chunks, then per slot (a chunk's task):
+    // blocked result, scratchpad
     uint64_t blk = 0;
     for (size_t k = 0; k < s.chunk_size.size(); ++k) {
         s.a_blk_at.push_back(blk);
         if (s.dvar(k).a_in.prim) blk += s.dvar(k).a_blk.get_size();
     }
+    size_t c_blk = 0;
+    for (const DnnlState::DataVariant &v : s.dvars)
+        if (v.c_out.prim) c_blk = std::max(c_blk, v.c_blk.get_size());
+    s.slots.resize(acp::SlotPool::slots(static_cast<int64_t>(s.chunk_size.size()), threads));
     buffers_.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
     buffers_.push_back(blk);
-    for (size_t k = 0; k < s.chunk_size.size(); ++k) {
-        buffers_.push_back(s.dvar(k).c_out.prim ? s.dvar(k).c_blk.get_size() : 0);
+    for (int64_t j = 0; j < s.slots.size(); ++j) {
+        buffers_.push_back(c_blk);
         buffers_.push_back(scratch);
     }
 }
@@ -234,8 +239,10 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
         const auto ku = static_cast<size_t>(k);
         const DnnlState::DataVariant &v = s.dvar(ku);
         const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
+        const acp::SlotPool::Lease slot(s.slots);
         v.a_in.run(st, mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image),
-                   mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * k], s.scratch_md);
+                   mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * slot.index()], s.scratch_md);
+        st.wait();  // (the slot's scratch is free again once the reorder is done)
     });
 }
 
@@ -279,8 +286,10 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
         const auto ku = static_cast<size_t>(k);
         const DnnlState::DataVariant &v = s.dvar(ku);
         const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
-        // b[0]: this chunk's blocked operand, b[1]: blocked result, b[2]: scratchpad
-        void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku], bufs[2 + 2 * k], bufs[3 + 2 * k]};
+        // b[0]: this chunk's blocked operand, b[1]: blocked result, b[2]: scratchpad (its slot's)
+        const acp::SlotPool::Lease slot(s.slots);
+        void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku], bufs[2 + 2 * slot.index()],
+                            bufs[3 + 2 * slot.index()]};
         const memory a_user = mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image);
         uint8_t *const c_at = out_b + n0 * s.c_image * es;
         const memory c_user = mem(v.c_user, c_at);
@@ -289,8 +298,8 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
         if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
         v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
         store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
+        st.wait();  // (the slot is free again once its work is done)
         if (done && out_dt == OutDt::F32) {
-            st.wait();
             for (int64_t i = 0; i < v.n; ++i) {
                 const auto n = static_cast<int64_t>(n0) + i;
                 done(n, static_cast<const float *>(out) + static_cast<size_t>(n) * s.c_image);
@@ -318,7 +327,8 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
     if (!prepared) block_images(a, bufs);
     const memory a_mem = v.a_in.prim ? mem(v.a_blk, bufs[1]) : mem(v.a_user, a);
     each_task(s.d_blocks, [&](dnnl::stream &st, int64_t k) {
-        void *const *b = bufs + 2 + 3 * k;  // blocked weights, blocked result, scratchpad
+        const acp::SlotPool::Lease slot(s.slots);
+        void *const *b = bufs + 2 + 3 * slot.index();  // blocked weights, blocked result, scratchpad
         const auto ku = static_cast<size_t>(k);
         const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
         const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
@@ -328,6 +338,7 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
         const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
         v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
         store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
+        st.wait();
     });
     if (done && out_dt == OutDt::F32)  // every block has written its channels: each image is complete
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.g.N, 1), [&](const tbb::blocked_range<int64_t> &r) {

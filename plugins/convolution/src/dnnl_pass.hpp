@@ -34,7 +34,8 @@ struct DnnlState;  // oneDNN objects, kept out of this header
 class DataPass {
 public:
     enum class Kind { Forward, BackwardData };
-    DataPass(const Geometry &g, Kind kind, Dt in_dt);
+    // threads: the executor's; tasks that run side by side share that many sets of buffers at most.
+    DataPass(const Geometry &g, Kind kind, Dt in_dt, int64_t threads);
     ~DataPass();
     DataPass(const DataPass &) = delete;
     DataPass &operator=(const DataPass &) = delete;
@@ -70,7 +71,7 @@ private:
 
 class WeightPass {
 public:
-    WeightPass(const Geometry &g, Dt in_dt);
+    WeightPass(const Geometry &g, Dt in_dt, int64_t threads);
     ~WeightPass();
     WeightPass(const WeightPass &) = delete;
     WeightPass &operator=(const WeightPass &) = delete;

@@ -35,7 +35,7 @@ int64_t weight_channel_blocks(const Geometry &g, DnnlDt t) {
 
 }  // namespace
 
-WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlState>()) {
+WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::make_unique<DnnlState>()) {
     OneThread one;
     DnnlState &s = *s_;
     s.g = g;
@@ -88,9 +88,11 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
         s.variants.push_back(std::move(v));
         s.scratch_md = bytes_md(scratch);
         s.dw_elems = s.dw_blk.get_size() / sizeof(float);
-        // [0] blocked src (all images), then per block: blocked diff_dst, blocked diff_W, scratchpad
+        // [0] blocked src (all images), then per slot (a block's task): blocked diff_dst, blocked
+        // diff_W, scratchpad
+        s.slots.resize(acp::SlotPool::slots(s.blocks, threads));
         buffers_.push_back(s.variants[0].src_in.prim ? s.variants[0].src_blk.get_size() : 0);
-        for (int64_t b = 0; b < s.blocks; ++b) {
+        for (int64_t j = 0; j < s.slots.size(); ++j) {
             buffers_.push_back(s.variants[0].ddst_in.prim ? s.variants[0].ddst_blk.get_size() : 0);
             buffers_.push_back(s.dw_out.prim ? s.dw_blk.get_size() : 0);
             buffers_.push_back(scratch);
@@ -131,15 +133,31 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt) : s_(std::make_unique<DnnlSt
     scratch = std::max(scratch, s.dw_out.scratch);
     s.scratch_md = bytes_md(scratch);
     s.dw_elems = s.dw_blk.get_size() / sizeof(float);
-    // per chunk: blocked src, blocked diff_dst, partial diff weights (FLOAT, blocked), scratchpad
-    for (int64_t k = 0; k < chunks; ++k) {
-        const DnnlState::Variant &v = s.variants[s.chunk_size[static_cast<size_t>(k)] == s.variants[0].n ? 0 : 1];
-        buffers_.push_back(v.src_in.prim ? v.src_blk.get_size() : 0);
-        buffers_.push_back(v.ddst_in.prim ? v.ddst_blk.get_size() : 0);
-        buffers_.push_back(s.dw_blk.get_size());
+    // per chunk: partial diff weights (FLOAT, blocked; summed after every chunk), then per slot (a
+    // chunk's task): blocked src, blocked diff_dst, scratchpad (split_buffer)
+    size_t src_blk = 0, ddst_blk = 0;
+    for (const DnnlState::Variant &v : s.variants) {
+        if (v.src_in.prim) src_blk = std::max(src_blk, v.src_blk.get_size());
+        if (v.ddst_in.prim) ddst_blk = std::max(ddst_blk, v.ddst_blk.get_size());
+    }
+    s.slots.resize(acp::SlotPool::slots(chunks, threads));
+    for (int64_t k = 0; k < chunks; ++k) buffers_.push_back(s.dw_blk.get_size());
+    for (int64_t j = 0; j < s.slots.size(); ++j) {
+        buffers_.push_back(src_blk);
+        buffers_.push_back(ddst_blk);
         buffers_.push_back(scratch);
     }
 }
+
+namespace {
+// The split by the minibatch: where in the pass's buffers chunk k's partial diff weights (Partial)
+// and slot j's blocked src, blocked diff_dst and scratchpad lie.
+enum class Split { Partial, Src, Ddst, Scratch };
+size_t split_buffer(const DnnlState &s, Split what, size_t i) {
+    const size_t chunks = s.chunk_size.size();
+    return what == Split::Partial ? i : chunks + 3 * i + static_cast<size_t>(what) - 1;
+}
+}  // namespace
 
 WeightPass::~WeightPass() = default;
 const char *WeightPass::impl() const { return s_->impl.c_str(); }
@@ -169,7 +187,8 @@ void WeightPass::drop_blocked_buffers(bool diff_dst) {
         if (!diff_dst) buffers_[0] = 0;
         return;
     }
-    for (size_t k = 0; k < buffers_.size(); k += 4) buffers_[k + (diff_dst ? 1 : 0)] = 0;
+    for (size_t j = 0; j < static_cast<size_t>(s_->slots.size()); ++j)
+        buffers_[split_buffer(*s_, diff_dst ? Split::Ddst : Split::Src, j)] = 0;
 }
 
 void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src,
@@ -184,7 +203,11 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
     each_task(chunks, [&](dnnl::stream &st, int64_t k) {
         const auto ku = static_cast<size_t>(k);
         const DnnlState::Variant &v = s.variants[s.chunk_size[ku] == s.variants[0].n ? 0 : 1];
-        void *const *b = bufs + 4 * k;
+        const acp::SlotPool::Lease slot(s.slots);
+        const size_t j = slot.index();
+        // b: this slot's blocked src and diff_dst, this chunk's partial, this slot's scratchpad
+        void *const b[4] = {bufs[split_buffer(s, Split::Src, j)], bufs[split_buffer(s, Split::Ddst, j)],
+                            bufs[split_buffer(s, Split::Partial, ku)], bufs[split_buffer(s, Split::Scratch, j)]};
         const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
         const memory src_user = mem(v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
         const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
@@ -201,10 +224,11 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
             {DNNL_ARG_SRC, src_blk}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, mem(s.dw_blk, b[2])}};
         if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[3]));
         v.prim->execute(st, args);
+        st.wait();  // (the slot is free again once its work is done)
     });
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
         const float *parts[kWeightChunks];  // (chunks <= kWeightChunks: the constructor checks)
-        for (int64_t k = 0; k < chunks; ++k) parts[k] = static_cast<const float *>(bufs[4 * k + 2]);
+        for (int64_t k = 0; k < chunks; ++k) parts[k] = static_cast<const float *>(bufs[split_buffer(s, Split::Partial, static_cast<size_t>(k))]);
         const int64_t ob = (s.g.OC + 15) / 16;
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, ob, 1), [&](const tbb::blocked_range<int64_t> &r) {
             unblock_weights(parts, chunks, s.g.OC, s.g.IC, s.g.k_size(), s.dw_own == 1, out, out_dt, r.begin(), r.end());
@@ -212,11 +236,11 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         return;
     }
     // Partials summed in chunk order, element by element: the same bits whatever ran where.
-    auto *sum = static_cast<float *>(bufs[2]);
+    auto *sum = static_cast<float *>(bufs[split_buffer(s, Split::Partial, 0)]);
     if (chunks > 1) {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, s.dw_elems, 16384), [&](const tbb::blocked_range<size_t> &r) {
             for (int64_t k = 1; k < chunks; ++k) {
-                const auto *p = static_cast<const float *>(bufs[4 * k + 2]);
+                const auto *p = static_cast<const float *>(bufs[split_buffer(s, Split::Partial, static_cast<size_t>(k))]);
                 for (size_t e = r.begin(); e < r.end(); ++e) sum[e] += p[e];
             }
         });
@@ -224,7 +248,7 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
     OneThread one;
     dnnl::stream st(cpu());
     const Md plain_dw = weights_plain(s.g, DnnlDt::f32);
-    if (s.dw_out.prim) s.dw_out.run(st, mem(s.dw_blk, sum), mem(plain_dw, out), bufs[3], s.scratch_md);
+    if (s.dw_out.prim) s.dw_out.run(st, mem(s.dw_blk, sum), mem(plain_dw, out), bufs[split_buffer(s, Split::Scratch, 0)], s.scratch_md);
     else std::copy(sum, sum + s.g.weight_elems(), static_cast<float *>(out));
     st.wait();
 }
@@ -258,7 +282,8 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
     gb.OC = s.block_oc;
     const Md plain_dw = weights_plain(gb, DnnlDt::f32);
     each_task(s.blocks, [&](dnnl::stream &st, int64_t k) {
-        void *const *b = bufs + 1 + 3 * k;  // blocked diff_dst, blocked diff_W, scratchpad
+        const acp::SlotPool::Lease slot(s.slots);
+        void *const *b = bufs + 1 + 3 * slot.index();  // blocked diff_dst, blocked diff_W, scratchpad
         const auto ku = static_cast<size_t>(k);
         const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
         const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[0]) : ddst_user;
@@ -276,6 +301,7 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
         } else {
             s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);
         }
+        st.wait();
     });
 }
 

@@ -108,7 +108,7 @@ void run_task(const BackwardPlan &P, const BackwardOperands &ops, const T *inT, 
         for (int64_t p0 = pb, slot = 0; p0 < pe; p0 += kTile, slot ^= 1) {
             const int64_t np = std::min(kTile, pe - p0);
             if (p0 + kTile < pe) prepare(p0 + kTile, static_cast<int>(slot ^ 1));
-            T *gs = gsum + 2 * (p0 - pb);
+            T *gs = P.gsum_tile ? gsum : gsum + 2 * (p0 - pb);
             bool gg_done = false;  // gridGrad already in its output (or in ggv)
             if (P.need_go) {
                 bool done = false, done_channels = false;
@@ -236,7 +236,7 @@ void stream_image(const BackwardPlan &P, const BackwardOperands &ops, const T *i
                     });
                 });
             if (acc_n) runs(span[j].lo, span[j].hi, kZero, any, zero_rows);
-            run_task<T>(P, ops, P.need_in ? inT + n * HW * P.Cp : nullptr, acc_n, gsum0 + n * P.gsum_stride + 2 * p0, n, p0, p1,
+            run_task<T>(P, ops, P.need_in ? inT + n * HW * P.Cp : nullptr, acc_n, gsum0 + n * P.gsum_stride + (P.gsum_tile ? 0 : 2 * p0), n, p0, p1,
                         b, b + 1, avx);
             if (!acc_n) continue;
             const RowSpan later = after[j + 1];
@@ -326,7 +326,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, BackwardElems e, bool want_ig,
     P->acc_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->in_bytes)) + (P->in_bytes ? 2048 + 64 : 0));
     P->acc_bytes = want_ig && !P->acc_direct ? g.N * P->K * g.in_pixels() * P->Cp * ts : 0;
     P->gsum_offset = static_cast<int64_t>(round64(static_cast<uint64_t>(P->acc_offset + P->acc_bytes)));
-    P->gsum_stride = P->need_in ? 2 * ((g.out_pixels() + P->K - 1) / P->K) : 0;
+    P->gsum_tile = (g.C + kChanBlock - 1) / kChanBlock <= 1;
+    P->gsum_stride = !P->need_in ? 0 : P->gsum_tile ? 2 * kTile : 2 * ((g.out_pixels() + P->K - 1) / P->K);
     const int64_t gsum_bytes = g.N * P->K * P->gsum_stride * ts;
     P->scratch = gsum_bytes ? static_cast<uint64_t>(P->gsum_offset + gsum_bytes)
                  : P->acc_bytes ? static_cast<uint64_t>(P->acc_offset + P->acc_bytes)

@@ -46,7 +46,10 @@ struct BackwardPlan {
     bool in_direct = false;   // the channels-last input is the input itself
     bool acc_direct = false;  // accumulate straight into inputGrad
     int64_t in_bytes = 0, acc_bytes = 0, acc_offset = 0;
-    int64_t gsum_stride = 0, gsum_offset = 0;  // per task: gridGrad partial sums, 2 per pixel
+    // per task: gridGrad's partial sums, 2 per pixel, carried from channel block to block; with one
+    // block (gsum_tile) they never outlive their tile of pixels: 2 per pixel of one tile
+    int64_t gsum_stride = 0, gsum_offset = 0;
+    bool gsum_tile = false;
     int64_t Cp = 1;                            // padded_channels(C)
     bool bilinear_vec = false;                 // bilinear_tile_avx applies (zeros / border, H * W < 2^31)
     bool bicubic_vec = false;                  // bicubic_tile_avx applies (likewise)
