@@ -86,6 +86,7 @@ public:
     void run();
 
     uint64_t workspace_bytes() const { return workspaceSize_; }
+    void *workspace() const { return workspace_; }  // (the phase-1 size, zeroed; tests refill it)
     bool planned() const { return executor_ != nullptr; }
     aclrtStream stream() const { return stream_; }
 

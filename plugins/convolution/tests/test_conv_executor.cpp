@@ -86,6 +86,31 @@ TEST(Determinism, ThreadCounts) {
     }
 }
 
+// A oneDNN pass reserves one set of task scratch (scratchpad, blocked copies, blocked result) per
+// task that can run at once - min(tasks, threads), acp::SlotPool - not one per task: on layers of
+// four chunks or four channel blocks per pass, every thread up to three adds the same set of bytes
+// to the workspace. (With a set per task the workspace would not depend on the threads at all.)
+TEST(Workspace, OneSetOfTaskScratchPerThread) {
+    for (const cref::Conv &c : {conv2d(8, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1),  // both passes: four chunks of two images
+                                conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1)})   // both passes: four channel blocks
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+            const Data d = intData(c, 7);
+            uint64_t ws[4] = {};
+            for (int threads : {1, 2, 3}) {
+                Runtime::use("atlas-a2", threads);
+                Call k;
+                k.c = c;
+                k.dt = dt;
+                const Result r = runBackward(k, d.go, d.in, d.w);
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                ws[threads] = r.workspace;
+            }
+            const std::string at = std::to_string(c.inputDims()[1]) + " channels " + dtName(dt);
+            EXPECT_LT(ws[1], ws[2]) << at;
+            EXPECT_EQ(ws[3] - ws[2], ws[2] - ws[1]) << at << ": " << ws[1] << ", " << ws[2] << ", " << ws[3] << " bytes";
+        }
+}
+
 // How the oneDNN passes split, by the shape and dtype only (dnnl_common.cpp, dnnl_weight_pass.cpp):
 // weights outweighing the activations put both passes in channel blocks; in BF16 the weight pass
 // only where they outweigh them outright (else the minibatch in two chunks); smaller weights neither.
