@@ -21,6 +21,15 @@ Data uniformData(const cref::Conv &c, uint64_t seed, aclDataType dt) {
             uniform(cref::Conv::count(c.weightDims()), seed + 2, dt)};
 }
 
+// The backward of c in dt on atlas-a2 with that many threads.
+Result runOnThreads(int threads, const cref::Conv &c, aclDataType dt, const Data &d) {
+    Runtime::use("atlas-a2", threads);
+    Call k;
+    k.c = c;
+    k.dt = dt;
+    return runBackward(k, d.go, d.in, d.w);
+}
+
 TEST(Masks, EveryCombination) {
     Runtime::use("atlas-a2");
     // dense (oneDNN), and depthwise (our kernels: a node per selected gradient)
@@ -69,11 +78,7 @@ TEST(Determinism, ThreadCounts) {
         const Data d = uniformData(c, 9, dt);
         std::optional<Result> first;
         for (int threads : {1, 2, 3, 2}) {
-            Runtime::use("atlas-a2", threads);
-            Call k;
-            k.c = c;
-            k.dt = dt;
-            const Result r = runBackward(k, d.go, d.in, d.w);
+            const Result r = runOnThreads(threads, c, dt, d);
             ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
             if (!first) {
                 first = r;
@@ -97,11 +102,7 @@ TEST(Workspace, OneSetOfTaskScratchPerThread) {
             const Data d = intData(c, 7);
             uint64_t ws[4] = {};
             for (int threads : {1, 2, 3}) {
-                Runtime::use("atlas-a2", threads);
-                Call k;
-                k.c = c;
-                k.dt = dt;
-                const Result r = runBackward(k, d.go, d.in, d.w);
+                const Result r = runOnThreads(threads, c, dt, d);
                 ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
                 ws[threads] = r.workspace;
             }
