@@ -15,6 +15,8 @@
 #include <memory>
 #include <thread>
 
+#include <tbb/task_arena.h>
+
 namespace acp {
 
 class SlotPool {
@@ -24,20 +26,27 @@ public:
 
     void resize(int64_t n) {
         n_ = std::max<int64_t>(n, 0);
-        busy_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(n_));
-        for (size_t i = 0; i < static_cast<size_t>(n_); ++i) busy_[i].store(false);
+        flags_ = std::make_unique<Flag[]>(static_cast<size_t>(n_));
     }
     int64_t size() const { return n_; }
 
     // A free set, held until the lease ends. There always is one when no more than size() tasks
     // run at once; a thread that finds every set taken (a task still finishing elsewhere) tries again.
+    // The search starts at the set of the thread's index in its arena, so that threads take sets of
+    // their own, each flag on a line of its own: tasks of a few microseconds (small depthwise planes)
+    // do not pass a cache line between the cores at each start (scanning from set 0 cost the
+    // 256-channel 28x28 depthwise layer 20 %).
     class Lease {
     public:
         explicit Lease(const SlotPool &pool) : pool_(pool) {
+            const auto n = static_cast<size_t>(pool.n_);
+            const int hint = tbb::this_task_arena::current_thread_index();
+            const size_t first = hint >= 0 ? static_cast<size_t>(hint) % n : 0;
             for (;;) {
-                for (size_t i = 0; i < static_cast<size_t>(pool.n_); ++i) {
+                for (size_t k = 0; k < n; ++k) {
+                    const size_t i = (first + k) % n;
                     bool free = false;
-                    if (pool.busy_[i].compare_exchange_strong(free, true, std::memory_order_acquire)) {
+                    if (pool.flags_[i].busy.compare_exchange_strong(free, true, std::memory_order_acquire)) {
                         i_ = i;
                         return;
                     }
@@ -45,7 +54,7 @@ public:
                 std::this_thread::yield();
             }
         }
-        ~Lease() { pool_.busy_[i_].store(false, std::memory_order_release); }
+        ~Lease() { pool_.flags_[i_].busy.store(false, std::memory_order_release); }
         Lease(const Lease &) = delete;
         Lease &operator=(const Lease &) = delete;
         size_t index() const { return i_; }
@@ -56,7 +65,10 @@ public:
     };
 
 private:
-    std::unique_ptr<std::atomic<bool>[]> busy_;
+    struct alignas(64) Flag {
+        std::atomic<bool> busy{false};
+    };
+    std::unique_ptr<Flag[]> flags_;
     int64_t n_ = 0;
 };
 

@@ -16,7 +16,8 @@ bool DepthwisePass::applies(const Geometry &g, bool transposed) {
 }
 
 // 1-D is a 2-D plane of one row. Only the top/left padding matters: the output size fixes the rest.
-DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) : slots_(std::max(threads, 1) + 1) {
+DepthwisePass::DepthwisePass(const Geometry &g, Dt dt, int threads) {
+    slots_.resize(std::max(threads, 1));
     const bool two = g.sd == 2;
     DwShape s;
     s.N = g.N, s.C = g.IC;

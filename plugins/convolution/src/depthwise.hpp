@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "aclnn_cpu/slot_pool.hpp"
 #include "conv_types.hpp"
 #include "depthwise_blocked.hpp"
 #include "depthwise_direct.hpp"
@@ -29,11 +30,13 @@ public:
     static bool applies(const Geometry &g, bool transposed);
     DepthwisePass(const Geometry &g, Dt dt, int threads);
 
-    // A run's scratch: one slot per thread, then (blocked gradWeight) the per-block partials.
+    // A run's scratch: one set per thread (acp::SlotPool), then (blocked gradWeight) the per-block
+    // partials.
     // Runs of concurrent nodes each need their own.
     uint64_t scratch_bytes(bool partials) const {
-        if (direct_) return partials ? dir_.slot_bytes() * static_cast<uint64_t>(slots_) + dir_.partial_bytes() : 0;
-        return blk_.slot_bytes() * static_cast<uint64_t>(slots_) + (partials ? blk_.partial_bytes() : 0);
+        const auto sets = static_cast<uint64_t>(slots_.size());
+        if (direct_) return partials ? dir_.slot_bytes() * sets + dir_.partial_bytes() : 0;
+        return blk_.slot_bytes() * sets + (partials ? blk_.partial_bytes() : 0);
     }
     bool direct() const { return direct_; }
 
@@ -46,7 +49,9 @@ private:
     bool direct_ = false;
     DwDirect dir_;
     DwBlocked blk_;
-    int slots_;
+    // One set of task scratch per thread, taken per task; the gradInput and gradWeight nodes share
+    // it, each set indexing its own node's scratch (at most `threads` tasks run at once in all).
+    acp::SlotPool slots_;
 };
 
 }  // namespace conv

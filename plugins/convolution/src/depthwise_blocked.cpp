@@ -3,11 +3,9 @@
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <vector>
 
 #include "aclnn_cpu/isa.hpp"
@@ -20,7 +18,6 @@ namespace conv {
 
 namespace {
 
-
 constexpr int64_t kL = 16;  // channels per block: one vector lane each
 constexpr int64_t kBatchInnerBlocks = 16;  // whole-plane shapes with this many blocks: a task per block
 
@@ -28,13 +25,6 @@ uint64_t round64(uint64_t b) { return (b + 63) / 64 * 64; }
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 int64_t pos_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
-
-// The calling thread's scratch slot (every thread of the arena has its own index).
-uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
-    const int i = tbb::this_task_arena::current_thread_index();
-    if (i < 0 || i >= slots) throw std::runtime_error("depthwise: thread index outside the planned scratch slots");
-    return scratch + static_cast<uint64_t>(i) * bytes;
-}
 
 // ---- NCHW <-> channels-last for 16 channels ----
 // A "flat range" is `count` consecutive positions of a plane (rows follow each other), starting at
@@ -400,9 +390,7 @@ void load_taps(const void *w, Dt dt, int64_t c0, int nc, int64_t kk, float *wv) 
         }
 }
 
-
 }  // namespace
-
 
 DwBlocked::DwBlocked(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     CB_ = (s.C + kL - 1) / kL;
@@ -477,13 +465,13 @@ uint64_t DwBlocked::partial_bytes() const {
     return round64(static_cast<uint64_t>(s_.N * CB_ * parts_ * s_.kh * s_.kw * kL) * sizeof(double));
 }
 
-void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
+void DwBlocked::run(const Io &io, uint8_t *scratch, const acp::SlotPool &slots, bool avx) const {
     const DwShape s = s_;
     const int64_t kk = s.kh * s.kw, plane_in = s.H * s.W, plane_out = s.Ho * s.Wo;
     const int64_t es = dt_ == Dt::F32 ? 4 : 2;
     const bool want_dx = io.dx != nullptr, want_dw = io.dw != nullptr;
     // per (image, block): kk tap sums, 16 lanes each
-    auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots) * slot_);
+    auto *partials = reinterpret_cast<double *>(scratch + static_cast<uint64_t>(slots.size()) * slot_);
     const int64_t part = kk * kL;
     // gradInput taps of input row ih, phase by phase (in each: tap rows, then tap columns, in order);
     // gbase: gradient row 0 (possibly outside the scratch: only the rows of the band are read).
@@ -519,7 +507,8 @@ void DwBlocked::run(const Io &io, uint8_t *scratch, int slots, bool avx) const {
     const bool batch_inner = batch_inner_;
     const int64_t tasks = batch_inner ? CB_ : s.N * CB_ * parts_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, batch_inner ? std::max<int64_t>(1, grain_ / s.N) : grain_), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *sum = reinterpret_cast<double *>(slot_of(scratch, slot_, slots));  // kk vectors
+        const acp::SlotPool::Lease slot(slots);
+        auto *sum = reinterpret_cast<double *>(scratch + slot.index() * slot_);  // kk vectors
         auto *acc = reinterpret_cast<float *>(sum + kk * kL);                   // kk vectors
         float *wv = acc + kk * kL;                                                // kk tap vectors
         float *gi_gs = wv + kk * kL;

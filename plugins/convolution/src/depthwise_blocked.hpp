@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aclnn_cpu/slot_pool.hpp"
 #include "conv_types.hpp"
 
 namespace conv {
@@ -47,7 +48,7 @@ public:
     // scratch: `slots` slots of slot_bytes(), then partial_bytes() (gradWeight partials).
     uint64_t slot_bytes() const { return slot_; }
     uint64_t partial_bytes() const;
-    void run(const Io &io, uint8_t *scratch, int slots, bool avx) const;
+    void run(const Io &io, uint8_t *scratch, const acp::SlotPool &slots, bool avx) const;
 
 private:
     DwShape s_;

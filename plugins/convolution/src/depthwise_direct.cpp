@@ -2,11 +2,9 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include "aclnn_cpu/numeric.hpp"
 #include "cpu.hpp"
@@ -119,13 +117,6 @@ void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
         }
 }
 
-// The calling thread's scratch slot (every thread of the arena has its own index).
-uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
-    const int i = tbb::this_task_arena::current_thread_index();
-    if (i < 0 || i >= slots) throw std::runtime_error("depthwise: thread index outside the planned scratch slots");
-    return scratch + static_cast<uint64_t>(i) * bytes;
-}
-
 }  // namespace
 
 bool DwDirect::handles(const DwShape &s, Dt) {
@@ -168,7 +159,7 @@ uint64_t DwDirect::partial_bytes() const {
     return static_cast<uint64_t>(s_.C * parts_ * 9) * sizeof(double);
 }
 
-void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const {
+void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, const acp::SlotPool &slots, bool avx) const {
     const DwShape s = s_;
     const Dt dt = dt_;
     const bool bf16 = dt == Dt::BF16;
@@ -192,14 +183,15 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool av
     }
     if (io.dw == nullptr) return;
     // per (channel, image range): 9 tap sums (the lanes added pairwise), after the slots
-    auto *sums = reinterpret_cast<double *>(scratch + slot_bytes() * static_cast<uint64_t>(slots));
+    auto *sums = reinterpret_cast<double *>(scratch + slot_bytes() * static_cast<uint64_t>(slots.size()));
     const int64_t parts = parts_, groups = (s.C + group_ - 1) / group_;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups * parts, 1), [&](const tbb::blocked_range<int64_t> &r) {
         for (int64_t task = r.begin(); task < r.end(); ++task) {
             const int64_t q = task % parts, c0 = task / parts * group_, c1 = std::min(s.C, c0 + group_);
             const int64_t n0 = q * s.N / parts, n1 = (q + 1) * s.N / parts;
             if (avx) {
-                auto *cs = reinterpret_cast<ChannelSums *>(slot_of(scratch, slot_bytes(), slots));
+                const acp::SlotPool::Lease slot(slots);
+                auto *cs = reinterpret_cast<ChannelSums *>(scratch + slot.index() * slot_bytes());
                 double out[kMaxChannels * 9];
                 gw_channels_avx(bf16, half_, base, mt, s.C, c0, c1, n0, n1, cs, out);
                 for (int64_t c = c0; c < c1; ++c)

@@ -54,6 +54,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aclnn_cpu/slot_pool.hpp"
 #include "conv_types.hpp"
 #include "depthwise_blocked.hpp"
 
@@ -71,7 +72,7 @@ public:
     uint64_t slot_bytes() const;
     uint64_t partial_bytes() const;
     // The operands and results of DwBlocked::run; gradBias is not here either.
-    void run(const DwBlocked::Io &io, uint8_t *scratch, int slots, bool avx) const;
+    void run(const DwBlocked::Io &io, uint8_t *scratch, const acp::SlotPool &slots, bool avx) const;
     // Whether a FLOAT gradInput of flattened planes of whole vectors is stored streamed when it is
     // 64-byte aligned: set for those of kStreamBytes or more, or by a test. Measured on MobileNet's
     // 8x128x56x56 FLOAT layer, all three gradients concurrently: -6 % in the bench (median of six

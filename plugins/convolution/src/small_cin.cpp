@@ -3,11 +3,9 @@
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
-#include <stdexcept>
 #include <utility>
 
 #include "aclnn_cpu/isa.hpp"
@@ -33,13 +31,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Vectors a gradInput chunk holds in registers: 3 x C x V accumulators + V operands + C weights <= 31.
 constexpr int vmax(int64_t c) { return c == 1 ? 7 : c == 2 ? 4 : 2; }
-
-// The calling thread's scratch slot (every thread of the arena has its own index).
-uint8_t *slot_of(uint8_t *scratch, uint64_t bytes, int slots) {
-    const int i = tbb::this_task_arena::current_thread_index();
-    if (i < 0 || i >= slots) throw std::runtime_error("small-Cin convolution: thread index outside the planned scratch slots");
-    return scratch + static_cast<uint64_t>(i) * bytes;
-}
 
 SC_INLINE __mmask16 lanes_below(int64_t n) {
     return n >= kL ? kAll : n <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << n) - 1u);
@@ -277,7 +268,8 @@ bool SmallCinPass::applies(const Geometry &g, bool transposed, Dt dt) {
 }
 
 SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
-    : N_(g.N), C_(g.IC), K_(g.OC), H_(g.src[0]), W_(g.src[1]), dt_(dt), slots_(std::max(threads, 1) + 1) {
+    : N_(g.N), C_(g.IC), K_(g.OC), H_(g.src[0]), W_(g.src[1]), dt_(dt) {
+    slots_.resize(std::max(threads, 1));
     nv_ = ceil_div(W_, kL);
     Wp_ = kL + nv_ * kL + 2 * kL;  // room for the shifted copies' last vector
     parts_ = std::clamp<int64_t>(ceil_div(kTasks, N_), 1, H_);
@@ -296,7 +288,7 @@ uint64_t SmallCinPass::slot_bytes(bool weight) const {
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
-    const uint64_t slots = slot_bytes(weight) * static_cast<uint64_t>(slots_);
+    const uint64_t slots = slot_bytes(weight) * static_cast<uint64_t>(slots_.size());
     return weight ? slots + static_cast<uint64_t>(N_ * parts_ * K_ * C_ * 9) * sizeof(double) : wt_bytes() + slots;
 }
 
@@ -323,7 +315,8 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
     // the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *pbuf = reinterpret_cast<float *>(slot_of(slots, slot_bytes(false), slots_));
+        const acp::SlotPool::Lease slot(slots_);
+        auto *pbuf = reinterpret_cast<float *>(slots + slot.index() * slot_bytes(false));
         for (int64_t task = range.begin(); task < range.end(); ++task) {
             const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
             const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
@@ -384,11 +377,12 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
     const bool bf16 = dt_ == Dt::BF16;
     const int64_t es = bf16 ? 2 : 4, tasks = N_ * parts_, wn = K_ * C_ * 9;
     auto *slots = static_cast<uint8_t *>(scratch);
-    auto *partials = reinterpret_cast<double *>(slots + slot_bytes(true) * static_cast<uint64_t>(slots_));
+    auto *partials = reinterpret_cast<double *>(slots + slot_bytes(true) * static_cast<uint64_t>(slots_.size()));
     const auto stage_x = bf16 ? &stage_row<true> : &stage_row<false>;
     const auto gw = [bf16](size_t a) { return bf16 ? gw_fns<true>[a] : gw_fns<false>[a]; };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
-        auto *xs = reinterpret_cast<float *>(slot_of(slots, slot_bytes(true), slots_));
+        const acp::SlotPool::Lease slot(slots_);
+        auto *xs = reinterpret_cast<float *>(slots + slot.index() * slot_bytes(true));
         const int64_t ring = wband_ + 2;
         float *acc16 = xs + C_ * ring * Wp_;
         for (int64_t task = range.begin(); task < range.end(); ++task) {

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 
+#include "aclnn_cpu/slot_pool.hpp"
 #include "conv_types.hpp"
 
 namespace conv {
@@ -60,7 +61,7 @@ private:
     int64_t parts_ = 1, rows_ = 1;                   // tasks: N * parts_, each rows_ rows of an image
     int64_t wband_ = 1;                              // gradWeight: rows per band (X staged per band)
     Dt dt_ = Dt::F32;
-    int slots_ = 1;
+    acp::SlotPool slots_;  // one set of task scratch per thread, taken per task (both nodes')
     uint64_t wt_bytes() const;
     uint64_t slot_bytes(bool weight) const;
 };

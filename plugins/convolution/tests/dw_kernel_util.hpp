@@ -17,6 +17,7 @@
 #include "acltest.hpp"
 #include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
+#include "aclnn_cpu/slot_pool.hpp"
 #include "conv_types.hpp"
 #include "depthwise_blocked.hpp"
 
@@ -125,8 +126,9 @@ struct Out {
 // unwritten scratch shows).
 template <class Kernel>
 void runIo(const Kernel &k, const conv::DwBlocked::Io &io, bool avx, int threads, uint8_t scratchFill) {
-    const int slots = threads + 1;
-    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(slots) + k.partial_bytes() + 64, scratchFill);
+    acp::SlotPool slots;
+    slots.resize(threads);
+    std::vector<uint8_t> scratch(k.slot_bytes() * static_cast<uint64_t>(threads) + k.partial_bytes() + 64, scratchFill);
     auto *aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     // TBB caps workers at the core count: lift the cap so that 3 threads are 3 threads
     const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
