@@ -53,7 +53,7 @@ namespace {
 uint64_t slot_bytes(const BackwardPlan &P) {
     // ring, gradOutput row, positions; the parity path's ring halves, its stage
     const int64_t floats = P.ring_floats + 2 * P.row_floats + 2 * P.dir_cols;
-    return static_cast<uint64_t>((128 + floats * 4 + P.stage_bytes + 63) / 64 * 64);  // + 64: the ring's alignment
+    return static_cast<uint64_t>((64 + floats * 4 + P.stage_bytes + 63) / 64 * 64);  // + 64: the ring's alignment
 }
 
 int64_t round_up16(int64_t x) { return (x + 15) / 16 * 16; }
@@ -505,10 +505,14 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
             for (int l = 0; l < 16; ++l) P->pos_off[k][l] = static_cast<int32_t>(k / 3 * g.W + k % 3);
     }
     P->slot_bytes = static_cast<int64_t>(slot_bytes(*P));
+    P->bad_bytes = P->slots * 64;
+    P->sets.resize(acp::SlotPool::slots(P->slots, threads));
     plan_ = std::move(P);
 }
 
-uint64_t BackwardKernel::scratch_bytes() const { return static_cast<uint64_t>(plan_->slots * plan_->slot_bytes); }
+uint64_t BackwardKernel::scratch_bytes() const {
+    return static_cast<uint64_t>(plan_->bad_bytes + plan_->sets.size() * plan_->slot_bytes);
+}
 
 bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, void *gradInput, View4 gi,
                          void *scratch, BadIndex *bad) const {
@@ -529,12 +533,14 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const bool small_direct = small && P.dt == DType::F32 && !P.fp16 && !stream && go.w == 1 && go.h == g.Wo &&
                               gi.w == 1 && gi.h == g.W;
 
-    // Part (slot) s takes planes [s * planes / slots, (s + 1) * planes / slots) with its own
-    // scratch, on whichever thread is free: a plane's bits never depend on which part or thread
-    // computes it.
+    // Part si takes planes [si * planes / slots, (si + 1) * planes / slots) on whichever thread is
+    // free, with its own failure record and a set of scratch taken while it runs (one set per
+    // thread, acp::SlotPool; a part resets what it reads of its set): a plane's bits never depend
+    // on which part, set or thread computes it.
     auto body = [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t si = range.begin(); si != range.end(); ++si) {
-            const Slot s = slot_at(P, scratch, si);
+            const acp::SlotPool::Lease set(P.sets);
+            const Slot s = slot_at(P, scratch, si, set.index());
             LineStream ls;
             *s.bad = BadIndex{};
             std::memset(s.ring, 0, static_cast<size_t>(P.ring_floats) * 4);
@@ -589,7 +595,7 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, P.slots, 1), body, tbb::simple_partitioner());
 
     for (int64_t si = 0; si < P.slots; ++si) {  // parts cover ascending plane ranges: the first found is first
-        const BadIndex &b = *slot_at(P, scratch, si).bad;
+        const BadIndex &b = *bad_at(P, scratch, si);
         if (b.found()) {
             *bad = b;
             return false;

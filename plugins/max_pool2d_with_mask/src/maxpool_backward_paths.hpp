@@ -13,6 +13,7 @@
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
 #include "aclnn_cpu/prefetch.hpp"
+#include "aclnn_cpu/slot_pool.hpp"
 #include "maxpool_backward.hpp"
 #include "maxpool_rows.hpp"
 
@@ -39,7 +40,10 @@ struct BackwardPlan : KernelPlanBase {
     // one / two gradInput rows of dt bytes, each starting on a 64-byte line.
     enum class Parity { None, K2S2, K3S2P1, K3S2P0 } parity = Parity::None;
     int64_t dir_cols = 0, stage_bytes = 0, stage_row = 0;
-    int64_t slot_bytes = 0;
+    // Scratch: each part's first failure (a line each, bad_bytes in all), then the sets of task
+    // scratch (slot_bytes each) that the parts take while they run - one per thread (sets).
+    int64_t slot_bytes = 0, bad_bytes = 0;
+    acp::SlotPool sets;
     // k3, per kernel position k: kh * W + kw in 16 lanes, the int32 blocks' compare operands (made
     // once here: made per row, they were ~10 % of a plane's time)
     alignas(64) int32_t pos_off[9][16] = {};
@@ -51,7 +55,8 @@ struct BackwardPlan : KernelPlanBase {
     std::vector<int32_t> win_base, win_limit, win_wid;
 };
 
-// A slot's scratch: its first failure, the ring, one gradOutput row, its ring positions.
+// A part's scratch: its first failure, and the set it runs on: the ring, one gradOutput row, its
+// ring positions, the parity path's ring halves and stage.
 struct Slot {
     BadIndex *bad;
     float *ring;
@@ -62,11 +67,15 @@ struct Slot {
     uint8_t *half;         // parity path, streamed 16-bit rows: the next line's first 32 bytes (64-byte aligned)
 };
 
-inline Slot slot_at(const BackwardPlan &P, void *scratch, int64_t s) {
-    auto *base = static_cast<char *>(scratch) + s * P.slot_bytes;
+inline BadIndex *bad_at(const BackwardPlan &P, void *scratch, int64_t part) {
+    (void)P;
+    return reinterpret_cast<BadIndex *>(static_cast<char *>(scratch) + part * 64);
+}
+inline Slot slot_at(const BackwardPlan &P, void *scratch, int64_t part, size_t set) {
+    auto *base = static_cast<char *>(scratch) + P.bad_bytes + static_cast<int64_t>(set) * P.slot_bytes;
     Slot r{};
-    r.bad = reinterpret_cast<BadIndex *>(base);
-    r.ring = reinterpret_cast<float *>(base + 64 + (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64);
+    r.bad = bad_at(P, scratch, part);
+    r.ring = reinterpret_cast<float *>(base + (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64);
     r.grow = r.ring + P.ring_floats;
     r.pos = reinterpret_cast<int32_t *>(r.grow + P.row_floats);
     r.ringE = reinterpret_cast<float *>(r.pos + P.row_floats);
