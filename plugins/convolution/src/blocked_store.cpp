@@ -27,11 +27,11 @@ void put_scalar(void *dst, int64_t i, float v, OutDt t) {
 }
 
 void acts_scalar(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                 OutDt t) {
+                 OutDt t, int64_t cw) {
     for (int64_t n = 0; n < N; ++n)
         for (int64_t c = 0; c < C; ++c) {
-            const float *blk = src + n * src_image + c / 16 * 16 * plane + c % 16;
-            for (int64_t s = 0; s < plane; ++s) put_scalar(dst, n * dst_image + c * plane + s, blk[s * 16], t);
+            const float *blk = src + n * src_image + c / cw * cw * plane + c % cw;
+            for (int64_t s = 0; s < plane; ++s) put_scalar(dst, n * dst_image + c * plane + s, blk[s * cw], t);
         }
 }
 
@@ -49,14 +49,15 @@ void weights_scalar(const float *const *parts, int64_t n_parts, int64_t O, int64
             }
 }
 
-void block_scalar(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
+void block_scalar(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
+                  int64_t cw) {
     const auto *in = static_cast<const uint8_t *>(src);
     auto *out = static_cast<uint8_t *>(dst);
-    const int64_t cpad = (C + 15) / 16 * 16;
+    const int64_t cpad = (C + cw - 1) / cw * cw;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t c = 0; c < cpad; ++c)
             for (int64_t s = 0; s < plane; ++s) {
-                uint8_t *o = out + static_cast<size_t>(n * dst_image + c / 16 * 16 * plane + s * 16 + c % 16) * es;
+                uint8_t *o = out + static_cast<size_t>(n * dst_image + c / cw * cw * plane + s * cw + c % cw) * es;
                 if (c < C) std::memcpy(o, in + static_cast<size_t>(n * src_image + c * plane + s) * es, es);
                 else std::memset(o, 0, es);
             }
@@ -99,22 +100,25 @@ ACP_AVX512 inline __mmask16 first(int64_t n) { return n >= 16 ? kAll : static_ca
 
 using acp::avx512::transpose16;
 
-// Positions in chunks of 16: one 1 KiB slab of the block (16 positions x 16 channels), transposed
-// to 16 channel rows of 16 positions. Tail positions load as zeros and are not stored.
+// Positions in chunks of 16: 16 positions x 16 channels of the block (a 1 KiB slab of nC16c; NHWC:
+// 16 rows a position apart), transposed to 16 channel rows of 16 positions. Tail positions load as
+// zeros and are not stored; NHWC's channels past C are not read.
 template <OutDt T>
-ACP_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+ACP_AVX512 void acts_avx(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                        int64_t cw) {
     for (int64_t n = 0; n < N; ++n)
         for (int64_t cb = 0; cb * 16 < C; ++cb) {
-            const float *blk = src + n * src_image + cb * 16 * plane;
+            const float *blk = src + n * src_image + cb * 16 / cw * cw * plane + cb * 16 % cw;
             const int64_t cn = std::min<int64_t>(16, C - cb * 16);
+            const __mmask16 mc = cw == 16 ? kAll : first(cn);
             const int64_t row0 = n * dst_image + cb * 16 * plane;
             for (int64_t s = 0; s < plane; s += 16) {
                 const int64_t sn = std::min<int64_t>(16, plane - s);
                 __m512 r[16];
                 if (sn == 16) {
-                    for (int64_t p = 0; p < 16; ++p) r[p] = _mm512_loadu_ps(blk + (s + p) * 16);
+                    for (int64_t p = 0; p < 16; ++p) r[p] = _mm512_maskz_loadu_ps(mc, blk + (s + p) * cw);
                 } else {
-                    for (int64_t p = 0; p < 16; ++p) r[p] = p < sn ? _mm512_loadu_ps(blk + (s + p) * 16) : _mm512_setzero_ps();
+                    for (int64_t p = 0; p < 16; ++p) r[p] = p < sn ? _mm512_maskz_loadu_ps(mc, blk + (s + p) * cw) : _mm512_setzero_ps();
                 }
                 transpose16(r);
                 const __mmask16 m = first(sn);
@@ -167,15 +171,17 @@ ACP_AVX512 void weights_avx(const float *const *parts, int64_t n_parts, int64_t 
 // 16 channels x 16 positions at a time, BF16 widened to 32-bit lanes for the transpose (bits kept);
 // channels past C load as zeros (the padding of the last block), tail positions are not stored.
 template <size_t ES>
-ACP_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image) {
+ACP_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
+                         int64_t cw) {
     using E = std::conditional_t<ES == 4, float, uint16_t>;
     const auto *in = static_cast<const E *>(src);
     auto *out = static_cast<E *>(dst);
     for (int64_t n = 0; n < N; ++n)
         for (int64_t cb = 0; cb * 16 < C; ++cb) {
             const int64_t cn = std::min<int64_t>(16, C - cb * 16);
+            const __mmask16 mc = cw == 16 ? kAll : first(cn);  // nC16c: the padding channels too (zeros)
             const E *rows = in + n * src_image + cb * 16 * plane;
-            E *blk = out + n * dst_image + cb * 16 * plane;
+            E *blk = out + n * dst_image + cb * 16 / cw * cw * plane + cb * 16 % cw;
             for (int64_t s = 0; s < plane; s += 16) {
                 const int64_t sn = std::min<int64_t>(16, plane - s);
                 const __mmask16 m = first(sn);
@@ -187,8 +193,8 @@ ACP_AVX512 void block_avx(const void *src, int64_t N, int64_t C, int64_t plane, 
                 }
                 transpose16(r);
                 for (int64_t p = 0; p < sn; ++p) {
-                    if constexpr (ES == 4) _mm512_storeu_ps(blk + (s + p) * 16, r[p]);
-                    else _mm256_storeu_si256(reinterpret_cast<__m256i *>(blk + (s + p) * 16), _mm512_maskz_cvtepi32_epi16(kAll, _mm512_castps_si512(r[p])));
+                    if constexpr (ES == 4) _mm512_mask_storeu_ps(blk + (s + p) * cw, mc, r[p]);
+                    else _mm256_mask_storeu_epi16(blk + (s + p) * cw, mc, _mm512_maskz_cvtepi32_epi16(kAll, _mm512_castps_si512(r[p])));
                 }
             }
         }
@@ -270,11 +276,11 @@ ACP_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t
 }
 
 ACP_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                        OutDt t) {
+                        OutDt t, int64_t cw) {
     switch (t) {
-        case OutDt::F32: return acts_avx<OutDt::F32>(src, N, C, plane, src_image, dst, dst_image);
-        case OutDt::F16: return acts_avx<OutDt::F16>(src, N, C, plane, src_image, dst, dst_image);
-        case OutDt::BF16: return acts_avx<OutDt::BF16>(src, N, C, plane, src_image, dst, dst_image);
+        case OutDt::F32: return acts_avx<OutDt::F32>(src, N, C, plane, src_image, dst, dst_image, cw);
+        case OutDt::F16: return acts_avx<OutDt::F16>(src, N, C, plane, src_image, dst, dst_image, cw);
+        case OutDt::BF16: return acts_avx<OutDt::BF16>(src, N, C, plane, src_image, dst, dst_image, cw);
     }
 }
 
@@ -293,19 +299,23 @@ ACP_AVX512 void weights_vec(const float *const *parts, int64_t n_parts, int64_t 
 namespace detail {
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                  OutDt t, bool vec) {
+                  OutDt t, bool vec, ActLayout l) {
+    const int64_t cw = l == ActLayout::C16 ? 16 : C;
 #if ACP_X86
-    if (vec) return acts_vec(src, N, C, plane, src_image, dst, dst_image, t);
+    if (vec) return acts_vec(src, N, C, plane, src_image, dst, dst_image, t, cw);
 #endif
-    acts_scalar(src, N, C, plane, src_image, dst, dst_image, t);
+    acts_scalar(src, N, C, plane, src_image, dst, dst_image, t, cw);
 }
 
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
-                bool vec) {
+                bool vec, ActLayout l) {
+    const int64_t cw = l == ActLayout::C16 ? 16 : C;
 #if ACP_X86
-    if (vec) return es == 4 ? block_avx<4>(src, N, C, plane, src_image, dst, dst_image) : block_avx<2>(src, N, C, plane, src_image, dst, dst_image);
+    if (vec)
+        return es == 4 ? block_avx<4>(src, N, C, plane, src_image, dst, dst_image, cw)
+                       : block_avx<2>(src, N, C, plane, src_image, dst, dst_image, cw);
 #endif
-    block_scalar(src, N, C, plane, src_image, dst, dst_image, es);
+    block_scalar(src, N, C, plane, src_image, dst, dst_image, es, cw);
 }
 
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
@@ -330,12 +340,13 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
 }  // namespace detail
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                  OutDt t) {
-    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, cpu_has_avx512());
+                  OutDt t, ActLayout l) {
+    detail::unblock_acts(src, N, C, plane, src_image, dst, dst_image, t, cpu_has_avx512(), l);
 }
 
-void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es) {
-    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, cpu_has_avx512());
+void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
+                ActLayout l) {
+    detail::block_acts(src, N, C, plane, src_image, dst, dst_image, es, cpu_has_avx512(), l);
 }
 
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst) {

@@ -17,11 +17,15 @@ namespace conv {
 enum class OutDt { F32, F16, BF16 };
 inline size_t out_size(OutDt t) { return t == OutDt::F32 ? 4 : 2; }
 
-// Activations in oneDNN's nC[spatial]16c (nChw16c): element (n, c, s) of N images at
-//   src[n * src_image + (c / 16) * 16 * plane + s * 16 + c % 16]
-// into the dense dst[n * dst_image + c * plane + s] (elements of t), for c < C, s < plane.
+// oneDNN's two channel-inner layouts of activations: nC[spatial]16c (nChw16c, the channels padded
+// to a multiple of 16) and channels-last (NHWC, unpadded): element (n, c, s) of an image at
+//   (c / cw) * cw * plane + s * cw + c % cw   with cw = 16 (C16) or C (Nhwc).
+enum class ActLayout { C16, Nhwc };
+
+// Activations in that layout (element (n, c, s) of N images at src[n * src_image + ...]) into the
+// dense dst[n * dst_image + c * plane + s] (elements of t), for c < C, s < plane.
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                  OutDt t);
+                  OutDt t, ActLayout l = ActLayout::C16);
 
 // Weights (O, I, K spatial positions) in oneDNN's 16x16 tiles (ABcd16b16a when o_inner, else
 // ABcd16a16b): element (o, i, k) at
@@ -33,11 +37,12 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
                      int64_t ob0, int64_t ob1);
 
 // The other way, for the operands: N dense images of C channels (element (n, c, s) at
-// src[n * src_image + c * plane + s], FLOAT or BF16: es = 4 or 2 bytes) into oneDNN's nC[spatial]16c
-// of the same type, dst[n * dst_image + (c / 16) * 16 * plane + s * 16 + c % 16], the padding
-// channels of the last block (C..ceil(C/16)*16) zero as oneDNN's reorder leaves them. Bit copies.
-// Why: oneDNN 2.6's reorder of BF16 activations to the blocked layout runs at ~5 GB/s.
-void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es);
+// src[n * src_image + c * plane + s], FLOAT or BF16: es = 4 or 2 bytes) into the layout l of the
+// same type at dst[n * dst_image + ...], nC16c's padding channels (C..ceil(C/16)*16) zero as
+// oneDNN's reorder leaves them. Bit copies. Why: oneDNN 2.6's reorders of BF16 activations to
+// nC16c and of any to NHWC run at ~5-20 GB/s.
+void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
+                ActLayout l = ActLayout::C16);
 
 // The weights into the blocked layouts oneDNN's data passes read, a bit copy with zero padding:
 // element (o, i, k) of src[o * o_stride + i * K + k] (o < O, i < I: a slice of wider weights when
@@ -49,9 +54,9 @@ void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_s
 
 namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 (cpu.hpp)
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
-                bool vec);
+                bool vec, ActLayout l = ActLayout::C16);
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
-                  OutDt t, bool vec);
+                  OutDt t, bool vec, ActLayout l = ActLayout::C16);
 void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int64_t I, int64_t K, bool o_inner, void *dst, OutDt t,
                      int64_t ob0, int64_t ob1, bool vec);
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,

@@ -92,11 +92,13 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
                                                      dnnl::prop_kind prop, const dnnl::primitive_attr &attr,
                                                      const Md *weights = nullptr);
 
-// Dense BF16 images (N, C, spatial...; a channel slice of wider images too) into nC[spatial]16c:
-// our own block_acts (blocked_store.hpp) instead of oneDNN's reorder, ~2x faster on BF16. (FLOAT:
-// oneDNN's is as fast.) Its shape, when `from` -> `to` is that.
+// Dense images (N, C, spatial...; a channel slice of wider images too) into BF16 nC[spatial]16c or
+// FLOAT / BF16 channels-last (the forward primitives' brgemm kernels read that): our own block_acts
+// (blocked_store.hpp) instead of oneDNN's reorder (dnnl_common.cpp says how much faster). Its
+// shape, when `from` -> `to` is that.
 struct OwnBlock {
     int64_t N = 0, C = 0, plane = 0, src_image = 0, dst_image = 0;
+    ActLayout layout = ActLayout::C16;
 };
 
 // Dense weights (O, I, K...; a slice of input channels of wider ones too) into the tiles of the
@@ -126,7 +128,9 @@ Md bytes_md(size_t n);  // a scratchpad of n bytes
 // Layouts our own stores (blocked_store.hpp) read: a FLOAT result in nC[spatial]16c over the whole
 // spatial extent, and FLOAT ungrouped weights in 16x16 tiles (o_inner: ABcd16b16a). Whatever else
 // oneDNN picks goes through its reorder.
-bool own_acts(const Geometry &g, const Md &blk, bool full_extent);
+std::optional<ActLayout> own_acts(const Md &blk, bool full_extent);
+// The dense activation layout md is, of those our moves know (blocked_store.hpp's ActLayout).
+std::optional<ActLayout> act_layout(const Md &md);
 // 1: ABcd16b16a (input-major tiles), 0: ABcd16a16b, -1: neither
 int own_weights(const Geometry &g, const Md &blk);
 
@@ -155,6 +159,7 @@ struct DnnlState {
         onednn::Md a_user, a_blk, c_user, c_blk;
         onednn::Reorder a_in, c_out;
         bool c_own = false;  // c_blk stored by unblock_acts instead of c_out
+        ActLayout c_layout = ActLayout::C16;  // (c_own) c_blk's layout
     };
     std::vector<DataVariant> dvars;  // by chunk size: [0] the larger
     std::vector<size_t> a_blk_at;    // per chunk: byte offset of its blocked operand in buffer 1

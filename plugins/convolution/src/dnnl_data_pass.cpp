@@ -47,6 +47,14 @@ int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
     return channel_blocks(g, kind == DataPass::Kind::Forward ? g.OC : g.IC);
 }
 
+// Whether our own store writes v's result (its layout one that unblock_acts reads, over the whole
+// spatial extent when full) instead of oneDNN's reorder c_out.
+void own_store(DnnlState::DataVariant &v, bool full) {
+    const auto layout = own_acts(v.c_blk, full);
+    v.c_own = v.c_out.prim && layout;
+    if (layout) v.c_layout = *layout;
+}
+
 // Takes a data pass's primitive descriptor into variant v: its operand layouts (a: src or
 // diff_dst, c: dst or diff_src), its primitive and, for the first variant, the weights layout every
 // variant reads. Returns the scratchpad bytes it needs.
@@ -101,7 +109,7 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t 
     }
     v.a_in = Reorder(v.a_user, v.a_blk);
     v.c_out = Reorder(v.c_blk, v.c_user);
-    v.c_own = v.c_out.prim && own_acts(g, v.c_blk, fwd || g.src_used == g.src);
+    own_store(v, fwd || g.src_used == g.src);
     s.c_channels = cb;
     // The operand image by image: the N-image layout must be the one-image layout repeated.
     if (v.a_in.prim) {
@@ -185,7 +193,7 @@ DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt, int64_t threads) : s_
         }
         v.a_in = Reorder(v.a_user, v.a_blk);
         v.c_out = Reorder(v.c_blk, v.c_user);
-        v.c_own = v.c_out.prim && own_acts(g, v.c_blk, fwd || g.src_used == g.src);
+        own_store(v, fwd || g.src_used == g.src);
         scratch = std::max({scratch, v.a_in.scratch, v.c_out.scratch});
         s.dvars.push_back(std::move(v));
     }
@@ -258,7 +266,7 @@ static void store_result(dnnl::stream &st, const DnnlState &s, const DnnlState::
         st.wait();
         const auto blk_image = static_cast<int64_t>(v.c_blk.get_size() / sizeof(float)) / v.n;
         unblock_acts(static_cast<const float *>(blk), v.n, s.c_channels, s.c_plane, blk_image, c_at,
-                     static_cast<int64_t>(s.c_image), out_dt);
+                     static_cast<int64_t>(s.c_image), out_dt, v.c_layout);
     } else {
         v.c_out.run(st, c_blk, c_user, scratch, s.scratch_md);
     }

@@ -97,6 +97,14 @@ struct ActCase {
     dnnl::memory::dims d;  // N, C, spatial...
 };
 
+using conv::ActLayout;
+// oneDNN's tag of layout l for activations of sd spatial dims.
+Tag actTag(ActLayout l, size_t sd) {
+    if (l == ActLayout::C16) return sd == 1 ? Tag::nCw16c : sd == 2 ? Tag::nChw16c : Tag::nCdhw16c;
+    return sd == 1 ? Tag::nwc : sd == 2 ? Tag::nhwc : Tag::ndhwc;
+}
+const char *name(ActLayout l) { return l == ActLayout::C16 ? "nC16c" : "channels-last"; }
+
 // Channels [0, C) of each image written at channel c0 of images holding C_all = C + c0 + 3 channels.
 TEST(BlockedStore, ActivationsMatchOneDnnReorderThenRounding) {
     const ActCase cases[] = {
@@ -104,9 +112,10 @@ TEST(BlockedStore, ActivationsMatchOneDnnReorderThenRounding) {
         {"c64_28x28", {1, 64, 28, 28}}, {"1d_c5_w37", {2, 5, 37}},   {"3d_c20_3x4x5", {1, 20, 3, 4, 5}},
     };
     uint64_t seed = 1;
+    for (const ActLayout l : {ActLayout::C16, ActLayout::Nhwc})
     for (const ActCase &c : cases) {
         const size_t sd = c.d.size() - 2;
-        const Tag btag = sd == 1 ? Tag::nCw16c : sd == 2 ? Tag::nChw16c : Tag::nCdhw16c;
+        const Tag btag = actTag(l, sd);
         const Tag ptag = sd == 1 ? Tag::ncw : sd == 2 ? Tag::nchw : Tag::ncdhw;
         const Blocked b = makeBlocked(c.d, btag, ptag, seed++);
         const int64_t N = c.d[0], C = c.d[1];
@@ -127,8 +136,8 @@ TEST(BlockedStore, ActivationsMatchOneDnnReorderThenRounding) {
                 for (const bool vec : spellings()) {
                     std::vector<uint8_t> got(want.size(), kCanary);
                     conv::detail::unblock_acts(b.blk.data(), N, C, plane, src_image, got.data() + static_cast<size_t>(c0 * plane) * es,
-                                               c_all * plane, t, vec);
-                    EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << " " << name(t) << (vec ? " AVX-512" : " scalar");
+                                               c_all * plane, t, vec, l);
+                    EXPECT_TRUE(got == want) << name(l) << " " << c.name << " c0=" << c0 << " " << name(t) << (vec ? " AVX-512" : " scalar");
                 }
             }
         }
@@ -143,9 +152,10 @@ TEST(BlockedStore, OperandsMatchOneDnnReorder) {
         {"c64_28x28", {1, 64, 28, 28}}, {"1d_c5_w37", {2, 5, 37}},   {"3d_c20_3x4x5", {1, 20, 3, 4, 5}},
     };
     uint64_t seed = 50;
+    for (const ActLayout l : {ActLayout::C16, ActLayout::Nhwc})
     for (const ActCase &c : cases) {
         const size_t sd = c.d.size() - 2;
-        const Tag btag = sd == 1 ? Tag::nCw16c : sd == 2 ? Tag::nChw16c : Tag::nCdhw16c;
+        const Tag btag = actTag(l, sd);
         const int64_t N = c.d[0], C = c.d[1];
         int64_t plane = 1;
         for (size_t i = 2; i < c.d.size(); ++i) plane *= c.d[i];
@@ -166,8 +176,9 @@ TEST(BlockedStore, OperandsMatchOneDnnReorder) {
                 const auto dst_image = static_cast<int64_t>(bmd.get_size() / es) / N;
                 for (const bool vec : spellings()) {
                     std::vector<uint8_t> got(want.size(), kCanary);
-                    conv::detail::block_acts(first_channel, N, C, plane, c_all * plane, got.data(), dst_image, es, vec);
-                    EXPECT_TRUE(got == want) << c.name << " c0=" << c0 << (es == 4 ? " FLOAT" : " BF16") << (vec ? " AVX-512" : " scalar");
+                    conv::detail::block_acts(first_channel, N, C, plane, c_all * plane, got.data(), dst_image, es, vec, l);
+                    EXPECT_TRUE(got == want) << name(l) << " " << c.name << " c0=" << c0 << (es == 4 ? " FLOAT" : " BF16")
+                                             << (vec ? " AVX-512" : " scalar");
                 }
             }
         }
