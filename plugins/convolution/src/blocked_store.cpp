@@ -84,6 +84,14 @@ void block_weights_scalar(const void *src, int64_t O, int64_t I, int64_t K, int6
             }
 }
 
+void mirror_scalar(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
+    const int64_t ipad = (I + l.B - 1) / l.B * l.B;
+    for (int64_t i = 0; i < ipad; ++i)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t k = 0; k < K; ++k)
+                dst[(i / l.B) * l.ob_stride + o * l.ic_stride + l.k_off[k] + i % l.B] = i < I ? src[(o * I + i) * K + K - 1 - k] : 0.0f;
+}
+
 #if ACP_X86
 
 // GCC 12: the maskz_ forms with all lanes set (acp::avx512::kAll), see numeric_avx512.hpp.
@@ -275,6 +283,24 @@ ACP_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t
         }
 }
 
+// For each block of 16 i and each o: the 16 source rows (o, i .. i + 15) are K consecutive values
+// each, one 16 * K run; transposed, tap k's 16 values are one store at k_off[K - 1 - k].
+ACP_AVX512 void mirror_avx(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
+    const __mmask16 mk = first(K);
+    const int64_t ipad = (I + l.B - 1) / l.B * l.B;
+    for (int64_t i0 = 0; i0 < ipad; i0 += 16) {
+        float *blk = dst + (i0 / l.B) * l.ob_stride + i0 % l.B;
+        const int64_t in = std::clamp<int64_t>(I - i0, 0, 16);
+        for (int64_t o = 0; o < O; ++o) {
+            __m512 r[16];
+            const float *row = src + (o * I + i0) * K;
+            for (int64_t j = 0; j < 16; ++j) r[j] = j < in ? _mm512_maskz_loadu_ps(mk, row + j * K) : _mm512_setzero_ps();
+            transpose16(r);
+            for (int64_t k = 0; k < K; ++k) _mm512_storeu_ps(blk + o * l.ic_stride + l.k_off[K - 1 - k], r[k]);
+        }
+    }
+}
+
 ACP_AVX512 void acts_vec(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                         OutDt t, int64_t cw) {
     switch (t) {
@@ -337,7 +363,18 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
     weights_scalar(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
 }
 
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst, bool vec) {
+#if ACP_X86
+    if (vec) return mirror_avx(src, O, I, K, l, dst);
+#endif
+    mirror_scalar(src, O, I, K, l, dst);
+}
+
 }  // namespace detail
+
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
+    detail::mirror_weights(src, O, I, K, l, dst, cpu_has_avx512());
+}
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,
                   OutDt t, ActLayout l) {

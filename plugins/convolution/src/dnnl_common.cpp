@@ -217,6 +217,33 @@ void Reorder::run(dnnl::stream &st, const memory &from, const memory &to, void *
 memory mem(const Md &md, const void *p) { return memory(md, cpu(), const_cast<void *>(p)); }
 Md bytes_md(size_t n) { return Md({static_cast<int64_t>(std::max<size_t>(n, 1))}, DnnlDt::u8, memory::format_tag::x); }
 
+std::optional<MirrorLayout> mirror_layout(const Md &w) {
+    const Dims d = w.dims();
+    const dnnl_memory_desc_t &m = w.data;
+    if (w.data_type() != DnnlDt::f32 || d.size() < 3 || d.size() > 5 || m.format_kind != dnnl_blocked || m.offset0 != 0)
+        return std::nullopt;
+    const auto &b = m.format_desc.blocking;
+    const int64_t B = b.inner_nblks == 1 && b.inner_idxs[0] == 0 ? b.inner_blks[0] : 0;
+    if (B == 0 || B % 16 != 0 || b.strides[1] != B || m.padded_dims[0] != (d[0] + B - 1) / B * B || m.padded_dims[1] != d[1])
+        return std::nullopt;
+    MirrorLayout l;
+    l.B = B;
+    l.ob_stride = b.strides[0];
+    l.ic_stride = b.strides[1];
+    int64_t K = 1;
+    for (size_t i = 2; i < d.size(); ++i) K *= d[i];
+    if (K > 16) return std::nullopt;
+    for (int64_t k = 0; k < K; ++k) {  // flat kernel position k, row-major over the spatial dims
+        int64_t rest = k, off = 0;
+        for (size_t i = d.size(); i-- > 2;) {
+            off += (rest % d[i]) * b.strides[i];
+            rest /= d[i];
+        }
+        l.k_off[k] = off;
+    }
+    return l;
+}
+
 std::optional<ActLayout> act_layout(const Md &md) {
     const Dims d = md.dims();
     if (d.size() < 3 || d.size() > 5) return std::nullopt;

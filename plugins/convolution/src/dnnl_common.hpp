@@ -129,6 +129,9 @@ Md bytes_md(size_t n);  // a scratchpad of n bytes
 // spatial extent, and FLOAT ungrouped weights in 16x16 tiles (o_inner: ABcd16b16a). Whatever else
 // oneDNN picks goes through its reorder.
 std::optional<ActLayout> own_acts(const Md &blk, bool full_extent);
+// The FLOAT weights layout of a forward primitive as mirror_weights writes it (blocked_store.hpp),
+// when it is one (Acdb16a / 32a / 64a and their 1-D / 3-D forms, at most 16 kernel positions).
+std::optional<MirrorLayout> mirror_layout(const Md &w);
 // The dense activation layout md is, of those our moves know (blocked_store.hpp's ActLayout).
 std::optional<ActLayout> act_layout(const Md &md);
 // 1: ABcd16b16a (input-major tiles), 0: ABcd16a16b, -1: neither
@@ -147,6 +150,9 @@ struct DnnlState {
     // task. (One per task had reserved, on ResNet-50's BF16 1x1 layers, 8 oneDNN scratchpads and
     // blocked results where 2 are ever in use: 26 MB of a 68 MB workspace never touched.)
     acp::SlotPool slots;
+    // DataPass, BackwardData run as the mirrored forward (mirrored.hpp): g is the mirrored geometry,
+    // the caller's weights are mirrored straight into w_blk
+    std::optional<MirrorLayout> mirror;
     onednn::DnnlDt t = onednn::DnnlDt::f32;
     std::string impl;
     // chunks of the minibatch (both passes): first image and size of each, in order

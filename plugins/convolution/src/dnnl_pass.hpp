@@ -59,9 +59,13 @@ public:
     static constexpr int kBlockedOperandBuffer = 1;
     const char *impl() const;
     int64_t channel_blocks() const;  // result-channel blocks, 0 when split by images
+    // BackwardData run as the forward of the mirrored convolution (mirrored.hpp): the operand's
+    // blocked layout is then channels-last.
+    bool mirrored() const;
 
 private:
     friend class WeightPass;
+    void init(const Geometry &g, Kind kind, Dt in_dt, int64_t threads);
     void block_images(const void *a, void *const *bufs) const;
     void run_by_channel(const void *a, const void *w, void *out, OutDt out_dt, void *const *bufs,
                         const std::function<void(int64_t, const float *)> &done, bool prepared) const;

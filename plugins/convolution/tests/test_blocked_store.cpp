@@ -19,6 +19,7 @@
 #include "aclnn_cpu/numeric.hpp"
 #include "blocked_store.hpp"
 #include "cpu.hpp"
+#include "dnnl_common.hpp"
 
 namespace {
 
@@ -320,3 +321,63 @@ TEST(BlockedStore, WeightsIntoTilesMatchOneDnnReorder) {
 }
 
 }  // namespace
+
+// The mirrored convolution's weights (mirrored.hpp) in the layout of oneDNN's forward kernels: the
+// layout read from the primitive (dnnl_common.cpp's mirror_layout), the bytes those of oneDNN's own
+// reorder of the plainly mirrored weights W'[i][o][k] = W[o][i][K - 1 - k], the padding output
+// channels zero. Channel counts off every block size, 1-D and 2-D kernels.
+TEST(BlockedStore, MirroredWeightsMatchOneDnnReorder) {
+    struct Case {
+        int64_t O, I;                // the given convolution's weights (O, I, k...)
+        dnnl::memory::dims spatial;  // kernel
+    };
+    const Case cases[] = {{12, 17, {3, 3}}, {64, 64, {3, 3}}, {128, 64, {3, 3}}, {16, 3, {3, 3}}, {20, 40, {1, 5}},
+                          {24, 16, {3}},    {33, 65, {4, 4}}};
+    uint64_t seed = 70;
+    int checked = 0;
+    for (const Case &c : cases) {
+        // the forward primitive whose weights these are: src = gradOutput (O channels), dst = gradInput (I)
+        dnnl::memory::dims src{1, c.O}, dst{1, c.I}, wd{c.I, c.O}, strides, pads, pads_r;
+        for (const int64_t k : c.spatial) {
+            src.push_back(9), dst.push_back(9), wd.push_back(k), strides.push_back(1);
+            pads.push_back((k - 1) / 2);
+            pads_r.push_back(k - 1 - (k - 1) / 2);
+        }
+        auto any = [](const dnnl::memory::dims &d) { return Md(d, dnnl::memory::data_type::f32, Tag::any); };
+        const dnnl::convolution_forward::primitive_desc pd(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(src),
+                                            any(wd), any(dst), strides, pads, pads_r),
+            cpu());
+        const Md blk = pd.weights_desc();
+        const auto layout = conv::onednn::mirror_layout(blk);
+        if (!layout) {  // a layout mirror_weights does not write: the data pass then keeps backward-data
+            EXPECT_STRNE(pd.impl_info_str(), "brgconv:avx512_core") << "O" << c.O << " I" << c.I << ": " << pd.impl_info_str();
+            continue;
+        }
+        int64_t K = 1;
+        for (const int64_t k : c.spatial) K *= k;
+        std::vector<float> w(static_cast<size_t>(c.O * c.I * K)), mirrored(w.size());
+        std::vector<uint8_t> bits(w.size() * 4);
+        fillRandom(bits, seed++);
+        std::memcpy(w.data(), bits.data(), bits.size());
+        for (int64_t o = 0; o < c.O; ++o)
+            for (int64_t i = 0; i < c.I; ++i)
+                for (int64_t k = 0; k < K; ++k) mirrored[static_cast<size_t>((i * c.O + o) * K + k)] = w[static_cast<size_t>((o * c.I + i) * K + K - 1 - k)];
+        const Tag plain = c.spatial.size() == 1 ? Tag::oiw : Tag::oihw;
+        std::vector<float> want(blk.get_size() / 4, 1.0f);
+        dnnl::memory pm(Md(wd, dnnl::memory::data_type::f32, plain), cpu(), mirrored.data()), bm(blk, cpu(), want.data());
+        dnnl::stream st(cpu());
+        dnnl::reorder(pm, bm).execute(st, pm, bm);
+        st.wait();
+        for (const bool vec : spellings()) {
+            std::vector<float> got(want.size(), 1.0f);
+            conv::detail::mirror_weights(w.data(), c.O, c.I, K, *layout, got.data(), vec);
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+                << "O" << c.O << " I" << c.I << " K" << K << " B" << layout->B << (vec ? " AVX-512" : " scalar");
+        }
+        ++checked;
+    }
+    if (conv::cpu_has_avx512()) {
+        EXPECT_EQ(checked, 7) << "oneDNN's forward kernels took a weights layout mirror_weights does not write";
+    }
+}

@@ -1,6 +1,7 @@
 // ConvolutionBackward beyond the corpus: outputMask combinations, non-contiguous views, determinism
 // across thread counts, random-data tolerances per dtype, cubeMathType rounding per product, the
 // empty-tensor path, and the executor contract (workspace, consumed and repeatable executors).
+#include "aclnn_cpu/isa.hpp"
 #include "conv_cases.hpp"
 #include "conv_test_util.hpp"
 
@@ -384,6 +385,34 @@ TEST(Executor, RepeatableWithNewAddresses) {
         EXPECT_TRUE(sameBits(ACL_FLOAT, gb2.bits(), ref2.gradBias, "gradBias"));
     }
     EXPECT_EQ(aclDestroyAclOpExecutor(p.exec), ACLNN_SUCCESS);
+}
+
+// gradInput of a unit-stride FLOAT convolution split by images runs as the forward of the mirrored
+// convolution (mirrored.hpp) on AVX-512 CPUs - oneDNN's brgemm forward kernels - and nothing else
+// does: not stride 2, not BF16, not where the weights dominate (the pass by channel blocks).
+// (The exact and random-data tests check its results, the determinism test its bytes.)
+TEST(Split, MirroredGradInputWhereItPays) {
+    struct Case {
+        cref::Conv c;
+        bool mirrored_float;
+    };
+    cref::Conv dilated = conv2d(2, 8, 12, 10, 9, 3, 3, 1, 1, 2, 2);  // dilation 2, padding 2
+    dilated.d = {2, 2, 1};
+    for (const Case &e : {Case{conv2d(4, 16, 24, 28, 28, 3, 3, 1, 1, 1, 1), true}, Case{dilated, true},
+                          Case{conv2d(4, 16, 16, 28, 28, 3, 3, 2, 2, 1, 1), false},  // stride 2
+                          Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), false}})    // by channel blocks
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+            Runtime::use("atlas-a2", 2);
+            Call k;
+            k.c = e.c;
+            k.dt = dt;
+            const Data d = intData(e.c, 5);
+            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            ASSERT_EQ(g.impl.count("gradInput"), 1u);
+            const bool want = e.mirrored_float && dt == ACL_FLOAT && acp::cpu_has_avx512();
+            EXPECT_EQ(g.impl.at("gradInput").rfind("brgconv", 0) == 0, want)
+                << e.c.inputDims()[1] << " channels " << dtName(dt) << ": " << g.impl.at("gradInput");
+        }
 }
 
 }  // namespace
