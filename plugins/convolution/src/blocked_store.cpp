@@ -84,12 +84,12 @@ void block_weights_scalar(const void *src, int64_t O, int64_t I, int64_t K, int6
             }
 }
 
-void mirror_scalar(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
+void mirror_scalar(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst) {
     const int64_t ipad = (I + l.B - 1) / l.B * l.B;
     for (int64_t i = 0; i < ipad; ++i)
         for (int64_t o = 0; o < O; ++o)
             for (int64_t k = 0; k < K; ++k)
-                dst[(i / l.B) * l.ob_stride + o * l.ic_stride + l.k_off[k] + i % l.B] = i < I ? src[(o * I + i) * K + K - 1 - k] : 0.0f;
+                dst[(i / l.B) * l.ob_stride + o * l.ic_stride + l.k_off[k] + i % l.B] = i < I ? src[o * row + i * K + K - 1 - k] : 0.0f;
 }
 
 #if ACP_X86
@@ -285,7 +285,7 @@ ACP_AVX512 void block_weights_avx(const void *src, int64_t O, int64_t I, int64_t
 
 // For each block of 16 i and each o: the 16 source rows (o, i .. i + 15) are K consecutive values
 // each, one 16 * K run; transposed, tap k's 16 values are one store at k_off[K - 1 - k].
-ACP_AVX512 void mirror_avx(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
+ACP_AVX512 void mirror_avx(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst) {
     const __mmask16 mk = first(K);
     const int64_t ipad = (I + l.B - 1) / l.B * l.B;
     for (int64_t i0 = 0; i0 < ipad; i0 += 16) {
@@ -293,8 +293,8 @@ ACP_AVX512 void mirror_avx(const float *src, int64_t O, int64_t I, int64_t K, co
         const int64_t in = std::clamp<int64_t>(I - i0, 0, 16);
         for (int64_t o = 0; o < O; ++o) {
             __m512 r[16];
-            const float *row = src + (o * I + i0) * K;
-            for (int64_t j = 0; j < 16; ++j) r[j] = j < in ? _mm512_maskz_loadu_ps(mk, row + j * K) : _mm512_setzero_ps();
+            const float *rows = src + o * row + i0 * K;
+            for (int64_t j = 0; j < 16; ++j) r[j] = j < in ? _mm512_maskz_loadu_ps(mk, rows + j * K) : _mm512_setzero_ps();
             transpose16(r);
             for (int64_t k = 0; k < K; ++k) _mm512_storeu_ps(blk + o * l.ic_stride + l.k_off[K - 1 - k], r[k]);
         }
@@ -363,17 +363,17 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
     weights_scalar(parts, n_parts, O, I, K, o_inner, dst, t, ob0, ob1);
 }
 
-void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst, bool vec) {
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst, bool vec) {
 #if ACP_X86
-    if (vec) return mirror_avx(src, O, I, K, l, dst);
+    if (vec) return mirror_avx(src, O, I, K, row, l, dst);
 #endif
-    mirror_scalar(src, O, I, K, l, dst);
+    mirror_scalar(src, O, I, K, row, l, dst);
 }
 
 }  // namespace detail
 
-void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst) {
-    detail::mirror_weights(src, O, I, K, l, dst, cpu_has_avx512());
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst) {
+    detail::mirror_weights(src, O, I, K, row, l, dst, cpu_has_avx512());
 }
 
 void unblock_acts(const float *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image,

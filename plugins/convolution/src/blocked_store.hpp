@@ -53,14 +53,15 @@ enum class WeightTiles { F32_16a16b, BF16_8a16b2a };
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst);
 
 // The weights of the mirrored convolution (mirrored.hpp) in the layout of oneDNN's FLOAT forward
-// brgemm kernels: from dense weights (O, I, K <= 16 kernel positions), W'[i][o][k] = W[o][i][K - 1 - k]
-// at dst[(i / B) * ob_stride + o * ic_stride + k_off[k] + i % B] for i < ceil(I / B) * B (zero
-// past I), o < O. B a multiple of 16. A bit copy.
+// brgemm kernels: from weights (O, I, K <= 16 kernel positions) with element (o, i, k) at
+// src[o * row + i * K + k] (row = I * K when dense; wider: a slice of input channels),
+// W'[i][o][k] = W[o][i][K - 1 - k] at dst[(i / B) * ob_stride + o * ic_stride + k_off[k] + i % B]
+// for i < ceil(I / B) * B (zero past I), o < O. B a multiple of 16. A bit copy.
 struct MirrorLayout {
     int64_t B = 16, ob_stride = 0, ic_stride = 0;
     int64_t k_off[16] = {};
 };
-void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst);
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst);
 
 namespace detail {  // the same with the spelling chosen (tests): vec needs AVX-512 (cpu.hpp)
 void block_acts(const void *src, int64_t N, int64_t C, int64_t plane, int64_t src_image, void *dst, int64_t dst_image, size_t es,
@@ -71,7 +72,7 @@ void unblock_weights(const float *const *parts, int64_t n_parts, int64_t O, int6
                      int64_t ob0, int64_t ob1, bool vec);
 void block_weights(const void *src, int64_t O, int64_t I, int64_t K, int64_t o_stride, WeightTiles tiles, bool a_outer, void *dst,
                    bool vec);
-void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, const MirrorLayout &l, float *dst, bool vec);
+void mirror_weights(const float *src, int64_t O, int64_t I, int64_t K, int64_t row, const MirrorLayout &l, float *dst, bool vec);
 }  // namespace detail
 
 }  // namespace conv

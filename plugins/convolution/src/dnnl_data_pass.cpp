@@ -153,12 +153,11 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t 
 }  // namespace
 
 DataPass::DataPass(const Geometry &g, Kind kind, Dt in_dt, int64_t threads) {
-    // gradInput of a unit-stride FLOAT convolution split by images: the mirrored forward (oneDNN's
-    // brgemm kernels), when its weights layout is one that mirror_weights writes. (Where the weights
-    // dominate, mirroring them costs what the kernels save; BF16's forward kernels gain 0-4 % on the
-    // per-image layers, and the extra move of its operands costs more.)
-    if (kind == Kind::BackwardData && in_dt == Dt::F32 && cpu_has_avx512() && runs_mirrored(g, false) && !weights_dominate(g) &&
-        !plain_data_layout(g) && g.k_size() <= 16) {
+    // gradInput of a unit-stride FLOAT convolution: the mirrored forward (oneDNN's brgemm kernels),
+    // when its weights layout is one that mirror_weights writes. (Not BF16: there oneDNN's forward
+    // kernels gain 0-4 % on the layers split by images.)
+    if (kind == Kind::BackwardData && in_dt == Dt::F32 && cpu_has_avx512() && runs_mirrored(g, false) && !plain_data_layout(g) &&
+        g.k_size() <= 16) {
         init(conv::mirrored(g), Kind::Forward, in_dt, threads);
         if (s_->w_in.prim) s_->mirror = mirror_layout(s_->w_blk);
         if (s_->mirror) return;
@@ -302,7 +301,8 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
     auto *out_b = static_cast<uint8_t *>(out);
     const size_t es = out_size(out_dt);
     if (s.mirror) {  // the caller's weights (O, I, K) of the convolution this one mirrors
-        mirror_weights(static_cast<const float *>(w), s.g.IC, s.g.OC, s.g.k_size(), *s.mirror, static_cast<float *>(bufs[0]));
+        mirror_weights(static_cast<const float *>(w), s.g.IC, s.g.OC, s.g.k_size(), s.g.OC * s.g.k_size(), *s.mirror,
+                       static_cast<float *>(bufs[0]));
     } else {
         OneThread one;
         dnnl::stream st(cpu());
@@ -361,7 +361,13 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
         const auto ku = static_cast<size_t>(k);
         const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
         const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
-        s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
+        if (s.mirror) {  // this block's input channels (columns) of the caller's weights (O, I, K)
+            const int64_t K = s.g.k_size();
+            mirror_weights(static_cast<const float *>(w) + ku * s.c_channels * K, s.g.IC, s.c_channels, K, s.g.OC * K, *s.mirror,
+                           static_cast<float *>(b[0]));
+        } else {
+            s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
+        }
         uint8_t *const c_at = static_cast<uint8_t *>(out) + ku * s.c_step * out_size(out_dt);
         const memory c_user = mem(v.c_user, c_at);
         const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;

@@ -371,7 +371,7 @@ TEST(BlockedStore, MirroredWeightsMatchOneDnnReorder) {
         st.wait();
         for (const bool vec : spellings()) {
             std::vector<float> got(want.size(), 1.0f);
-            conv::detail::mirror_weights(w.data(), c.O, c.I, K, *layout, got.data(), vec);
+            conv::detail::mirror_weights(w.data(), c.O, c.I, K, c.I * K, *layout, got.data(), vec);
             EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
                 << "O" << c.O << " I" << c.I << " K" << K << " B" << layout->B << (vec ? " AVX-512" : " scalar");
         }

@@ -387,9 +387,9 @@ TEST(Executor, RepeatableWithNewAddresses) {
     EXPECT_EQ(aclDestroyAclOpExecutor(p.exec), ACLNN_SUCCESS);
 }
 
-// gradInput of a unit-stride FLOAT convolution split by images runs as the forward of the mirrored
-// convolution (mirrored.hpp) on AVX-512 CPUs - oneDNN's brgemm forward kernels - and nothing else
-// does: not stride 2, not BF16, not where the weights dominate (the pass by channel blocks).
+// gradInput of a unit-stride FLOAT convolution runs as the forward of the mirrored convolution
+// (mirrored.hpp) on AVX-512 CPUs - oneDNN's brgemm forward kernels - split by images or by channel
+// blocks, and nothing else does: not stride 2, not BF16.
 // (The exact and random-data tests check its results, the determinism test its bytes.)
 TEST(Split, MirroredGradInputWhereItPays) {
     struct Case {
@@ -400,7 +400,7 @@ TEST(Split, MirroredGradInputWhereItPays) {
     dilated.d = {2, 2, 1};
     for (const Case &e : {Case{conv2d(4, 16, 24, 28, 28, 3, 3, 1, 1, 1, 1), true}, Case{dilated, true},
                           Case{conv2d(4, 16, 16, 28, 28, 3, 3, 2, 2, 1, 1), false},  // stride 2
-                          Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), false}})    // by channel blocks
+                          Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), true}})     // by channel blocks
         for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
             Runtime::use("atlas-a2", 2);
             Call k;
