@@ -3,7 +3,8 @@
 //   DataPass    dst = fwd(src, W) or diff_src = bwd_data(diff_dst, W): where the weights outweigh
 //               the activations, by blocks of result channels, each one call over the whole
 //               minibatch with its slice of the weights; otherwise one image per task, or a chunk of
-//               images per task on small planes (under 196 positions).
+//               images per task on small planes (under 196 positions). A unit-stride FLOAT
+//               bwd_data runs as the forward of the mirrored convolution (mirrored.hpp).
 //   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations
 //               (in BF16: outright), by blocks of output channels, each one call over the whole
 //               minibatch writing its rows of diff_W (no partials); otherwise the minibatch in

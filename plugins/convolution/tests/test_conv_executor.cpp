@@ -113,6 +113,16 @@ TEST(Workspace, OneSetOfTaskScratchPerThread) {
         }
 }
 
+// The graph ConvolutionBackward plans for c in dt on atlas-a2 at 2 threads (integer data).
+PlannedGraph planOnA2(const cref::Conv &c, aclDataType dt) {
+    Runtime::use("atlas-a2", 2);
+    Call k;
+    k.c = c;
+    k.dt = dt;
+    const Data d = intData(c, 5);
+    return planGraph(k, d.go, d.in, d.w);
+}
+
 // How the oneDNN passes split, by the shape and dtype only (dnnl_common.cpp, dnnl_weight_pass.cpp):
 // weights outweighing the activations put both passes in channel blocks; in BF16 the weight pass
 // only where they outweigh them outright (else the minibatch in two chunks); smaller weights neither.
@@ -125,12 +135,7 @@ TEST(Split, ChannelBlocksByWeightShare) {
                           Case{conv2d(2, 32, 32, 14, 14, 3, 3, 1, 1, 1, 1), 2, 2, 0},   // 0.37x
                           Case{conv2d(4, 16, 16, 28, 28, 3, 3, 1, 1, 1, 1), 0, 0, 0}})  // 0.02x
         for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
-            Runtime::use("atlas-a2", 2);
-            Call k;
-            k.c = e.c;
-            k.dt = dt;
-            const Data d = intData(e.c, 5);
-            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            const PlannedGraph g = planOnA2(e.c, dt);
             const std::string at = std::to_string(e.c.inputDims()[1]) + " channels " + dtName(dt);
             ASSERT_EQ(g.channel_blocks.count("gradInput"), 1u) << at;
             ASSERT_EQ(g.channel_blocks.count("gradWeight"), 1u) << at;
@@ -402,12 +407,7 @@ TEST(Split, MirroredGradInputWhereItPays) {
                           Case{conv2d(4, 16, 16, 28, 28, 3, 3, 2, 2, 1, 1), false},  // stride 2
                           Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), true}})     // by channel blocks
         for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
-            Runtime::use("atlas-a2", 2);
-            Call k;
-            k.c = e.c;
-            k.dt = dt;
-            const Data d = intData(e.c, 5);
-            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            const PlannedGraph g = planOnA2(e.c, dt);
             ASSERT_EQ(g.impl.count("gradInput"), 1u);
             const bool want = e.mirrored_float && dt == ACL_FLOAT && acp::cpu_has_avx512();
             EXPECT_EQ(g.impl.at("gradInput").rfind("brgconv", 0) == 0, want)
