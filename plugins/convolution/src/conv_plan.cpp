@@ -437,6 +437,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 dn->pass = std::make_unique<DataPass>(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt,
                                                       ctx->threads);
                 log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
+                if (dn->pass->mirrored())
+                    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput: the forward of the mirrored convolution (flipped, swapped weights)");
                 dn->a = src(0, go);
                 dn->w = src(2, w);
                 // sampled: the expansion rounds into a dense FLOAT16 / BF16 gradInput itself

@@ -4,7 +4,7 @@
 // (kernel - 1) * dilation - pad. Why: oneDNN 2.6 runs forward convolutions on its brgemm kernels
 // (channels-last) and backward-data ones on its older direct kernels; on ResNet-50's and VGG-19's
 // 3x3 layers the forward is 3-20 % faster at one thread (bench/HISTORY.md, session 40). The data
-// pass decides (DataPass::mirrored()).
+// pass decides (DataPass::mirrored(); the plan logs it at debug level).
 #ifndef CONVOLUTION_SRC_MIRRORED_HPP_
 #define CONVOLUTION_SRC_MIRRORED_HPP_
 
