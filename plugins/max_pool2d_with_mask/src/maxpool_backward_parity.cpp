@@ -46,6 +46,11 @@
 // taken out of every block (only lanes that fail the window test are tested for it): FLOAT16 /
 // BF16 k3 -2.3 %, FLOAT k3 -8 %, FLOAT16 k2 -9 %. FLOAT computed as FLOAT16 rounded in integers
 // (valid but for overflow) instead of vcvtps2ph + vcvtph2ps: -1 %, not kept.
+// Session 41: bit masks tested in vector lanes (BitsBlock) instead of shifted in a general register
+// and moved by kmovw: FLOAT computed as FLOAT16, k3, one thread, 8 planes in L2, 2.14 -> 1.90 us a
+// plane (constant masks, no decode at all: 1.60). Each output row's bitmaps made once, then one
+// kmovw from memory per mask: 2.6 us (the row's build is a phase of its own, and a kmovw still
+// costs about a cycle).
 
 #include "maxpool_backward_paths.hpp"
 
@@ -129,49 +134,62 @@ MPOOL_AI Int32Block int32_block(const Geometry &g, const uint8_t *idx, int64_t h
     return b;
 }
 
-// Bit masks: bit j of kernel position k's row is output j's bit (j = oh * Wo + ow0 + l < Ho * Wo,
-// so the 8-byte read stays inside the row, see bits48). k2's four words are read up front; k3's
-// nine are read where they are used (kept in an array, they went through the stack in every
-// block: +0.4 to +0.7 us per 112x112 plane).
-// P0 (k3 s2 p0): the words start one bit earlier, at the left neighbour j - 1 (bit 0), read from
-// j - 1 or, for j == 0, from j and shifted up a bit (lane 0 has no neighbour there).
-template <bool K3, bool P0 = false>
+// Bit masks: output j's bit of kernel position k is bit j % 8 of byte j / 8 of the position's row.
+// A block's 16 bits of a position (j = oh * Wo + ow0 + l) are one 32-bit broadcast of the row's
+// bytes from (oh * Wo + ow0) / 8, tested lane by lane against bit sh + l (vptestmd): the mask goes
+// straight into a mask register, as the int32 blocks' compares do. (Through a general register -
+// an 8-byte read, a shift, kmovw - the twelve masks of a k3 block cost a quarter of the
+// atlas-training plane.) sh = (oh * Wo) % 8 is the row's (ow0 is a multiple of 16), so the lane
+// bits are made once per row (BitLanes). The 4-byte reads stay inside the row (see bits48).
+struct BitLanes {
+    __m512i own;   // lane l: 1 << (sh + l), output ow0 + l
+    __m512i next;  // 1 << (sh + l + 1): the neighbour ow0 + l + 1 (k3 p1)
+    __m512i prev;  // 1 << (sh + l + 7), read a byte early: the neighbour ow0 + l - 1 (k3 p0)
+    __m512i prev0; // blocks at byte 0 of the row (nothing before it): 1 << (sh + l - 1)
+};
+
+MPOOL_AI BitLanes bit_lanes(int64_t j) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi32(1), at = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(j & 7)));
+    BitLanes b;
+    b.own = _mm512_maskz_sllv_epi32(kAll, one, at);
+    b.next = _mm512_maskz_sllv_epi32(kAll, one, _mm512_add_epi32(at, one));
+    b.prev = _mm512_maskz_sllv_epi32(kAll, one, _mm512_add_epi32(at, _mm512_set1_epi32(7)));
+    // (lane 0 at sh 0: a shift by -1, beyond 31 as unsigned: zero; outside livep anyway)
+    b.prev0 = _mm512_maskz_sllv_epi32(kAll, one, _mm512_sub_epi32(at, one));
+    return b;
+}
+
 struct BitsBlock {
-    const uint8_t *at;  // byte j / 8 (P0: (j - 1) / 8) of kernel position 0's row
+    const uint8_t *at;  // byte j / 8 of kernel position 0's row (j = oh * Wo + ow0)
     int64_t row_bytes;
-    unsigned shift;     // j % 8 (P0: (j - 1) % 8)
-    unsigned up;        // P0, j == 0: 1
-    uint64_t live, live1, livep;
-    uint64_t w[K3 ? 1 : 4];  // k2: the words
-    MPOOL_AI uint64_t read(int k) const {
-        uint64_t v;
-        std::memcpy(&v, at + k * row_bytes, 8);
-        if constexpr (P0) return (v >> shift) << up;
-        return v >> shift;
+    const BitLanes *bl;
+    bool first;         // j / 8 == 0: no byte before it (P0's neighbours)
+    __mmask16 live, live1, livep;
+    MPOOL_AI __m512i word(int k, int64_t back) const {
+        int32_t v;
+        std::memcpy(&v, at + k * row_bytes - back, 4);
+        return _mm512_set1_epi32(v);
     }
-    MPOOL_AI uint64_t word(int k) const {
-        if constexpr (K3) return read(k);
-        return w[k];
+    MPOOL_AI __mmask16 m(int k, int) const { return _mm512_mask_test_epi32_mask(live, word(k, 0), bl->own); }
+    MPOOL_AI __mmask16 m1(int kh) const { return _mm512_mask_test_epi32_mask(live1, word(kh * 3, 0), bl->next); }
+    MPOOL_AI __mmask16 mp(int kh) const {
+        return first ? _mm512_mask_test_epi32_mask(livep, word(kh * 3 + 2, 0), bl->prev0)
+                     : _mm512_mask_test_epi32_mask(livep, word(kh * 3 + 2, 1), bl->prev);
     }
-    MPOOL_AI __mmask16 m(int k, int) const { return static_cast<__mmask16>((P0 ? word(k) >> 1 : word(k)) & live); }
-    MPOOL_AI __mmask16 m1(int kh) const { return static_cast<__mmask16>((word(kh * 3) >> 1) & live1); }
-    MPOOL_AI __mmask16 mp(int kh) const { return static_cast<__mmask16>(word(kh * 3 + 2) & livep); }
 };
 
 // Outputs j .. j + 15 (ow0 .. ow0 + 15 of their row), `left` of them in the row.
-template <bool K3, bool FULL, bool P0 = false>
-MPOOL_AI BitsBlock<K3, P0> bits_block(const uint8_t *mask_plane, int64_t row_bytes, int64_t j, int64_t left, int64_t ow0) {
-    BitsBlock<K3, P0> b;
-    const int64_t from = P0 && j > 0 ? j - 1 : j;
-    b.at = mask_plane + (from >> 3);
+template <bool FULL>
+MPOOL_AI BitsBlock bits_block(const uint8_t *mask_plane, int64_t row_bytes, const BitLanes &bl, int64_t j, int64_t left, int64_t ow0) {
+    BitsBlock b;
+    b.at = mask_plane + (j >> 3);
     b.row_bytes = row_bytes;
-    b.shift = static_cast<unsigned>(from & 7);
-    b.up = P0 && j == 0 ? 1u : 0u;
+    b.bl = &bl;
+    b.first = (j >> 3) == 0;
     b.live = FULL ? kAll : lanes16(left);
     b.live1 = FULL ? kAll : lanes16(left - 1);
     b.livep = (FULL ? kAll : lanes16(left + 1)) & (ow0 == 0 ? 0xfffeu : 0xffffu);
-    if constexpr (!K3)
-        for (int k = 0; k < 4; ++k) b.w[k] = b.read(k);
     return b;
 }
 
@@ -375,10 +393,10 @@ MPOOL_AI void parity_block(M &m, const void *grow, const Slot &s, uint8_t *rowA,
 template <DType DT, bool FP16, Out O, bool K3, bool BITS, bool P0, bool ALL, bool FULL, bool FIRST = false, bool COLS = FULL>
 MPOOL_AI int64_t parity_block_at(const Geometry &g, uint8_t *rowA, uint8_t *rowB, const void *grow, const uint8_t *mask_plane,
                                  int64_t row_bytes, const Slot &s, int64_t oh, int64_t ow0, const __m512i *off, bool a,
-                                 bool b, bool c, __m512i &tiny) {
+                                 bool b, bool c, __m512i &tiny, const BitLanes &bl) {
     const int64_t Wo = g.Wo;
     if constexpr (BITS) {
-        BitsBlock<K3, P0> m = bits_block<K3, FULL, P0>(mask_plane, row_bytes, oh * Wo + ow0, Wo - ow0, ow0);
+        BitsBlock m = bits_block<FULL>(mask_plane, row_bytes, bl, oh * Wo + ow0, Wo - ow0, ow0);
         parity_block<DT, FP16, O, K3, ALL, FULL, P0>(m, grow, s, rowA, rowB, ow0, Wo, g.W, a, b, c, tiny);
     } else {
         Int32Block m = int32_block<K3, FULL, FIRST, COLS, P0>(g, mask_plane + oh * Wo * 4, oh * g.sH - g.pH, ow0, off, ALL || a,
@@ -409,6 +427,8 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
     if constexpr (!K3)
         for (int k = 0; k < 4; ++k) off2[k] = _mm512_set1_epi32(static_cast<int32_t>(k / 2 * g.W + k % 2));
     const __m512i *off = K3 ? reinterpret_cast<const __m512i *>(P.pos_off) : off2;
+    BitLanes bl{};
+    if constexpr (BITS) bl = bit_lanes(oh * Wo);
     // full blocks: the interior ones (first kernel column >= 0, outputs up to ow0 + 16 exist, the
     // last column < W); the others with tail masks - but k3's block 0 (kernel column 0 of output 0
     // at column -1) as a full one whose lane 0 has no column 0 (FIRST): at 112 columns half the
@@ -421,10 +441,10 @@ MPOOL_AI int64_t parity_row(const BackwardPlan &P, const void *grow, const uint8
         const bool cols = !BITS && !inner && 2 * ow0 - g.pW >= 0 && ow0 < Wo &&
                           2 * (std::min(ow0 + 16, Wo) - 1) - g.pW + KW - 1 < g.W;
         const int64_t bad =
-            full    ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-            : first ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny)
-                    : parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny);
+            full    ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny, bl)
+            : first ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, true, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny, bl)
+            : cols  ? parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false, false, true>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny, bl)
+                    : parity_block_at<DT, FP16, O, K3, BITS, P0, ALL, false>(g, rowA, rowB, grow, mask_plane, row_bytes, s, oh, ow0, off, a, b, c, tiny, bl);
         if (bad >= 0) return bad;
     }
     return -1;
