@@ -213,19 +213,16 @@ ACP_AVX512 void bw_stage_b_avx(const float* const* rows, int64_t count, int64_t 
     });
 }
 
-// Lanes [lo, hi) of 16 (clamped).
-ACP_AVX512 inline __mmask16 lane_range(int64_t lo, int64_t hi) {
-    lo = std::max<int64_t>(lo, 0);
-    hi = std::min<int64_t>(hi, 16);
-    return lo >= hi ? static_cast<__mmask16>(0) : static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
 // P[j0 + l + d] (lanes whose gradOutput column j0 + l + d lies in [0, Wo); +0 elsewhere), as
 // bw_products_avx makes it.
+// The lanes come from a vector compare of their columns (col: lane l holds j0 + l) with Wo. Made
+// in a general register and moved by kmovw, they held up the loads that take them (session 41,
+// bench A/B on 32x64x112x112 k3 s2 p1: FLOAT -16 %, FLOAT16 and BF16 -6 to -9 %).
 template <DType DT, int D>
-ACP_AVX512 inline __m512 parity_products(const char* g_row, const float* srow, int64_t j0, int64_t Wo, __mmask16* m) {
+ACP_AVX512 inline __m512 parity_products(const char* g_row, const float* srow, int64_t j0, __m512i col, __m512i wo, __mmask16* m) {
     constexpr int64_t es = DT == DType::F32 ? 4 : 2;
-    *m = lane_range(-(j0 + D), Wo - (j0 + D));
+    // (unsigned: columns below 0 wrap past Wo)
+    *m = _mm512_cmplt_epu32_mask(D == 0 ? col : _mm512_add_epi32(col, _mm512_set1_epi32(D)), wo);
     return vopaque(_mm512_mul_ps(vload<DT>(g_row + (j0 + D) * es, *m), _mm512_maskz_loadu_ps(*m, srow + j0 + D)));
 }
 
@@ -247,24 +244,26 @@ ACP_AVX512 void bw_parity_row(const char* g_row, const float* srow, int64_t Wo, 
     const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
     const int64_t end = round_up16(W);  // Q's extent: stage B reads whole vectors
-    for (int64_t j0 = 0, col0 = 0; col0 < end; j0 += 16, col0 += 32) {
+    const __m512i wo = _mm512_set1_epi32(static_cast<int32_t>(Wo)), step = _mm512_set1_epi32(16);
+    __m512i col = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int64_t j0 = 0, col0 = 0; col0 < end; j0 += 16, col0 += 32, col = _mm512_add_epi32(col, step)) {
         __mmask16 m0, mo;
-        const __m512 p0 = parity_products<DT, 0>(g_row, srow, j0, Wo, &m0);
+        const __m512 p0 = parity_products<DT, 0>(g_row, srow, j0, col, wo, &m0);
         const __m512 e0 = _mm512_mask_add_ps(zero, m0, zero, p0);  // 0 + P[j]
         __m512 e, o;
         if constexpr (PAR == Parity::K2P0) {
             e = o = e0;
         } else if constexpr (PAR == Parity::K2P1) {
-            const __m512 pp = parity_products<DT, 1>(g_row, srow, j0, Wo, &mo);
+            const __m512 pp = parity_products<DT, 1>(g_row, srow, j0, col, wo, &mo);
             e = e0;
             o = _mm512_mask_add_ps(zero, mo, zero, pp);
         } else if constexpr (PAR == Parity::K3P0) {
-            const __m512 pm = parity_products<DT, -1>(g_row, srow, j0, Wo, &mo);
+            const __m512 pm = parity_products<DT, -1>(g_row, srow, j0, col, wo, &mo);
             e = _mm512_mask_add_ps(zero, mo, zero, pm);
             e = acp::avx512::add_ordered(e, m0, p0);
             o = e0;
         } else {
-            const __m512 pp = parity_products<DT, 1>(g_row, srow, j0, Wo, &mo);
+            const __m512 pp = parity_products<DT, 1>(g_row, srow, j0, col, wo, &mo);
             e = e0;
             o = acp::avx512::add_ordered(e0, mo, pp);
         }
