@@ -125,6 +125,11 @@ BENCH_OP(MaxPool2dWithMaskBackward) {
     cases.push_back(backward_case(Pool{96, 192, 57, 57, 3, 2, 0}, ACL_FLOAT, false));    // GoogleNet
     cases.push_back(backward_case(Pool{32, 480, 28, 28, 3, 2, 0, true}, ACL_BF16, false));
     cases.push_back(backward_case(Pool{32, 832, 7, 7, 3, 1, 1}, ACL_FLOAT, false));
+    // GoogLeNet's inception pool branch (k3 s1 p1): int32 masks take the small-plane path, bit masks
+    // (atlas-training) the ring path with its vector decode
+    const Pool branch{32, 192, 28, 28, 3, 1, 1};
+    cases.push_back(backward_case(branch, ACL_FLOAT, false));
+    cases.push_back(backward_case(branch, ACL_FLOAT, false, "atlas-training"));
     // --quick smoke set
     const Pool small{2, 17, 30, 30, 3, 2, 1, true};
     for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(small, dt, true));

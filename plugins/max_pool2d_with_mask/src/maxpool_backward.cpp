@@ -17,12 +17,15 @@
 // common pools) take the parity path instead (see there): no ring positions, no scatter - gradInput's even
 // and odd columns as masked vector adds of the gradOutput values whose mask names them, rows
 // finished as soon as no later window reaches them and stored in dt whole; the same bits again.
-// Other small planes with int32 masks take the small-plane path (see there): the whole plane in
-// the ring, decoded, added and stored at once; the same bits again.
+// Stride-1 windows (Inception's 3x3 s1 p1 branch pools) take the gather path (see there): each
+// block of 16 gradInput elements pulls its sum from the outputs that can reach it, a masked compare
+// and add per kernel position in ascending output order; the same bits again. Other small planes
+// with int32 masks take the small-plane path (see there): the whole plane in the ring, decoded,
+// added and stored at once; the same bits again.
 //
 // This file: the plan, the ring path (scalar and vector decode), the tile path and the run;
-// maxpool_backward_parity.cpp and maxpool_backward_small.cpp: the parity and small-plane paths;
-// maxpool_backward_paths.hpp: what they share.
+// maxpool_backward_parity.cpp, maxpool_backward_gather.cpp and maxpool_backward_small.cpp: the
+// parity, gather and small-plane paths; maxpool_backward_paths.hpp: what they share.
 #include "maxpool_backward_paths.hpp"
 
 #include <tbb/blocked_range.h>
@@ -488,6 +491,21 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
                 P->win_wid[j] = static_cast<int32_t>(g.col_hi(ow) - g.col_lo(ow));
             }
     }
+    // The gather path: stride 1, 16-lane blocks reaching at most 15 columns to their left.
+    if (P->vec_ok && g.sH == 1 && g.sW == 1 && g.kW <= 16 && g.kH <= kMaxGatherKh) {
+        P->gather_ok = true;
+        // a row: 16 lead entries, the outputs, a pad for lanes up to 46 entries past Wo (kW <= 16)
+        P->gather_row = 16 + round_up16(g.Wo) + 64;
+        // span + 1 mask rows (one of pad values), span gradOutput rows
+        const int64_t span = g.kH + kGatherRows - 1;
+        P->ring_floats = std::max(P->ring_floats, (2 * span + 1) * P->gather_row + 16);
+        // kGatherRows rows of sums, each with room for a last block reaching 31 columns past W
+        P->gather_sums = kGatherRows * ((g.W + 31) / 32 * 32 + 32);
+        P->row_floats = std::max(P->row_floats, P->gather_sums + 16);
+        for (int sh = -16; sh < 8; ++sh)
+            for (int l = 0; l < 16; ++l)
+                P->bit_lanes[sh + 16][l] = sh + l >= 0 && sh + l < 32 ? static_cast<int32_t>(1u << (sh + l)) : 0;
+    }
     const bool k2s2 = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0;
     const bool k3s2 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2;
     // (k3 s2 p0 rows of fewer than 16 outputs - one partial block each - stay on the small-plane path
@@ -524,12 +542,18 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
     const bool parity = avx && parity_ && P.parity != BackwardPlan::Parity::None && gi.w == 1;
     // (16-bit k3 rows: streamed only where the blocks stream them themselves, see kStreamBytes)
     const bool k3_16 = parity && P.parity != BackwardPlan::Parity::K2S2 && es == 2 && stream16_rows(g, gi);
+    // (int32 planes narrower than a block stay on the small-plane path: 7x7, 45 ns a plane against
+    // the gather's 126 - its ring and pads are set up per plane)
+    const bool gather = avx && gather_ && P.gather_ok && !parity && !(small_ && P.small_ok && g.W < 16);
+    // (the gather path stores plainly, its lines fetched for writing ahead: streamed 28-column
+    // FLOAT rows went through the line stream's partial lines 25 % slower)
     const bool stream = avx && gi.w == 1 &&
                         (store_ == StoreMode::Streaming ||
-                         (store_ == StoreMode::Auto && (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2) || k3_16) &&
-                         g.planes() * g.H * g.W * es > kStreamBytes));
+                         (store_ == StoreMode::Auto && !gather &&
+                          (es == 4 || (parity && P.parity == BackwardPlan::Parity::K2S2) || k3_16) &&
+                          g.planes() * g.H * g.W * es > kStreamBytes));
     const int64_t mask_plane = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
-    const bool small = avx && small_ && P.small_ok && !parity;
+    const bool small = avx && small_ && P.small_ok && !parity && !gather;
     const bool small_direct = small && P.dt == DType::F32 && !P.fp16 && !stream && go.w == 1 && go.h == g.Wo &&
                               gi.w == 1 && gi.h == g.W;
 
@@ -576,10 +600,11 @@ bool BackwardKernel::run(const void *gradOutput, View4 go, const uint8_t *mask, 
                     continue;
                 }
                 const int64_t j = parity ? run_plane_parity(P, goP, go, maskP, giP, gi, s, lsp, next_mask)
+                                  : gather ? run_plane_gather(P, goP, go, maskP, giP, gi, s, lsp, next_mask)
                                   : small  ? run_plane_small(P, goP, go, maskP, giP, gi, s, lsp)
                                           : run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_mask);
 #else
-                (void)parity, (void)small, (void)small_direct;
+                (void)parity, (void)gather, (void)small, (void)small_direct;
                 const int64_t j = run_plane(P, goP, go, maskP, giP, gi, s, avx, tiles_, lsp, next_mask);
 #endif
                 if (j >= 0) {  // this slot's first bad index; later planes do not matter

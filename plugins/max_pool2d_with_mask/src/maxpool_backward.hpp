@@ -54,6 +54,8 @@ public:
     void set_parity(bool on) { parity_ = on; }
     // The AVX-512 small-plane path for int32 masks (on by default where it applies, after parity).
     void set_small_planes(bool on) { small_ = on; }
+    // The AVX-512 gather path for stride-1 windows (on by default where it applies).
+    void set_gather(bool on) { gather_ = on; }
 
 private:
     std::shared_ptr<const BackwardPlan> plan_;
@@ -62,6 +64,7 @@ private:
     bool tiles_ = true;
     bool parity_ = true;
     bool small_ = true;
+    bool gather_ = true;
 };
 
 }  // namespace mpool

@@ -19,6 +19,10 @@
 
 namespace mpool {
 
+// The gather path's deepest window, and the input rows it sums at a time.
+constexpr int64_t kMaxGatherKh = 32;
+constexpr int kGatherRows = 4;
+
 struct BackwardPlan : KernelPlanBase {
     // ring path: kH rows of W floats, then 16 dummy floats for skipped lanes
     int64_t ring_rows = 1, ring_stride = 1, ring_floats = 0;
@@ -53,6 +57,13 @@ struct BackwardPlan : KernelPlanBase {
     bool small_ok = false;
     int64_t pair_stride = 0;  // between two planes' positions (run_planes_small_direct)
     std::vector<int32_t> win_base, win_limit, win_wid;
+    // Gather path (run_plane_gather): stride 1, kW <= 16, kH <= kMaxGatherKh. gather_row: entries
+    // of a row of its ring (lead, Wo entries, pad); gather_sums: floats of two input rows' sums;
+    // bit_lanes[s + 16]: lane l = 1 << (s + l) (0 outside bits 0 .. 31), s in [-16, 7] - the bit of
+    // output j0 + l in a word read from byte j0 / 8 (s = j0 % 8).
+    bool gather_ok = false;
+    int64_t gather_row = 0, gather_sums = 0;
+    alignas(64) int32_t bit_lanes[24][16] = {};
 };
 
 // A part's scratch: its first failure, and the set it runs on: the ring, one gradOutput row, its
@@ -153,6 +164,9 @@ MPOOL_AI __mmask16 window_test(__m512i v, __mmask16 m, __m512i start, __m512i li
 ACP_AVX512 int64_t run_plane_parity(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane,
                                       char *gi, View4 giv, const Slot &s, LineStream *stream,
                                       const uint8_t *next_mask);
+// maxpool_backward_gather.cpp: stride 1 (BackwardPlan::gather_ok), both layouts.
+ACP_AVX512 int64_t run_plane_gather(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane, char *gi,
+                                      View4 giv, const Slot &s, LineStream *stream, const uint8_t *next_mask);
 // maxpool_backward_small.cpp: int32 masks, small planes (BackwardPlan::small_ok).
 ACP_AVX512 int64_t run_plane_small(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *idx, char *gi,
                                      View4 giv, const Slot &s, LineStream *stream);

@@ -91,18 +91,27 @@ const Geometry kGeoms[] = {
     {1, 2, 9, 40, 7, 38, 3, 3, 1, 1, 0, 0},
     {1, 2, 3, 2, 3, 2, 3, 3, 1, 1, 1, 1},
     {1, 1, 6, 21, 5, 20, 2, 2, 1, 1, 0, 0},
+    // stride 1 on the gather path: 28 columns (two blocks, the second partial) and 13 rows (four
+    // input rows a step, one left over), three 32-column steps, k7x6 (the loops at run time,
+    // uneven pads), kW 16 (lanes 15 columns left of their element), W <= 16 (one block a step)
+    {2, 3, 13, 28, 13, 28, 3, 3, 1, 1, 1, 1},
+    {1, 2, 10, 70, 10, 70, 3, 3, 1, 1, 1, 1},
+    {1, 1, 12, 20, 12, 19, 7, 6, 1, 1, 3, 2},
+    {1, 1, 4, 40, 4, 25, 1, 16, 1, 1, 0, 0},
+    {1, 2, 5, 9, 3, 7, 3, 3, 1, 1, 0, 0},
 };
 
 // The backward's code paths, each of which must give the same bits: 0 scalar; 1 AVX-512 with the
-// parity, small-plane and tile paths where they apply (the default); 2 AVX-512 per output; 3
-// AVX-512 with the tile path only; 4 AVX-512 with the small-plane path also where the parity path
-// would apply.
-constexpr int kPaths = 5;
+// parity, gather, small-plane and tile paths where they apply (the default); 2 AVX-512 per output;
+// 3 AVX-512 with the tile path only; 4 AVX-512 with the small-plane path also where the parity and
+// gather paths would apply; 5 AVX-512 with the gather path only.
+constexpr int kPaths = 6;
 void set_path(BackwardKernel &k, int path) {
     k.set_isa(path == 0 ? Isa::Scalar : Isa::Avx512);
     k.set_stride2_tiles(path == 1 || path == 3);
     k.set_parity(path == 1);
     k.set_small_planes(path == 1 || path == 4);
+    k.set_gather(path == 1 || path == 5);
 }
 
 void fill_f32_bits(std::vector<uint16_t> &v, DType dt, Rand &r, bool with_nan) {
@@ -307,7 +316,8 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
     const Geometry geoms[] = {
         {1, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1: the parity path
         {1, 2, 7, 70, 7, 36, 3, 2, 1, 2, 1, 1},    // k3x2 s1x2: the tile path
-        {1, 1, 5, 40, 5, 40, 5, 5, 1, 1, 2, 2},    // k5 s1 p2: the per-output path
+        {1, 1, 5, 40, 5, 40, 5, 5, 1, 1, 2, 2},    // k5 s1 p2: the gather path (paths 1, 5), per output (2)
+        {1, 2, 13, 28, 13, 28, 3, 3, 1, 1, 1, 1},  // k3 s1 p1: the gather path, the small-plane path (4)
     };
     for (const Geometry &g : geoms)
     for (int64_t hub : {1, 2}) {
@@ -361,6 +371,7 @@ TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
         {2, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1
         {2, 3, 9, 48, 5, 24, 3, 3, 2, 2, 1, 1},    // k3 s2 p1, 24 outputs: 16 and 8
         {2, 2, 8, 112, 4, 56, 2, 2, 2, 2, 0, 0},   // k2 s2
+        {2, 2, 9, 70, 9, 70, 3, 3, 1, 1, 1, 1},    // k3 s1 p1: the gather path, 70 outputs: 64 and 6
     };
     struct Spot {
         int64_t oh, ow;
