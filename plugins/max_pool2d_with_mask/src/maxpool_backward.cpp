@@ -464,7 +464,7 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
     P->tiles_ok = P->vec_ok && g.sW == 2 && g.kW == 2 && g.kH <= kVectorMaxKh;
     if (P->vec_ok) {
         P->col_lo.assign(static_cast<size_t>(g.Wo + 16), 0);
-        P->col_wid.assign(static_cast<size_t>(g.Wo + 16), 0);
+        P->col_wid.assign(static_cast<size_t>(g.Wo + 16), 1);  // (past Wo: 1, see the gather's window test)
         P->col_start.assign(static_cast<size_t>(g.Wo + 16), 0);
         for (int64_t ow = 0; ow < g.Wo; ++ow) {
             P->col_lo[ow] = static_cast<int32_t>(g.col_lo(ow));

@@ -43,6 +43,18 @@ struct Ring {
     float *grad_row(int64_t slot) const { return grad + slot * row; }
 };
 
+// The window test of ready_row for outputs ow .. ow + 15 (indices v, stored to out + ow): pass with
+// the sign bit of each lane cleared where that lane fails.
+MPOOL_AI __m512i window_pass(const BackwardPlan &P, __m512i v, int64_t ow, __m512i start, __m512i vW, int64_t hh,
+                             __m512i pass, int32_t *out) {
+    __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(start, _mm512_loadu_si512(P.col_lo.data() + ow)));
+    for (int64_t t = 1; t < hh; ++t) d = _mm512_maskz_min_epu32(kAll, d, _mm512_sub_epi32(d, vW));
+    d = _mm512_maskz_min_epu32(kAll, d, _mm512_add_epi32(v, _mm512_set1_epi32(1)));
+    d = _mm512_maskz_min_epu32(kAll, d, _mm512_set1_epi32(255));
+    _mm512_storeu_si512(out + ow, v);
+    return _mm512_and_si512(pass, _mm512_sub_epi32(d, _mm512_loadu_si512(P.col_wid.data() + ow)));
+}
+
 // Output row oh into ring slot `slot`: its int32 indices checked against their clipped windows
 // (window_test) - returns the first bad output column, or -1 - or its bit mask as one code per
 // output (bit k: kernel position k's bit), and its gradOutput values as FLOAT.
@@ -82,28 +94,35 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
         }
         return -1;
     } else {
-        // The window test in vector arithmetic, one compare a block (compares into mask registers
-        // go one a cycle here, and the gather's need them): d = v - (the clipped window's first
-        // element), then hh - 1 times d = min(d, d - W) as unsigned - d mod W when d < hh * W,
-        // else at least W - is below the window's width iff v lies in its window; v + 1 (0 for
-        // -1, "no maximum") taken into the minimum passes the skipped lanes.
+        // The window test in vector arithmetic, no compare a block (compares into mask registers
+        // go one a cycle here, and the gather's need them; one a block and a branch on it took a
+        // quarter of a 28x28 plane): d = v - (the clipped window's first element), then hh - 1
+        // times d = min(d, d - W) as unsigned - d mod W when d < hh * W, else at least W - is
+        // below the window's width iff v lies in its window; v + 1 (0 for -1, "no maximum") taken
+        // into the minimum passes the skipped lanes (and the lanes past Wo, loaded as -1, whose
+        // width is 1). min(d, 255) - width is negative iff the lane passes: the row passes iff
+        // the AND of these keeps every sign bit.
         const uint8_t *idx = mask_plane + oh * g.Wo * 4;
         const int64_t lo = g.row_lo(oh), hh = g.row_hi(oh) - lo;
         const __m512i start = _mm512_set1_epi32(static_cast<int32_t>(lo * g.W)), minus1 = _mm512_set1_epi32(-1);
-        const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W)), one = _mm512_set1_epi32(1);
-        __mmask16 bad = 0;
+        const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
+        __m512i pass = minus1;
         int64_t ow = 0;
-        for (; ow < g.Wo; ow += 16, col = _mm512_add_epi32(col, sixteen)) {
-            const __mmask16 live = _mm512_cmplt_epi32_mask(col, vWo);
-            const __m512i v = _mm512_mask_loadu_epi32(minus1, live, idx + ow * 4);
-            __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(start, _mm512_loadu_si512(P.col_lo.data() + ow)));
-            for (int64_t t = 1; t < hh; ++t) d = _mm512_maskz_min_epu32(kAll, d, _mm512_sub_epi32(d, vW));
-            d = _mm512_maskz_min_epu32(kAll, d, _mm512_add_epi32(v, one));
-            bad = _mm512_mask_cmpge_epu32_mask(live, d, _mm512_loadu_si512(P.col_wid.data() + ow));
-            if (bad) break;
-            _mm512_storeu_si512(out + ow, v);
+        for (; ow + 16 <= g.Wo; ow += 16)
+            pass = window_pass(P, _mm512_loadu_si512(idx + ow * 4), ow, start, vW, hh, pass, out);
+        if (ow < g.Wo) {
+            const __mmask16 live = _mm512_cmplt_epi32_mask(_mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int32_t>(ow))), vWo);
+            pass = window_pass(P, _mm512_mask_loadu_epi32(minus1, live, idx + ow * 4), ow, start, vW, hh, pass, out);
         }
-        return bad ? ow + __builtin_ctz(bad) : -1;
+        if (_mm512_movepi32_mask(pass) == kAll) return -1;
+        // a bad index: the first, one output at a time (rare: the run fails)
+        for (int64_t c = 0; c < g.Wo; ++c) {
+            int32_t v;
+            std::memcpy(&v, idx + c * 4, 4);
+            const int64_t ih = v / g.W, iw = v % g.W;
+            if (v != -1 && !(v >= 0 && ih >= lo && ih < lo + hh && iw >= g.col_lo(c) && iw < g.col_hi(c))) return c;
+        }
+        return -1;  // (unreachable: the vector test found one)
     }
 }
 

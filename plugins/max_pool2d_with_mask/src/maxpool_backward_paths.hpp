@@ -31,7 +31,7 @@ struct BackwardPlan : KernelPlanBase {
     int64_t tile_stride = 0, tile_lead = 0;
     int64_t row_floats = 0;  // one gradOutput row (+ slack)
     bool vec_ok = false;     // the int32 lane tables below are valid (AVX-512 decode)
-    std::vector<int32_t> col_lo, col_wid;  // per ow (zero padded by 16): clipped window start, width
+    std::vector<int32_t> col_lo, col_wid;  // per ow (padded by 16 with 0 / 1): clipped window start, width
     std::vector<int32_t> col_start;        // per ow: unclipped window start ow * sW - pW
     int32_t k_khW[32] = {}, k_kw[32] = {};  // per kernel position k < 32: kh * W and kw (bit masks)
     // Tile path (sW == 2 and kW == 2, see tile_block): per ow the first kernel column
