@@ -175,11 +175,16 @@ MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const f
 #pragma GCC unroll 2
     for (int b = 0; b < B; ++b)
         cols[b] = _mm512_cmplt_epi32_mask(_mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(c0 + 16 * b))), vW);
+    // (whole blocks by plain stores: a masked store costs several cycles more)
+    const bool whole = c0 + 16 * B <= g.W;
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
         if (!DIRECT || r < n)
 #pragma GCC unroll 2
-            for (int b = 0; b < B; ++b) _mm512_mask_storeu_ps(sums + r * sw + c0 + 16 * b, cols[b], acc[r][b]);
+            for (int b = 0; b < B; ++b) {
+                if (whole || b + 1 < B) _mm512_storeu_ps(sums + r * sw + c0 + 16 * b, acc[r][b]);
+                else _mm512_mask_storeu_ps(sums + r * sw + c0 + 16 * b, cols[b], acc[r][b]);
+            }
 }
 
 // One plane. KH / KW: the window when 3 (the loops unrolled), 0: at run time; B: blocks of 16
