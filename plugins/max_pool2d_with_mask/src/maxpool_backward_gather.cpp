@@ -68,11 +68,13 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
     const __m512i vWo = _mm512_set1_epi32(static_cast<int32_t>(g.Wo)), sixteen = _mm512_set1_epi32(16);
     __m512i col = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     float *grad = r.grad_row(slot) + kLead;
-    if (P.dt == DType::F32 && !P.fp16 && gov.w == 1) {  // copied here: a call per row cost 12 % of a 28x28 plane
+    if (P.dt == DType::F32 && gov.w == 1) {  // copied here: a call per row cost 12 % of a 28x28 plane
         const auto *src = reinterpret_cast<const float *>(go + oh * gov.h * es);
         __m512i c = col;
-        for (int64_t ow = 0; ow < g.Wo; ow += 16, c = _mm512_add_epi32(c, sixteen))
-            _mm512_storeu_ps(grad + ow, _mm512_maskz_loadu_ps(_mm512_cmplt_epi32_mask(c, vWo), src + ow));
+        for (int64_t ow = 0; ow < g.Wo; ow += 16, c = _mm512_add_epi32(c, sixteen)) {
+            const __m512 v = _mm512_maskz_loadu_ps(_mm512_cmplt_epi32_mask(c, vWo), src + ow);
+            _mm512_storeu_ps(grad + ow, P.fp16 ? acp::avx512::round_fp16(v) : v);  // (load_row's rounding)
+        }
     } else {
         load_row(go + oh * gov.h * es, gov.w, g.Wo, P.dt, P.fp16, grad, true);
     }
@@ -133,10 +135,11 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
 // adder busy (a masked add waits about 4 cycles for its chain; 2 x 2 chains left half the time on
 // that wait), and an output row's loads serve every input row it reaches.
 // sums: row r's column c at sums + r * sw + c. DIRECT (FLOAT gradInput, plainly stored): sums are
-// gradInput's rows themselves, of which n exist.
+// gradInput's rows themselves, of which n exist, rounded through FLOAT16 when fp16 (store_row's
+// rounding).
 template <bool BITS, int KH, int KW, int R, int B, bool DIRECT>
 MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const float *const *grads, int64_t ih, int64_t c0,
-                          float *sums, int64_t sw, int64_t n) {
+                          float *sums, int64_t sw, int64_t n, bool fp16) {
     const int64_t kH = KH ? KH : g.kH, kW = KW ? KW : g.kW;
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __m512i flat[R][B];
@@ -169,6 +172,11 @@ MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const f
             }
         }
     }
+    if (DIRECT && fp16)
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+            for (int b = 0; b < B; ++b) acc[r][b] = acp::avx512::round_fp16(acc[r][b]);
     // the lanes at and past W are left alone: rows are W apart in dense sums and gradInput
     __mmask16 cols[B];
     const __m512i vW = _mm512_set1_epi32(static_cast<int32_t>(g.W));
@@ -215,8 +223,8 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
     const int64_t ahead_w = std::max<int64_t>(R, 2048 / std::max<int64_t>(1, gi_row));
     // the sums of R input rows: dense gradInput rows go out as one piece
     const bool dense = giv.w == 1 && giv.h == g.W;
-    // FLOAT sums stored plainly go straight into gradInput's rows
-    const bool direct = P.dt == DType::F32 && !P.fp16 && giv.w == 1 && !stream;
+    // FLOAT sums stored plainly go straight into gradInput's rows (FLOAT computed as FLOAT16 too)
+    const bool direct = P.dt == DType::F32 && giv.w == 1 && !stream;
     const int64_t sw = dense ? g.W : P.gather_sums / R;
     int64_t ready = 0;  // output rows [0, ready) are in the ring (and checked)
     const int32_t *rows[kMaxGatherKh + R];
@@ -242,13 +250,13 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
         if (direct) {
             auto *out = reinterpret_cast<float *>(gi + ih * gi_row);
             int64_t c0 = 0;
-            for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, true>(g, rows, grads, ih, c0, out, giv.h, n);
-            if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, true>(g, rows, grads, ih, c0, out, giv.h, n);
+            for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, true>(g, rows, grads, ih, c0, out, giv.h, n, P.fp16);
+            if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, true>(g, rows, grads, ih, c0, out, giv.h, n, P.fp16);
             continue;
         }
         int64_t c0 = 0;
-        for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, false>(g, rows, grads, ih, c0, s.grow, sw, n);
-        if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, false>(g, rows, grads, ih, c0, s.grow, sw, n);
+        for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, false>(g, rows, grads, ih, c0, s.grow, sw, n, false);
+        if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, false>(g, rows, grads, ih, c0, s.grow, sw, n, false);
         if (dense) store_row(s.grow, n * g.W, P.dt, P.fp16, gi + ih * gi_row, 1, true, stream);
         else
             for (int64_t t = 0; t < n; ++t) store_row(s.grow + t * sw, g.W, P.dt, P.fp16, gi + (ih + t) * gi_row, giv.w, true, stream);
