@@ -10,11 +10,13 @@
 // of partial sums, each gradInput row written once, whole. The scatter paths cost a dependent
 // read-modify-write per output here; with 8 of 9 windows overlapping each element that chain
 // bound them (32x192x28x28, 2 threads, Zen 5: 2.8 ms int32 on the small-plane path, 7.6 ms bits on
-// the ring path, PyTorch 1.6-1.9).
+// the ring path, PyTorch 1.6-1.9; here 2.1-2.2 and 3.1-3.2 ms with FLOAT computed as FLOAT16).
+// Int32 planes narrower than a block keep the small-plane path (see run()).
 //
 // The same bits as the other paths: a sum starts at +0 and takes its contributions in ascending
 // output order - kh from kH - 1 down (ascending output rows), then kw from kW - 1 down (ascending
-// columns). Lanes whose output lies outside [0, Wo) are masked out of every load. Int32 indices
+// columns). Lanes whose output lies outside [0, Wo) read the ring's lead and pad, which match no
+// element (see Ring). Int32 indices
 // are checked against their windows row by row, in output order, before the row is used (the
 // sums never read memory through an index, so a bad one only has to be reported); several bits
 // of one output route to distinct elements and bits into the padding name no element, as on the
@@ -31,8 +33,8 @@ namespace {
 // bit-mask codes) or its gradOutput values at entry kLead + ow. Lanes left of column 0 and right
 // of Wo read the lead and the pad: -1 (no index equals it) or code 0 (no bit), so the sums need
 // no lane masks; gradOutput's pad is never added (its compare fails). kH + kGatherRows - 1 rows of
-// each (kGatherRows input rows at a time reach that many output rows), then one row of the pad value for the output rows
-// outside [0, Ho).
+// each (kGatherRows input rows at a time reach that many output rows), then one row of the pad
+// value for the output rows outside [0, Ho).
 constexpr int64_t kLead = 16;
 
 struct Ring {
@@ -56,7 +58,7 @@ MPOOL_AI __m512i window_pass(const BackwardPlan &P, __m512i v, int64_t ow, __m51
 }
 
 // Output row oh into ring slot `slot`: its int32 indices checked against their clipped windows
-// (window_test) - returns the first bad output column, or -1 - or its bit mask as one code per
+// (window_pass) - returns the first bad output column, or -1 - or its bit mask as one code per
 // output (bit k: kernel position k's bit), and its gradOutput values as FLOAT.
 template <bool BITS>
 MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane, const Ring &r,
@@ -131,9 +133,9 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
 // Input rows ih .. ih + R - 1, columns [c0, c0 + 16 B), into sums (rows sw floats apart). rows /
 // grads: the ring rows of output rows ih + pH - (kH - 1) + i, i = 0 .. kH + R - 2; input row r
 // takes i in [r, r + kH), kernel row kH - 1 - (i - r) - ascending output rows, and in each kernel
-// columns from kW - 1 down: ascending outputs. R * B independent chains of ordered adds keep the
-// adder busy (a masked add waits about 4 cycles for its chain; 2 x 2 chains left half the time on
-// that wait), and an output row's loads serve every input row it reaches.
+// columns from kW - 1 down: ascending outputs. R * B independent chains of ordered adds (a masked
+// add waits about 4 cycles for its chain), and an output row's loads serve every input row it
+// reaches.
 // sums: row r's column c at sums + r * sw + c. DIRECT (FLOAT gradInput, plainly stored): sums are
 // gradInput's rows themselves, of which n exist, rounded through FLOAT16 when fp16 (store_row's
 // rounding).
