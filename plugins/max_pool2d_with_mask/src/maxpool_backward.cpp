@@ -502,9 +502,8 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         // kGatherRows rows of sums, each with room for a last block reaching 31 columns past W
         P->gather_sums = kGatherRows * ((g.W + 31) / 32 * 32 + 32);
         P->row_floats = std::max(P->row_floats, P->gather_sums + 16);
-        for (int sh = -16; sh < 8; ++sh)
-            for (int l = 0; l < 16; ++l)
-                P->bit_lanes[sh + 16][l] = sh + l >= 0 && sh + l < 32 ? static_cast<int32_t>(1u << (sh + l)) : 0;
+        for (int sh = 0; sh < 8; ++sh)
+            for (int l = 0; l < 16; ++l) P->bit_lanes[sh][l] = static_cast<int32_t>(1u << (sh + l));
     }
     const bool k2s2 = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0;
     const bool k3s2 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2;

@@ -83,7 +83,7 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
     int32_t *out = r.code_row(slot) + kLead;
     if constexpr (BITS) {
         const int64_t row_bytes = mask_row_bytes(g.Ho, g.Wo), K = g.kernel_positions(), j = oh * g.Wo;
-        const __m512i lanes = _mm512_load_si512(P.bit_lanes[(j & 7) + 16]);
+        const __m512i lanes = _mm512_load_si512(P.bit_lanes[j & 7]);
         for (int64_t ow = 0; ow < g.Wo; ow += 16, col = _mm512_add_epi32(col, sixteen)) {
             const __mmask16 m = _mm512_cmplt_epi32_mask(col, vWo);
             const uint8_t *at = mask_plane + ((j + ow) >> 3);
