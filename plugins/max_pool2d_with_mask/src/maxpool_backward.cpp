@@ -496,14 +496,12 @@ BackwardKernel::BackwardKernel(const Geometry &g, DType dt, bool fp16_compute, M
         P->gather_ok = true;
         // a row: 16 lead entries, the outputs, a pad for lanes up to 46 entries past Wo (kW <= 16)
         P->gather_row = 16 + round_up16(g.Wo) + 64;
-        // span + 1 mask rows (one of pad values), span gradOutput rows
+        // span + 1 rows of int32 indices (one of pad values), span gradOutput rows
         const int64_t span = g.kH + kGatherRows - 1;
         P->ring_floats = std::max(P->ring_floats, (2 * span + 1) * P->gather_row + 16);
         // kGatherRows rows of sums, each with room for a last block reaching 31 columns past W
         P->gather_sums = kGatherRows * ((g.W + 31) / 32 * 32 + 32);
         P->row_floats = std::max(P->row_floats, P->gather_sums + 16);
-        for (int sh = 0; sh < 8; ++sh)
-            for (int l = 0; l < 16; ++l) P->bit_lanes[sh][l] = static_cast<int32_t>(1u << (sh + l));
     }
     const bool k2s2 = g.kH == 2 && g.kW == 2 && g.sH == 2 && g.sW == 2 && g.pH == 0 && g.pW == 0;
     const bool k3s2 = g.kH == 3 && g.kW == 3 && g.sH == 2 && g.sW == 2;

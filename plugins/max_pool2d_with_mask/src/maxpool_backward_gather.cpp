@@ -10,13 +10,13 @@
 // of partial sums, each gradInput row written once, whole. The scatter paths cost a dependent
 // read-modify-write per output here; with 8 of 9 windows overlapping each element that chain
 // bound them (32x192x28x28, 2 threads, Zen 5: 2.8 ms int32 on the small-plane path, 7.6 ms bits on
-// the ring path, PyTorch 1.6-1.9; here 2.1-2.2 and 3.1-3.2 ms with FLOAT computed as FLOAT16).
+// the ring path, PyTorch 1.6-1.9; here 2.1-2.2 and 2.4-2.7 ms with FLOAT computed as FLOAT16).
 // Int32 planes narrower than a block keep the small-plane path (see run()).
 //
 // The same bits as the other paths: a sum starts at +0 and takes its contributions in ascending
 // output order - kh from kH - 1 down (ascending output rows), then kw from kW - 1 down (ascending
-// columns). Lanes whose output lies outside [0, Wo) read the ring's lead and pad, which match no
-// element (see Ring). Int32 indices
+// columns). Int32 lanes whose output lies outside [0, Wo) read the ring's lead and pad, which match
+// no element (see Ring); bit-mask lanes there test no bit (gather_rows). Int32 indices
 // are checked against their windows row by row, in output order, before the row is used (the
 // sums never read memory through an index, so a bad one only has to be reported); several bits
 // of one output route to distinct elements and bits into the padding name no element, as on the
@@ -29,16 +29,16 @@ namespace mpool {
 #if ACP_X86
 namespace {
 
-// A plane's ring: rows of P.gather_row entries, an output row's mask entries (int32 indices, or
-// bit-mask codes) or its gradOutput values at entry kLead + ow. Lanes left of column 0 and right
-// of Wo read the lead and the pad: -1 (no index equals it) or code 0 (no bit), so the sums need
-// no lane masks; gradOutput's pad is never added (its compare fails). kH + kGatherRows - 1 rows of
-// each (kGatherRows input rows at a time reach that many output rows), then one row of the pad
-// value for the output rows outside [0, Ho).
+// A plane's ring: rows of P.gather_row entries, an output row's int32 indices or its gradOutput
+// values at entry kLead + ow. Lanes left of column 0 and right of Wo read the lead and the pad: -1
+// (no index equals it), so the sums need no lane masks; gradOutput's pad is never added (its
+// compare fails). kH + kGatherRows - 1 rows of each (kGatherRows input rows at a time reach that
+// many output rows), then one row of -1 for the output rows outside [0, Ho). (Bit masks use the
+// gradOutput rows only.)
 constexpr int64_t kLead = 16;
 
 struct Ring {
-    int32_t *code;  // slots + 1 rows (the last: pad values)
+    int32_t *code;  // slots + 1 rows (the last: pad values), int32 masks only
     float *grad;    // slots rows
     int64_t row, slots;
     int32_t *code_row(int64_t slot) const { return code + slot * row; }
@@ -57,9 +57,9 @@ MPOOL_AI __m512i window_pass(const BackwardPlan &P, __m512i v, int64_t ow, __m51
     return _mm512_and_si512(pass, _mm512_sub_epi32(d, _mm512_loadu_si512(P.col_wid.data() + ow)));
 }
 
-// Output row oh into ring slot `slot`: its int32 indices checked against their clipped windows
-// (window_pass) - returns the first bad output column, or -1 - or its bit mask as one code per
-// output (bit k: kernel position k's bit), and its gradOutput values as FLOAT.
+// Output row oh into ring slot `slot`: its gradOutput values as FLOAT and, for int32 masks, its
+// indices, checked against their clipped windows (window_pass) - returns the first bad output
+// column, or -1.
 template <bool BITS>
 MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, const uint8_t *mask_plane, const Ring &r,
                            int64_t slot, int64_t oh) {
@@ -80,24 +80,10 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
     } else {
         load_row(go + oh * gov.h * es, gov.w, g.Wo, P.dt, P.fp16, grad, true);
     }
-    int32_t *out = r.code_row(slot) + kLead;
     if constexpr (BITS) {
-        const int64_t row_bytes = mask_row_bytes(g.Ho, g.Wo), K = g.kernel_positions(), j = oh * g.Wo;
-        const __m512i lanes = _mm512_load_si512(P.bit_lanes[j & 7]);
-        for (int64_t ow = 0; ow < g.Wo; ow += 16, col = _mm512_add_epi32(col, sixteen)) {
-            const __mmask16 m = _mm512_cmplt_epi32_mask(col, vWo);
-            const uint8_t *at = mask_plane + ((j + ow) >> 3);
-            __m512i code = _mm512_setzero_si512();
-            for (int64_t k = 0; k < K; ++k) {
-                int32_t w;
-                std::memcpy(&w, at + k * row_bytes, 4);
-                const __mmask16 set = _mm512_mask_test_epi32_mask(m, _mm512_set1_epi32(w), lanes);
-                code = _mm512_mask_or_epi32(code, set, code, _mm512_set1_epi32(static_cast<int32_t>(1u << k)));
-            }
-            _mm512_storeu_si512(out + ow, code);
-        }
-        return -1;
+        return -1;  // (gather_rows reads the bits from the mask itself)
     } else {
+        int32_t *out = r.code_row(slot) + kLead;
         // The window test in vector arithmetic, no compare a block (compares into mask registers
         // go one a cycle here, and the gather's need them; one a block and a branch on it took a
         // quarter of a 28x28 plane): d = v - (the clipped window's first element), then hh - 1
@@ -130,8 +116,24 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
     }
 }
 
-// Input rows ih .. ih + R - 1, columns [c0, c0 + 16 B), into sums (rows sw floats apart). rows /
-// grads: the ring rows of output rows ih + pH - (kH - 1) + i, i = 0 .. kH + R - 2; input row r
+// What gather_rows reads: output rows oh0 + i, i = 0 .. kH + kGatherRows - 2.
+struct Inputs {
+    const int32_t *const *rows;  // int32: the ring rows of indices
+    const float *const *grads;   // the ring rows of gradOutput
+    const int64_t *ohs;          // bits: the output row, -1 outside [0, Ho)
+    const uint8_t *bits;         // bits: the plane's mask, rows bit_row bytes apart
+    int64_t bit_row;
+};
+
+// 1 in the lanes l whose output column first + l lies in [0, Wo), else 0.
+MPOOL_AI __m512i column_ones(int64_t first, int64_t Wo) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i col = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(first)));
+    return _mm512_maskz_mov_epi32(_mm512_cmplt_epu32_mask(col, _mm512_set1_epi32(static_cast<int32_t>(Wo))), _mm512_set1_epi32(1));
+}
+
+// Input rows ih .. ih + R - 1, columns [c0, c0 + 16 B), into sums (rows sw floats apart). in's
+// rows: those of output rows ih + pH - (kH - 1) + i, i = 0 .. kH + R - 2; input row r
 // takes i in [r, r + kH), kernel row kH - 1 - (i - r) - ascending output rows, and in each kernel
 // columns from kW - 1 down: ascending outputs. R * B independent chains of ordered adds (a masked
 // add waits about 4 cycles for its chain), and an output row's loads serve every input row it
@@ -140,8 +142,8 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
 // gradInput's rows themselves, of which n exist, rounded through FLOAT16 when fp16 (store_row's
 // rounding).
 template <bool BITS, int KH, int KW, int R, int B, bool DIRECT>
-MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const float *const *grads, int64_t ih, int64_t c0,
-                          float *sums, int64_t sw, int64_t n, bool fp16) {
+MPOOL_AI void gather_rows(const Geometry &g, const Inputs &in, int64_t ih, int64_t c0, float *sums, int64_t sw, int64_t n,
+                          bool fp16) {
     const int64_t kH = KH ? KH : g.kH, kW = KW ? KW : g.kW;
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __m512i flat[R][B];
@@ -150,13 +152,49 @@ MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const f
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
         for (int b = 0; b < B; ++b) {
-            flat[r][b] = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>((ih + r) * g.W + c0 + 16 * b)));
+            if constexpr (!BITS) flat[r][b] = _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>((ih + r) * g.W + c0 + 16 * b)));
             acc[r][b] = _mm512_setzero_ps();
         }
+    if constexpr (BITS) {
+        // Each block's 16 bits of kernel position k read straight from the mask: a broadcast 32-bit
+        // word tested against 1 << (bit + l) in lane l (0 in the lanes whose output lies outside
+        // [0, Wo): ones[kw][b]) - one compare a position and block, and no decode of the bits
+        __m512i ones[KW ? KW : 1][B];
+        if constexpr (KW != 0)
+#pragma GCC unroll 3
+            for (int kw = 0; kw < KW; ++kw)
+#pragma GCC unroll 2
+                for (int b = 0; b < B; ++b) ones[kw][b] = column_ones(c0 + 16 * b + g.pW - kw, g.Wo);
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < kH + R - 1; ++i) {
-        const int32_t *row = rows[i] + kLead + c0 + g.pW;
-        const float *grad = grads[i] + kLead + c0 + g.pW;
+        for (int64_t i = 0; i < kH + R - 1; ++i) {
+            const int64_t oh = in.ohs[i];
+            if (oh < 0) continue;
+            const float *grad = in.grads[i] + kLead + c0 + g.pW;
+#pragma GCC unroll 3
+            for (int64_t kw = kW - 1; kw >= 0; --kw) {
+#pragma GCC unroll 2
+                for (int b = 0; b < B; ++b) {
+                    // bit j + l of each position's row: the word at byte max(j, 0) / 8 (j < 0 only in
+                    // lanes left of column 0, which test nothing)
+                    const int64_t j = oh * g.Wo + c0 + 16 * b + g.pW - kw, at = std::max<int64_t>(j, 0) >> 3;
+                    const __m512i one = KW ? ones[KW ? kw : 0][b] : column_ones(c0 + 16 * b + g.pW - kw, g.Wo);
+                    const __m512i bit = _mm512_maskz_sllv_epi32(kAll, one, _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(j - 8 * at))));
+                    const __m512 gv = _mm512_loadu_ps(grad + 16 * b - kw);
+#pragma GCC unroll 4
+                    for (int r = 0; r < R; ++r) {
+                        if (i < r || i >= r + kH) continue;
+                        int32_t w;
+                        std::memcpy(&w, in.bits + ((kH - 1 - (i - r)) * kW + kw) * in.bit_row + at, 4);
+                        acc[r][b] = add_ordered(acc[r][b], _mm512_test_epi32_mask(_mm512_set1_epi32(w), bit), gv);
+                    }
+                }
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < (BITS ? 0 : kH + R - 1); ++i) {
+        const int32_t *row = in.rows[i] + kLead + c0 + g.pW;
+        const float *grad = in.grads[i] + kLead + c0 + g.pW;
 #pragma GCC unroll 3
         for (int64_t kw = kW - 1; kw >= 0; --kw) {
 #pragma GCC unroll 2
@@ -166,10 +204,7 @@ MPOOL_AI void gather_rows(const Geometry &g, const int32_t *const *rows, const f
 #pragma GCC unroll 4
                 for (int r = 0; r < R; ++r) {
                     if (i < r || i >= r + kH) continue;
-                    const __mmask16 m =
-                        BITS ? _mm512_test_epi32_mask(v, _mm512_set1_epi32(static_cast<int32_t>(1u << ((kH - 1 - (i - r)) * kW + kw))))
-                             : _mm512_cmpeq_epi32_mask(v, flat[r][b]);
-                    acc[r][b] = add_ordered(acc[r][b], m, gv);
+                    acc[r][b] = add_ordered(acc[r][b], _mm512_cmpeq_epi32_mask(v, flat[r][b]), gv);
                 }
             }
         }
@@ -207,9 +242,9 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
     const Geometry g = P.g;
     const int64_t kH = KH ? KH : g.kH, es = elem_size(P.dt), span = kH + R - 1;
     const Ring r{reinterpret_cast<int32_t *>(s.ring), s.ring + (span + 1) * P.gather_row, P.gather_row, span};
-    // the leads and pads (the rows' entries are rewritten below, never these)
-    const __m512i pad = BITS ? _mm512_setzero_si512() : _mm512_set1_epi32(-1);
-    for (int64_t slot = 0; slot <= span; ++slot) {
+    // the int32 rows' leads and pads (the rows' entries are rewritten below, never these)
+    const __m512i pad = _mm512_set1_epi32(-1);
+    for (int64_t slot = 0; slot <= (BITS ? -1 : span); ++slot) {
         int32_t *row = r.code_row(slot);
         if (slot == span)
             for (int64_t e = 0; e < P.gather_row; e += 16) _mm512_storeu_si512(row + e, pad);
@@ -231,6 +266,8 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
     int64_t ready = 0;  // output rows [0, ready) are in the ring (and checked)
     const int32_t *rows[kMaxGatherKh + R];
     const float *grads[kMaxGatherKh + R];
+    int64_t ohs[kMaxGatherKh + R];
+    const Inputs in{rows, grads, ohs, mask_plane, mask_row_bytes(g.Ho, g.Wo)};
     for (int64_t ih = 0; ih < g.H; ih += R) {
         for (const int64_t last = std::min(ih + R - 1 + g.pH, g.Ho - 1); ready <= last; ++ready) {
             prefetch_next_bits(P, next_mask, ready);
@@ -242,9 +279,10 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
         const int64_t oh0 = ih + g.pH - (kH - 1);
         for (int64_t i = 0, oh = oh0, slot = ((oh0 % r.slots) + r.slots) % r.slots; i < span;
              ++i, ++oh, slot = slot + 1 == r.slots ? 0 : slot + 1) {
-            const bool in = oh >= 0 && oh < g.Ho;
-            rows[i] = r.code_row(in ? slot : span);
-            grads[i] = r.grad_row(in ? slot : 0);  // (outside: never added)
+            const bool inside = oh >= 0 && oh < g.Ho;
+            rows[i] = r.code_row(inside ? slot : span);
+            grads[i] = r.grad_row(inside ? slot : 0);  // (outside: never added)
+            ohs[i] = inside ? oh : -1;
         }
         const int64_t n = std::min<int64_t>(R, g.H - ih);
         if (!stream) acp::prefetch_lines_w(gi + (ih + ahead_w) * gi_row, R * gi_row);
@@ -252,13 +290,13 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
         if (direct) {
             auto *out = reinterpret_cast<float *>(gi + ih * gi_row);
             int64_t c0 = 0;
-            for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, true>(g, rows, grads, ih, c0, out, giv.h, n, P.fp16);
-            if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, true>(g, rows, grads, ih, c0, out, giv.h, n, P.fp16);
+            for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, true>(g, in, ih, c0, out, giv.h, n, P.fp16);
+            if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, true>(g, in, ih, c0, out, giv.h, n, P.fp16);
             continue;
         }
         int64_t c0 = 0;
-        for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, false>(g, rows, grads, ih, c0, s.grow, sw, n, false);
-        if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, false>(g, rows, grads, ih, c0, s.grow, sw, n, false);
+        for (; c0 + 16 < g.W; c0 += 16 * B) gather_rows<BITS, KH, KW, R, B, false>(g, in, ih, c0, s.grow, sw, n, false);
+        if (c0 < g.W) gather_rows<BITS, KH, KW, R, 1, false>(g, in, ih, c0, s.grow, sw, n, false);
         if (dense) store_row(s.grow, n * g.W, P.dt, P.fp16, gi + ih * gi_row, 1, true, stream);
         else
             for (int64_t t = 0; t < n; ++t) store_row(s.grow + t * sw, g.W, P.dt, P.fp16, gi + (ih + t) * gi_row, giv.w, true, stream);

@@ -59,11 +59,9 @@ struct BackwardPlan : KernelPlanBase {
     std::vector<int32_t> win_base, win_limit, win_wid;
     // Gather path (run_plane_gather): stride 1, kW <= 16, kH <= kMaxGatherKh. gather_row: entries
     // of a row of its ring (lead, Wo entries, pad); gather_sums: floats of kGatherRows input rows'
-    // sums; bit_lanes[s]: lane l = 1 << (s + l) - the bit of output j0 + l in a 32-bit word read
-    // from byte j0 / 8 (s = j0 % 8).
+    // sums.
     bool gather_ok = false;
     int64_t gather_row = 0, gather_sums = 0;
-    alignas(64) int32_t bit_lanes[8][16] = {};
 };
 
 // A part's scratch: its first failure, and the set it runs on: the ring, one gradOutput row, its
