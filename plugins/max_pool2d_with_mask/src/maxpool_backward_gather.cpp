@@ -190,21 +190,22 @@ MPOOL_AI void gather_rows(const Geometry &g, const Inputs &in, int64_t ih, int64
                 }
             }
         }
-    }
+    } else {
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < (BITS ? 0 : kH + R - 1); ++i) {
-        const int32_t *row = in.rows[i] + kLead + c0 + g.pW;
-        const float *grad = in.grads[i] + kLead + c0 + g.pW;
+        for (int64_t i = 0; i < kH + R - 1; ++i) {
+            const int32_t *row = in.rows[i] + kLead + c0 + g.pW;
+            const float *grad = in.grads[i] + kLead + c0 + g.pW;
 #pragma GCC unroll 3
-        for (int64_t kw = kW - 1; kw >= 0; --kw) {
+            for (int64_t kw = kW - 1; kw >= 0; --kw) {
 #pragma GCC unroll 2
-            for (int b = 0; b < B; ++b) {
-                const __m512i v = _mm512_loadu_si512(row + 16 * b - kw);
-                const __m512 gv = _mm512_loadu_ps(grad + 16 * b - kw);
+                for (int b = 0; b < B; ++b) {
+                    const __m512i v = _mm512_loadu_si512(row + 16 * b - kw);
+                    const __m512 gv = _mm512_loadu_ps(grad + 16 * b - kw);
 #pragma GCC unroll 4
-                for (int r = 0; r < R; ++r) {
-                    if (i < r || i >= r + kH) continue;
-                    acc[r][b] = add_ordered(acc[r][b], _mm512_cmpeq_epi32_mask(v, flat[r][b]), gv);
+                    for (int r = 0; r < R; ++r) {
+                        if (i < r || i >= r + kH) continue;
+                        acc[r][b] = add_ordered(acc[r][b], _mm512_cmpeq_epi32_mask(v, flat[r][b]), gv);
+                    }
                 }
             }
         }
@@ -243,13 +244,15 @@ ACP_AVX512 int64_t gather_plane(const BackwardPlan &P, const char *go, View4 gov
     const int64_t kH = KH ? KH : g.kH, es = elem_size(P.dt), span = kH + R - 1;
     const Ring r{reinterpret_cast<int32_t *>(s.ring), s.ring + (span + 1) * P.gather_row, P.gather_row, span};
     // the int32 rows' leads and pads (the rows' entries are rewritten below, never these)
-    const __m512i pad = _mm512_set1_epi32(-1);
-    for (int64_t slot = 0; slot <= (BITS ? -1 : span); ++slot) {
-        int32_t *row = r.code_row(slot);
-        if (slot == span)
-            for (int64_t e = 0; e < P.gather_row; e += 16) _mm512_storeu_si512(row + e, pad);
-        _mm512_storeu_si512(row, pad);
-        for (int64_t e = kLead + (g.Wo + 15) / 16 * 16; e < P.gather_row; e += 16) _mm512_storeu_si512(row + e, pad);
+    if constexpr (!BITS) {
+        const __m512i pad = _mm512_set1_epi32(-1);
+        for (int64_t slot = 0; slot <= span; ++slot) {
+            int32_t *row = r.code_row(slot);
+            if (slot == span)
+                for (int64_t e = 0; e < P.gather_row; e += 16) _mm512_storeu_si512(row + e, pad);
+            _mm512_storeu_si512(row, pad);
+            for (int64_t e = kLead + (g.Wo + 15) / 16 * 16; e < P.gather_row; e += 16) _mm512_storeu_si512(row + e, pad);
+        }
     }
     // gradOutput and int32 rows are fetched about 2 KB ahead of their use, past the plane's end
     // into whatever follows (the next plane, when dense), and gradInput's lines ahead of their
