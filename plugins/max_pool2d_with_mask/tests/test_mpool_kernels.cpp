@@ -27,13 +27,17 @@ struct Rand {
     int64_t in(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
 };
 
-struct Aligned {  // 64-byte aligned bytes
+struct Aligned {  // 64-byte aligned bytes, all `fill`
     std::vector<uint8_t> buf;
     uint8_t *p = nullptr;
-    explicit Aligned(size_t n) : buf(n + 64, 0) {
+    explicit Aligned(size_t n, uint8_t fill = 0) : buf(n + 64, fill) {
         p = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
     }
 };
+
+// Scratch starts as this (a huge float, a huge index): a workspace is never zeroed for the kernel,
+// so a path that read scratch it had not written would change its results or fault.
+constexpr uint8_t kPoison = 0x7f;
 
 const Geometry kGeoms[] = {
     {2, 3, 9, 9, 5, 5, 3, 3, 2, 2, 1, 1},       // k3 s2 p1
@@ -202,7 +206,7 @@ void compare_backward(const Geometry &g, DType dt, bool fp16, MaskLayout layout,
         BackwardKernel k(g, dt, fp16, layout, slots);
         set_path(k, path);
         k.set_store_mode((path + slots) % 2 == 1 ? StoreMode::Streaming : StoreMode::Plain);
-        Aligned scratch(k.scratch_bytes()), gi_buf(static_cast<size_t>(ins * es + gi_offset));
+        Aligned scratch(k.scratch_bytes(), kPoison), gi_buf(static_cast<size_t>(ins * es + gi_offset));
         uint8_t *const gi = gi_buf.p + gi_offset;
         std::memset(gi, 0x5a, static_cast<size_t>(ins * es));  // (an element a path leaves out keeps it)
         BadIndex bad;
@@ -276,7 +280,7 @@ TEST(MaxPool2dWithMaskKernels, ScalarAndAvx512ForwardAgree) {
                     if (!scalar && !cpu_has_avx512()) continue;
                     ForwardKernel k(g, dt, dt == DType::F32, layout, 2);
                     k.set_isa(scalar ? Isa::Scalar : Isa::Avx512);
-                    Aligned scratch(k.scratch_bytes()), out(static_cast<size_t>(outs * es)),
+                    Aligned scratch(k.scratch_bytes(), kPoison), out(static_cast<size_t>(outs * es)),
                         mask(static_cast<size_t>(g.planes() * mask_plane_bytes(g)));
                     k.run(x.data(), in, out.p, ov, mask.p, scratch.p);
                     outs_all.emplace_back(out.p, out.p + outs * es);
@@ -341,7 +345,7 @@ TEST(MaxPool2dWithMaskKernels, EarliestNaNWinsOnEveryPath) {
             for (int64_t slots : {1, 2}) {
                 BackwardKernel k(g, DType::F32, false, MaskLayout::Int32, slots);
                 set_path(k, path);
-                Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 4));
+                Aligned scratch(k.scratch_bytes(), kPoison), gi(static_cast<size_t>(ins * 4));
                 BadIndex bad;
                 ASSERT_TRUE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad));
                 std::vector<uint32_t> got(static_cast<size_t>(ins));
@@ -405,7 +409,7 @@ TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
                     for (int64_t slots : {1, 2}) {
                         BackwardKernel k(g, dt, false, MaskLayout::Int32, slots);
                         set_path(k, path);
-                        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * es));
+                        Aligned scratch(k.scratch_bytes(), kPoison), gi(static_cast<size_t>(ins * es));
                         BadIndex bad;
                         EXPECT_FALSE(k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad))
                             << "path " << path << " slots " << slots;
@@ -456,7 +460,7 @@ TEST(MaxPool2dWithMaskKernels, Bf16SubnormalSumsKeepTheirBits) {
         k.set_parity(path != 0);
         if (path == 3) k.set_store_mode(StoreMode::Streaming);
         const View4 gov = path == 2 ? View4{g.C * g.Ho * ph, g.Ho * ph, ph, 1} : View4{g.C * plane, plane, g.Wo, 1};
-        Aligned scratch(k.scratch_bytes()), gi(static_cast<size_t>(ins * 2));
+        Aligned scratch(k.scratch_bytes(), kPoison), gi(static_cast<size_t>(ins * 2));
         BadIndex bad;
         ASSERT_TRUE(k.run(path == 2 ? padded.data() : go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p,
                           giv, scratch.p, &bad));
