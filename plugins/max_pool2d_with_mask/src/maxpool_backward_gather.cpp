@@ -51,7 +51,10 @@ MPOOL_AI __m512i window_pass(const BackwardPlan &P, __m512i v, int64_t ow, __m51
                              __m512i pass, int32_t *out) {
     __m512i d = _mm512_sub_epi32(v, _mm512_add_epi32(start, _mm512_loadu_si512(P.col_lo.data() + ow)));
     for (int64_t t = 1; t < hh; ++t) d = _mm512_maskz_min_epu32(kAll, d, _mm512_sub_epi32(d, vW));
-    d = _mm512_maskz_min_epu32(kAll, d, _mm512_add_epi32(v, _mm512_set1_epi32(1)));
+    // x | -x for x = v + 1: 0 for -1 only, at least 2^31 as unsigned for every other v (v + 1
+    // alone passed the small indices 0 .. width - 2 outside the window too)
+    const __m512i x = _mm512_add_epi32(v, _mm512_set1_epi32(1));
+    d = _mm512_maskz_min_epu32(kAll, d, _mm512_or_si512(x, _mm512_sub_epi32(_mm512_setzero_si512(), x)));
     d = _mm512_maskz_min_epu32(kAll, d, _mm512_set1_epi32(255));
     _mm512_storeu_si512(out + ow, v);
     return _mm512_and_si512(pass, _mm512_sub_epi32(d, _mm512_loadu_si512(P.col_wid.data() + ow)));
@@ -88,10 +91,10 @@ MPOOL_AI int64_t ready_row(const BackwardPlan &P, const char *go, View4 gov, con
         // go one a cycle here, and the gather's need them; one a block and a branch on it took a
         // quarter of a 28x28 plane): d = v - (the clipped window's first element), then hh - 1
         // times d = min(d, d - W) as unsigned - d mod W when d < hh * W, else at least W - is
-        // below the window's width iff v lies in its window; v + 1 (0 for -1, "no maximum") taken
-        // into the minimum passes the skipped lanes (and the lanes past Wo, loaded as -1, whose
-        // width is 1). min(d, 255) - width is negative iff the lane passes: the row passes iff
-        // the AND of these keeps every sign bit.
+        // below the window's width iff v lies in its window; a term that is 0 for -1 ("no
+        // maximum") and huge for any other v, taken into the minimum, passes the skipped lanes
+        // (and the lanes past Wo, loaded as -1, whose width is 1). min(d, 255) - width is
+        // negative iff the lane passes: the row passes iff the AND of these keeps every sign bit.
         const uint8_t *idx = mask_plane + oh * g.Wo * 4;
         const int64_t lo = g.row_lo(oh), hh = g.row_hi(oh) - lo;
         const __m512i start = _mm512_set1_epi32(static_cast<int32_t>(lo * g.W)), minus1 = _mm512_set1_epi32(-1);

@@ -197,6 +197,28 @@ TEST(MaxPool2dWithMaskBackward, BadInt32IndicesFailCleanly) {
     EXPECT_EQ(r.outBits, std::vector<uint32_t>(r.outBits.size(), 0u));
 }
 
+// R2 at stride 1 (the gather path): the small indices 0 and 1 lie outside a middle output's
+// window as much as any other; they once passed its vector test, and that output's gradient was lost.
+TEST(MaxPool2dWithMaskBackward, SmallBadIndicesFailAtStrideOne) {
+    Problem pr;
+    pr.pool = {1, 2, 20, 20, 3, 3, 1, 1, 1, 1, false};  // Ho = Wo = 20
+    const mref::Pool &p = pr.pool;
+    const auto go = exactValues(static_cast<size_t>(p.N * p.C * 400), 9);
+    const RandomMask good = randomMask(p, 11, false);
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    const int64_t pos = 400 + 10 * 20 + 10;  // plane 1 (n 0, c 1), output (10, 10): window rows and cols [9, 12)
+    for (const int64_t v : {0, 1, 2, 9 * 20 + 8}) {
+        SCOPED_TRACE(v);
+        auto idx = good.idx;
+        idx[pos] = v;
+        const Result r = runBackward(pr, ACL_FLOAT, go, mref::maskInt32(p, idx));
+        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+        EXPECT_EQ(r.phase2, 361001);
+        EXPECT_NE(r.message.find("n=0, c=1, h=10, w=10"), std::string::npos) << r.message;
+        EXPECT_TRUE(r.inputsUnchanged);
+    }
+}
+
 // Bit masks are not validated (every bit names a kernel position): bits of positions in the padding
 // are skipped (R1: no gradient, no write outside), several bits of one output each route the
 // gradient, and bits past Ho*Wo in a row are not outputs.

@@ -420,6 +420,62 @@ TEST(MaxPool2dWithMaskKernels, BadIndexInLastPartialBlockIsFound) {
             }
 }
 
+// Every int32 value at one output, on every path: a run succeeds iff the value is -1 ("no
+// maximum") or an element of the output's clipped window, and otherwise reports that output. The
+// values scanned: every flat index of the plane and a few beyond it on both sides, so the small
+// indices 0 .. width - 2 too (the gather path's vector test once let those through at stride 1).
+// Outputs: the first (its window clipped at the top left), one inside, the last.
+TEST(MaxPool2dWithMaskKernels, EveryInt32ValueIsCheckedAgainstItsWindow) {
+    const Geometry geoms[] = {
+        {1, 2, 20, 20, 20, 20, 3, 3, 1, 1, 1, 1},  // k3 s1 p1: the gather path
+        {1, 2, 2, 18, 2, 18, 1, 5, 1, 1, 0, 2},    // k1x5 s1 p0x2: the gather path, one-row windows
+        {1, 2, 9, 70, 9, 70, 3, 3, 1, 1, 1, 1},    // the gather path, 70 outputs: 64 and 6
+        {1, 2, 7, 7, 7, 7, 3, 3, 1, 1, 1, 1},      // the small-plane path
+        {1, 2, 12, 112, 6, 56, 3, 3, 2, 2, 1, 1},  // k3 s2 p1: the parity path
+        {1, 2, 8, 70, 4, 35, 2, 2, 2, 2, 0, 0},    // k2 s2: the parity and tile paths
+        {1, 2, 6, 45, 6, 26, 1, 20, 1, 1, 0, 0},   // kW 20 at stride 1: the ring path
+    };
+    for (const Geometry &g : geoms) {
+        const int64_t outs = g.planes() * g.Ho * g.Wo, ins = g.planes() * g.H * g.W, HW = g.H * g.W;
+        const std::vector<float> go(static_cast<size_t>(outs), 1.0f);
+        std::vector<int32_t> mask(static_cast<size_t>(outs));
+        for (int64_t p = 0; p < g.planes(); ++p)
+            for (int64_t j = 0; j < g.Ho * g.Wo; ++j)
+                mask[static_cast<size_t>(p * g.Ho * g.Wo + j)] = static_cast<int32_t>(g.row_lo(j / g.Wo) * g.W + g.col_lo(j % g.Wo));
+        std::vector<int64_t> values;
+        for (int64_t v = -3; v < HW + 3; ++v) values.push_back(v);
+        for (int64_t v : {int64_t{INT32_MIN}, int64_t{INT32_MAX}, -g.W, HW + g.W}) values.push_back(v);
+        const View4 gov{g.C * g.Ho * g.Wo, g.Ho * g.Wo, g.Wo, 1}, giv{g.C * g.H * g.W, g.H * g.W, g.W, 1};
+        for (int path = 0; path < kPaths; ++path) {  // see set_path
+            if (path != 0 && !cpu_has_avx512()) continue;
+            BackwardKernel k(g, DType::F32, false, MaskLayout::Int32, 1);
+            set_path(k, path);
+            Aligned scratch(k.scratch_bytes(), kPoison), gi(static_cast<size_t>(ins * 4));
+            const int64_t plane = 1;
+            for (const int64_t j : {int64_t{0}, (g.Ho / 2) * g.Wo + g.Wo / 2, g.Ho * g.Wo - 1}) {
+                const int64_t oh = j / g.Wo, ow = j % g.Wo;
+                const size_t at = static_cast<size_t>(plane * g.Ho * g.Wo + j);
+                const int32_t keep = mask[at];
+                int64_t wrong = 0;
+                for (const int64_t v : values) {
+                    const int64_t ih = v >= 0 ? v / g.W : -1, iw = v >= 0 ? v % g.W : -1;
+                    const bool inside = v >= 0 && v < HW && ih >= g.row_lo(oh) && ih < g.row_hi(oh) && iw >= g.col_lo(ow) &&
+                                        iw < g.col_hi(ow);
+                    mask[at] = static_cast<int32_t>(v);
+                    BadIndex bad;
+                    const bool ok = k.run(go.data(), gov, reinterpret_cast<const uint8_t *>(mask.data()), gi.p, giv, scratch.p, &bad);
+                    const bool good = ok == (v == -1 || inside) && (ok || (bad.plane == plane && bad.j == j));
+                    if (!good && wrong++ < 3)
+                        ADD_FAILURE() << "W " << g.W << " k" << g.kH << "x" << g.kW << " s" << g.sW << " path " << path
+                                      << " output " << j << " value " << v << ": run " << (ok ? "passed" : "failed")
+                                      << " (reported plane " << bad.plane << " output " << bad.j << ")";
+                }
+                mask[at] = keep;
+            }
+        }
+    }
+}
+
 // BF16 k3 sums on the parity path are rounded by the CPU's vcvtne2ps2bf16 (which reads subnormals
 // as zero); a plane with a subnormal sum must be done again with the integer rounding. Plane 0:
 // ordinary values; plane 1: values near FLOAT's smallest normal that cancel into subnormal sums
