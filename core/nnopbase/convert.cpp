@@ -54,13 +54,16 @@ int64_t to_int(const Value &v) {
     return static_cast<int64_t>(v.f);
 }
 double to_double(const Value &v) { return v.is_float ? v.f : static_cast<double>(v.i); }
+// An integer rounds to FLOAT once, from its exact value (as C++ and PyTorch convert): through
+// double, an int64 beyond 2^53 would round twice. The 16-bit types then round from FLOAT.
+float to_float(const Value &v) { return v.is_float ? static_cast<float>(v.f) : static_cast<float>(v.i); }
 
 void store(uint8_t *p, int32_t dt, const Value &v, int32_t precision) {
     switch (dt) {
-        case ACL_FLOAT: { const float x = acp::round_to_precision(static_cast<float>(to_double(v)), precision); std::memcpy(p, &x, 4); break; }
+        case ACL_FLOAT: { const float x = acp::round_to_precision(to_float(v), precision); std::memcpy(p, &x, 4); break; }
         case ACL_DOUBLE: { const double x = to_double(v); std::memcpy(p, &x, 8); break; }
-        case ACL_FLOAT16: { const uint16_t h = acp::float_to_half(static_cast<float>(to_double(v))); std::memcpy(p, &h, 2); break; }
-        case ACL_BF16: { const uint16_t h = acp::float_to_bf16(acp::round_to_precision(static_cast<float>(to_double(v)), precision)); std::memcpy(p, &h, 2); break; }
+        case ACL_FLOAT16: { const uint16_t h = acp::float_to_half(to_float(v)); std::memcpy(p, &h, 2); break; }
+        case ACL_BF16: { const uint16_t h = acp::float_to_bf16(acp::round_to_precision(to_float(v), precision)); std::memcpy(p, &h, 2); break; }
         case ACL_BOOL: *p = (v.is_float ? v.f != 0.0 : v.i != 0) ? 1 : 0; break;
         case ACL_INT8: case ACL_UINT8: *p = static_cast<uint8_t>(to_int(v)); break;
         case ACL_INT16: case ACL_UINT16: { const auto x = static_cast<uint16_t>(to_int(v)); std::memcpy(p, &x, 2); break; }

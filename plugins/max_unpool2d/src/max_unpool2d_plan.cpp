@@ -8,7 +8,7 @@
 // node's bits; FLOAT16 -> FLOAT 32x64x112x112 -> 56x56, 2 threads: 2.88 -> 2.3 ms).
 // Otherwise gather into a dense workspace buffer of gradOutput's dtype and let the core's store
 // node cast it into out's view. The store node is the project's one dtype conversion (float ->
-// half RNE, int -> float via double, integer narrowing by truncation), so the cast cannot drift
+// half RNE, int -> float rounded once, integer narrowing by truncation), so the cast cannot drift
 // from the other operators'; it costs a workspace the size of out in gradOutput's dtype.
 // Forward graph: one scatter node (out always has self's dtype).
 #include <cstdint>

@@ -81,6 +81,7 @@ Bits probeValues(aclDataType dt) {
         }
         case ACL_FLOAT16: return {0x0001, 0x03ff, 0x7bff, 0xfc00, 0x7e01, 0xfd55, 0x8000, 0x3c00, 0xc000};
         case ACL_INT64: return {static_cast<uint64_t>(-1), (uint64_t{1} << 53) + 1, (uint64_t{1} << 24) + 1, 65520, 65519,
+                                (uint64_t{1} << 60) + (uint64_t{1} << 36) + 1, static_cast<uint64_t>(-((int64_t{1} << 54) + (int64_t{1} << 30) + 1)),
                                 0x80000000ull, static_cast<uint64_t>(INT64_MIN), 0x7fffffffffffffffull, 255, 256, 32768};
         case ACL_INT32: return {0xffffffffu, (1u << 24) + 1, 65520, 65504, 0x80000000u, 0x7fffffffu, 255, 256, 0xffff8000u};
         case ACL_INT16: return {0xffff, 0x8000, 0x7fff, 255, 256, 0xff80};
@@ -141,6 +142,10 @@ TEST(OutCastReference, HandWorkedValues) {
     EXPECT_EQ(castBits(0x7fc00000u, ACL_FLOAT, ACL_FLOAT16), 0x7e00u);
     EXPECT_EQ(castBits(0x7e01u, ACL_FLOAT16, ACL_FLOAT), 0x7fc02000u);
     EXPECT_EQ(castBits((uint64_t{1} << 24) + 1, ACL_INT64, ACL_FLOAT), 0x4b800000u);  // 2^24 + 1 -> 2^24
+    // 2^60 + 2^36 + 1: just above the tie between 2^60 and 2^60 + 2^37, so up; through double
+    // (2^60 + 2^36, the tie) it would round to even, down to 2^60
+    EXPECT_EQ(castBits((uint64_t{1} << 60) + (uint64_t{1} << 36) + 1, ACL_INT64, ACL_FLOAT), 0x5d800001u);
+    EXPECT_EQ(castBits(static_cast<uint64_t>(INT64_MIN), ACL_INT64, ACL_FLOAT), 0xdf000000u);  // -2^63
     EXPECT_EQ(castBits(65520, ACL_INT32, ACL_FLOAT16), 0x7c00u);
     EXPECT_EQ(castBits(0xffffffffu, ACL_INT32, ACL_INT16), 0xffffu);   // -1 stays -1
     EXPECT_EQ(castBits(256, ACL_INT32, ACL_UINT8), 0u);                // wraps

@@ -6,7 +6,8 @@
 // compared bit for bit. The dtype cast of `out` follows the project's conversion semantics (the
 // core's store node), re-derived here from their definitions on doubles, not from the library's
 // bit tricks: FLOAT16 round to nearest even with subnormals and overflow to inf, NaN quieted with
-// its top payload bits; integer -> floating through double; integer narrowing by two's-complement
+// its top payload bits; integer -> FLOAT rounded once from the exact value (then FLOAT16 from
+// FLOAT); integer narrowing by two's-complement
 // truncation; BOOL is value != 0.
 #ifndef MAX_UNPOOL2D_TESTS_UNPOOL_REFERENCE_HPP_
 #define MAX_UNPOOL2D_TESTS_UNPOOL_REFERENCE_HPP_
@@ -111,6 +112,22 @@ inline int64_t intValue(uint64_t bits, aclDataType dt) {
     }
 }
 
+// An integer rounded to FLOAT (24 significant bits, to nearest even) from its exact value, in
+// integers: a double holds only 53 bits, and rounding through it would round twice.
+inline double intToFloat(int64_t v) {
+    uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    int shift = 0;
+    while ((mag >> shift) >= (uint64_t{1} << 24)) ++shift;
+    if (shift > 0) {
+        const uint64_t rem = mag & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+        uint64_t q = mag >> shift;
+        if (rem > half || (rem == half && (q & 1) != 0)) ++q;
+        mag = q << shift;  // (q may reach 2^24: still exact)
+    }
+    const double r = static_cast<double>(mag);  // at most 25 significant bits: exact
+    return v < 0 ? -r : r;
+}
+
 // Cast one element's bits from `from` to `to` (canCast(from, to) must hold).
 inline uint64_t castBits(uint64_t bits, aclDataType from, aclDataType to) {
     if (from == to) return bits;
@@ -134,7 +151,7 @@ inline uint64_t castBits(uint64_t bits, aclDataType from, aclDataType to) {
     double x;
     if (from == ACL_FLOAT) x = f32Value(static_cast<uint32_t>(bits));
     else if (from == ACL_FLOAT16) x = f16Value(static_cast<uint16_t>(bits));
-    else x = roundTo(static_cast<double>(intValue(bits, from)), kF32);  // integer -> double -> FLOAT
+    else x = intToFloat(intValue(bits, from));
     if (to == ACL_FLOAT) return f32BitsOf(x);
     return f16BitsOf(roundTo(x, kF16));
 }
