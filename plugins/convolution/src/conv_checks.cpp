@@ -83,6 +83,43 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
 
 I128 dilated(int64_t k, int64_t d) { return static_cast<I128>(d) * (k - 1) + 1; }
 
+// CANN's documented ranges for a non-transposed convolution (the operator page gives them for A2;
+// they are the cube's, and are applied on every product): dilation and the kernel's H and W (L in
+// 1-D) in [1, 255], padding in [0, 255] (3-D: but for depth), stride in [1, 2147483646] (3-D: H and
+// W in [1, 63]). The dilation's range holds for transposed convolutions too: oneDNN's 1-D and 3-D
+// primitives take time linear in the dilation to create (12 s at 1e7).
+void check_documented_ranges(const Attrs &a, const acp_tensor_desc &w, bool transposed) {
+    const size_t sd = w.rank - 2;
+    const auto range = [&](int64_t v, int64_t lo, int64_t hi, const std::string &what) {
+        require(v >= lo && v <= hi, kInvalid,
+                cat(what, " must be in [", lo, ", ", hi, "] for a", transposed ? " transposed " : " non-transposed ", sd,
+                    "-D convolution (CANN's documented range), got ", v));
+    };
+    for (size_t i = 0; i < sd; ++i) range(a.dil[i], 1, 255, cat("dilation[", i, "]"));
+    if (transposed) return;
+    for (size_t i = 0; i < sd; ++i) {
+        const bool depth = sd == 3 && i == 0;
+        const int64_t stride_max = sd == 3 && !depth ? 63 : 2147483646, pad_max = depth ? 2147483646 : 255;
+        range(a.stride[i], 1, stride_max, cat("stride[", i, "]"));
+        range(a.pl[i], 0, pad_max, cat("padding before spatial dim ", i));
+        range(a.pr[i], 0, pad_max, cat("padding after spatial dim ", i));
+        if (!depth) range(w.dims[i + 2], 0, 255, cat("weight spatial dim ", i));
+    }
+}
+
+// What oneDNN represents (measured, 2.7): per spatial dim the padded input and a stride plus either
+// padding below 2^31; beyond, its primitives are not created (3-D depth only, after the ranges above).
+void check_engine_limits(const acp_tensor_desc &x, const Attrs &a, bool transposed) {
+    if (transposed) return;
+    for (size_t i = 0; i + 2 < x.rank; ++i) {
+        const I128 padded = static_cast<I128>(x.dims[i + 2]) + a.pl[i] + a.pr[i];
+        const I128 reach = static_cast<I128>(a.stride[i]) + std::max(a.pl[i], a.pr[i]);
+        require(padded <= INT32_MAX && reach <= INT32_MAX, kInvalid,
+                cat("spatial dim ", i, ": input size plus padding (", static_cast<int64_t>(padded), ") and stride plus padding (",
+                    static_cast<int64_t>(reach), ") must stay below 2^31 for this CPU library's engine"));
+    }
+}
+
 void require_shape(const acp_tensor_desc *t, const char *name, const acp_tensor_desc &like, const char *like_name) {
     if (!t) return;
     require(acp::dims_of(*t) == acp::dims_of(like), kInvalid,
@@ -188,6 +225,31 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
     return g;
 }
 
+// The empty path's gradOutput shape: the batch of input, the output channels of weight, and each
+// spatial size the forward (or, transposed, the transposed) size formula gives where input and
+// weight have that extent (a zero-sized kernel or transposed input dim leaves gradOutput's own).
+void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, const acp_tensor_desc &w, int64_t groups,
+                        const Attrs &a, bool transposed) {
+    std::vector<int64_t> expect = acp::dims_of(go);
+    expect[0] = in.dims[0];
+    expect[1] = transposed ? w.dims[1] * groups : w.dims[0];
+    std::array<int64_t, 3> k{1, 1, 1};
+    for (uint32_t i = 2; i < w.rank; ++i) k[i - 2] = w.dims[i];
+    for (size_t i = 0; i + 2 < in.rank; ++i) {
+        if (k[i] == 0) continue;
+        if (!transposed) {
+            const int64_t o = conv_out(in.dims[i + 2], a, k, i);
+            if (o >= 1) expect[i + 2] = o;
+        } else if (in.dims[i + 2] > 0) {
+            const I128 o = static_cast<I128>(in.dims[i + 2] - 1) * a.stride[i] - a.pl[i] - a.pr[i] + dilated(k[i], a.dil[i]) + a.op[i];
+            if (o >= 1 && o <= INT64_MAX) expect[i + 2] = static_cast<int64_t>(o);
+        }
+    }
+    require(acp::dims_of(go) == expect, kInvalid,
+            cat("gradOutput shape ", shape_str(go), " must be ", shape_str(expect), " (input ", shape_str(in), ", weight ",
+                shape_str(w), transposed ? ", transposed)" : ")"));
+}
+
 }  // namespace
 
 Problem check_backward(const acp::Args &a) {
@@ -207,7 +269,13 @@ Problem check_backward(const acp::Args &a) {
     // attribute values (CheckConvParams): stride, padding, dilation, groups ranges are the manifest's
     check_output_padding_values(a.ints(8), p.transposed, "outputPadding");
 
-    // Huawei's empty-tensor path (CheckEmptyTensor, CheckShapeEmpty): input or weight empty.
+    // Ranks first: the empty path below reads weight's dims by input's rank.
+    require(go.rank == in.rank, kInvalid, cat("gradOutput rank ", go.rank, " must equal input rank ", in.rank));
+    require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
+
+    // Huawei's empty-tensor path (CheckEmptyTensor, CheckShapeEmpty): input or weight empty. Huawei
+    // returns before the shape checks; the shapes that stay defined at size 0 are checked here too
+    // (check_empty_shapes), so that no inconsistent call succeeds.
     if (acp::numel(in) == 0 || acp::numel(w) == 0) {
         p.empty = true;
         if (p.mask[2]) {
@@ -220,10 +288,14 @@ Problem check_backward(const acp::Args &a) {
                         p.transposed ? " (weight dim 1 times groups)" : " (gradOutput channels)", ", got ", bs[0]));
             p.bias_size = bs[0];
         }
+        if (p.mask[0] && acp::numel(in) != 0)  // (the empty path does not write gradInput)
+            acp::reject(kInvalid, cat("outputMask[0] must be false when weight is empty and input is not: weight ",
+                                      shape_str(w), ", input ", shape_str(in)));
         if (p.mask[0])
             require(in.dims[0] == 0 || in.dims[1] == 0, kInvalid,
                     cat("input may be empty only in N or C when outputMask[0] is true, got ", shape_str(in)));
         const Attrs at = parse_lengths(a.ints(4), a.ints(5), a.ints(6), a.ints(8), in.rank, p.transposed, "input");
+        check_documented_ranges(at, w, p.transposed);
         require(w.dims[0] % groups == 0, kInvalid,
                 cat("weight dim 0 (", w.dims[0], ") must be a multiple of groups (", groups, ")"));
         const acp_tensor_desc &x = p.transposed ? go : in;
@@ -242,6 +314,8 @@ Problem check_backward(const acp::Args &a) {
                         cat("input spatial dim ", i - 2, " (", in.dims[i], ") plus padding must be >= the dilated kernel (",
                             static_cast<int64_t>(dilated(w.dims[i], at.dil[i - 2])), ")"));
         }
+        check_empty_shapes(go, in, w, groups, at, p.transposed);
+        if (p.mask[0]) require_shape(gi, "gradInput", in, "input");
         if (p.mask[1]) require_shape(gw, "gradWeight", w, "weight");
         if (p.mask[2])
             require(gb->rank == 1 && gb->dims[0] == p.bias_size, kInvalid,
@@ -250,8 +324,6 @@ Problem check_backward(const acp::Args &a) {
     }
 
     // shapes (CheckConvShape)
-    require(go.rank == in.rank, kInvalid, cat("gradOutput rank ", go.rank, " must equal input rank ", in.rank));
-    require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
     require(acp::numel(go) != 0, kInvalid, cat("gradOutput must not be empty, got ", shape_str(go)));
     require_shape(gi, "gradInput", in, "input");
     require_shape(gw, "gradWeight", w, "weight");
@@ -261,6 +333,8 @@ Problem check_backward(const acp::Args &a) {
                 cat("gradBias shape ", shape_str(*gb), " must be [", go.dims[1], "] (gradOutput channels)"));
     }
     const Attrs at = parse_lengths(a.ints(4), a.ints(5), a.ints(6), a.ints(8), in.rank, p.transposed, "input");
+    check_documented_ranges(at, w, p.transposed);
+    check_engine_limits(in, at, p.transposed);
     // channels and groups (CheckConvChannelAndGroup), then spatial sizes (CheckConvShapePlus)
     if (!p.transposed) {
         check_channels(in, "input", go, "gradOutput", w, groups);
@@ -285,6 +359,8 @@ Problem check_forward(const acp::Args &a) {
     require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
     require(out.rank == in.rank, kInvalid, cat("output rank ", out.rank, " must equal input rank ", in.rank));
     const Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), a.ints(7), in.rank, p.transposed, "input");
+    check_documented_ranges(at, w, p.transposed);
+    check_engine_limits(in, at, p.transposed);
     require(acp::numel(w) != 0, kInvalid, cat("weight must not be empty, got ", shape_str(w)));
     for (uint32_t d = 1; d < in.rank; ++d)
         require(in.dims[d] != 0, kInvalid, cat("input may be empty only in N, got ", shape_str(in)));

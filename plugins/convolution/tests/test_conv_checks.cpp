@@ -114,6 +114,34 @@ const std::vector<Row> &rows() {
          }, 161002, "rank", "atlas-training"},
         // attribute values
         {"stride_0", [](Spec &s) { s.stride = std::vector<int64_t>{1, 0}; }, 161002, "stride[1]"},
+        // CANN's documented ranges (non-transposed: dilation, padding, kernel H/W <= 255, stride <=
+        // 2^31 - 2, 3-D H/W strides <= 63; transposed: dilation), then what oneDNN represents
+        {"dilation_256", [](Spec &s) { s.dilation = std::vector<int64_t>{1, 256}; }, 161002, "dilation[1] must be in [1, 255] for a non-transposed 2-D"},
+        {"dilation_256_transposed", [](Spec &s) {
+             s.transposed = true; s.w.dims = s.gw.dims = {4, 6, 3, 3}; s.go.dims = {2, 6, 8, 8}; s.dilation = std::vector<int64_t>{256, 1};
+         }, 161002, "dilation[0] must be in [1, 255] for a transposed 2-D"},
+        {"padding_256", [](Spec &s) { s.padding = std::vector<int64_t>{0, 0, 256, 1}; }, 161002, "padding before spatial dim 1 must be in [0, 255]"},
+        {"padding_255", [](Spec &s) { s.padding = std::vector<int64_t>{255, 1}; s.go.dims[2] = 8 + 2 * 255 - 2; }, ACLNN_SUCCESS, ""},
+        {"stride_2147483647", [](Spec &s) { s.stride = std::vector<int64_t>{2147483647, 1}; }, 161002, "stride[0] must be in [1, 2147483646]"},
+        {"kernel_256", [](Spec &s) { s.w.dims[3] = s.gw.dims[3] = 256; }, 161002, "weight spatial dim 1 must be in [0, 255]"},
+        {"stride_64_3d", [](Spec &s) {
+             s.in.dims = s.gi.dims = {1, 4, 3, 3, 3}; s.go.dims = {1, 6, 3, 1, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
+             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
+             s.stride = std::vector<int64_t>{1, 64, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
+             s.padding = s.outputPadding = std::vector<int64_t>{0, 0, 0};
+         }, 161002, "stride[1] must be in [1, 63] for a non-transposed 3-D"},
+        {"engine_3d_depth_padding", [](Spec &s) {
+             s.in.dims = s.gi.dims = {1, 4, 1, 3, 3}; s.go.dims = {1, 6, 2, 3, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
+             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
+             s.stride = std::vector<int64_t>{1147483648, 1, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
+             s.padding = std::vector<int64_t>{1000000000, 0, 0}; s.outputPadding = std::vector<int64_t>{0, 0, 0};
+         }, 161002, "stride plus padding (2147483648) must stay below 2^31"},
+        {"engine_3d_depth_padding_fits", [](Spec &s) {
+             s.in.dims = s.gi.dims = {1, 4, 1, 3, 3}; s.go.dims = {1, 6, 2, 3, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
+             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
+             s.stride = std::vector<int64_t>{1147483647, 1, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
+             s.padding = std::vector<int64_t>{1000000000, 0, 0}; s.outputPadding = std::vector<int64_t>{0, 0, 0};
+         }, ACLNN_SUCCESS, ""},
         {"padding_negative", [](Spec &s) { s.padding = std::vector<int64_t>{-1, 1}; }, 161002, "padding[0]"},
         {"dilation_0", [](Spec &s) { s.dilation = std::vector<int64_t>{0, 1}; }, 161002, "dilation[0]"},
         {"groups_0", [](Spec &s) { s.groups = 0; }, 161002, "groups"},
@@ -165,6 +193,25 @@ const std::vector<Row> &rows() {
         {"empty_spatial_with_gradInput", [](Spec &s) { s.in.dims[2] = s.gi.dims[2] = 0; }, 161002, "only in N or C"},
         {"empty_groups", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.groups = 4; }, 161002, "groups"},
         {"gradOutput_empty_weight_full", [](Spec &s) { s.go.dims[0] = 0; }, 161002, "gradOutput must not be empty"},
+        // the empty path checks ranks and the shapes that stay defined at size 0 (Huawei's returns
+        // before its shape checks; a weight of the wrong rank was read past its dims)
+        {"empty_weight_rank3", [](Spec &s) {
+             s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.w = s.gw = TensorSpec{{6, 4, 3}, ACL_FLOAT, ACL_FORMAT_NCL};
+         }, 161002, "weight rank 3 must equal input rank 4"},
+        {"empty_gradOutput_rank3", [](Spec &s) {
+             s.in.dims[0] = s.gi.dims[0] = 0; s.go = TensorSpec{{0, 6, 8}, ACL_FLOAT, ACL_FORMAT_NCL};
+         }, 161002, "gradOutput rank 3 must equal input rank 4"},
+        {"empty_gradOutput_batch", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = 0; }, 161002, "gradOutput shape [2,6,8,8] must be [0,6,8,8]"},
+        {"empty_gradOutput_channels", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.go.dims[1] = 5; s.mask = std::vector<bool>{true, true, false}; }, 161002, "gradOutput shape [0,5,8,8] must be [0,6,8,8]"},
+        {"empty_gradOutput_spatial", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.go.dims[3] = 3; }, 161002, "gradOutput shape [0,6,8,3] must be [0,6,8,8]"},
+        {"empty_gradInput_shape", [](Spec &s) { s.in.dims[0] = s.go.dims[0] = 0; s.gi.dims = {5, 5, 5, 5}; }, 161002, "gradInput shape [5,5,5,5] must equal"},
+        {"empty_weight_with_gradInput", [](Spec &s) {
+             s.w.dims[0] = s.gw.dims[0] = s.go.dims[1] = 0; s.biasSizes = std::vector<int64_t>{0}; s.gb.dims = {0};
+         }, 161002, "outputMask[0] must be false when weight is empty and input is not"},
+        {"empty_weight_without_gradInput", [](Spec &s) {
+             s.w.dims[0] = s.gw.dims[0] = s.go.dims[1] = 0; s.biasSizes = std::vector<int64_t>{0}; s.gb.dims = {0};
+             s.mask = std::vector<bool>{false, true, true};
+         }, ACLNN_SUCCESS, ""},
     };
     return r;
 }
@@ -256,6 +303,7 @@ TEST(ForwardChecks, Rules) {
         bool nullInput;
         aclnnStatus code;
         const char *fragment;
+        std::vector<int64_t> stride{1, 1}, dil{1, 1};
     };
     const FRow rows[] = {
         {"valid", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, ACLNN_SUCCESS, ""},
@@ -265,11 +313,14 @@ TEST(ForwardChecks, Rules) {
         {"channels", {2, 5, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, 161002, "input channels"},
         {"empty_batch", {0, 4, 8, 8}, {6, 4, 3, 3}, {6}, {0, 6, 8, 8}, false, ACLNN_SUCCESS, ""},
         {"empty_channels", {2, 0, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, 161002, "only in N"},
+        {"dilation_256", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 8, 8}, false, 161002, "dilation[0] must be in [1, 255]", {1, 1}, {256, 1}},
+        {"stride_2147483647", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 1, 8}, false, 161002, "stride[0] must be in [1, 2147483646]",
+         {2147483647, 1}},
+        {"stride_2147483646", {2, 4, 8, 8}, {6, 4, 3, 3}, {6}, {2, 6, 1, 8}, false, ACLNN_SUCCESS, "", {2147483646, 1}},
     };
     for (const FRow &r : rows) {
         Tensor in(ACL_FLOAT, r.in), w(ACL_FLOAT, r.w), b(ACL_FLOAT, r.bias, {}, ACL_FORMAT_ND), out(ACL_FLOAT, r.out);
-        IntArray stride(std::vector<int64_t>{1, 1}), pad(std::vector<int64_t>{1, 1}), dil(std::vector<int64_t>{1, 1}),
-            op(std::vector<int64_t>{0, 0});
+        IntArray stride(r.stride), pad(std::vector<int64_t>{1, 1}), dil(r.dil), op(std::vector<int64_t>{0, 0});
         uint64_t ws = 0;
         aclOpExecutor *exec = nullptr;
         aclnnStatus st = aclnnConvolutionGetWorkspaceSize(r.nullInput ? nullptr : in.get(), w.get(), b.get(), stride.a, pad.a,
