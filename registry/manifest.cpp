@@ -177,7 +177,7 @@ struct Parser {
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
         only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
-                      "formats", "ranks", "attrs", "products"},
+                      "formats", "format_fixes_rank", "ranks", "attrs", "products"},
                   "an operator");
         OpManifest op;
         op.line = n.Mark().line + 1;
@@ -223,6 +223,11 @@ struct Parser {
             const auto at = n["params"][static_cast<size_t>(&p - op.params.data())]["required_if"];
             if (param(op, at, p.required_if_mask).type != ParamType::BoolArray)
                 fail(at, "required_if of '" + p.name + "' must name a bool_array parameter, '" + p.required_if_mask + "' is not one");
+        }
+        if (n["format_fixes_rank"]) {
+            bool v = true;
+            if (!YAML::convert<bool>::decode(n["format_fixes_rank"], v)) fail(n["format_fixes_rank"], "format_fixes_rank must be true or false");
+            op.format_fixes_rank = v;
         }
         if (n["noop_if_null"]) {
             expect_seq(n["noop_if_null"], "noop_if_null");

@@ -66,6 +66,10 @@ struct OpManifest {
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast
+    // Whether a layout that names its dimensions (NCL, NCHW, NCDHW) fixes the tensor's rank. false:
+    // the name is a tag only, as in CANN's pooling and unpooling code, which rejects only private
+    // formats (a (C, H, W) tensor tagged NCHW passes).
+    bool format_fixes_rank = true;
     Rules common;
     std::map<std::string, Rules> products;  // product id -> rules; a product not listed is unsupported
     int line = 0;

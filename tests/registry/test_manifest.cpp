@@ -165,6 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"required_if_names_a_non_parameter", with(13, "      - {name: out, type: tensor, output: true, required_if: 'mask[0]'}"), 13, "mask"},
         BadManifest{"required_if_names_a_non_bool_array", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[0]'}"), 13, "bool_array"},
         BadManifest{"noop_if_null_names_a_value", inserted(14, "    noop_if_null: [alpha]"), 14, "alpha"},
+        BadManifest{"format_fixes_rank_not_a_bool", inserted(14, "    format_fixes_rank: sometimes"), 14, "format_fixes_rank"},
         BadManifest{"output_int_array", with(10, "      - {name: sizes, type: int_array, output: true}"), 10, "sizes"},
         BadManifest{"operator_without_header", without(7), 6, "header"},
         BadManifest{"misspelled_products_key", inserted(20, "    products_typo:"), 20, "products_typo"},
@@ -225,6 +226,7 @@ TEST(Manifest, GoodManifestParses) {
     EXPECT_EQ(op.cube_math->param, "mode");
     ASSERT_EQ(op.same_dtype.size(), 1u);
     EXPECT_EQ(op.same_dtype[0], (std::vector<std::string>{"self", "out"}));
+    EXPECT_TRUE(op.format_fixes_rank) << "a layout name fixes the rank unless the manifest says not";
 
     const auto a2 = op.rules_for("atlas-a2");
     ASSERT_TRUE(a2);
@@ -237,6 +239,12 @@ TEST(Manifest, GoodManifestParses) {
     ASSERT_TRUE(tr);
     EXPECT_EQ(tr->dtypes.at("self"), (std::vector<int32_t>{0}));
     EXPECT_FALSE(op.rules_for("atlas-200i-500-a2")) << "a product not listed is unsupported";
+}
+
+TEST(Manifest, FormatFixesRankCanBeTurnedOff) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-format-tag", inserted(14, "    format_fixes_rank: false")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    EXPECT_FALSE(m.ops[0].format_fixes_rank);
 }
 
 TEST(Manifest, InTreeAvgPool2dManifestParses) {

@@ -86,7 +86,9 @@ const std::vector<Row> &backwardRows() {
         // formats and ranks
         {"NHWC", [](Call &c) { c.goFmt = c.selfFmt = c.giFmt = ACL_FORMAT_NHWC; }, 161002, "format NHWC"},
         {"private mask format", [](Call &c) { c.maskFmt = ACL_FORMAT_NC1HWC0; }, 161002, "indices format"},
-        {"NCHW for rank 3", [](Call &c) { c.goDims = {3, 3, 3}, c.selfDims = c.giDims = {3, 6, 6}, c.maskDims = {3, 9, 64}; }, 161002, "rank-4"},
+        // a format is a tag here, not a rank (CANN rejects only private formats): NCHW on (C, H, W)
+        {"NCHW tag on rank 3", [](Call &c) { c.goDims = {3, 3, 3}, c.selfDims = c.giDims = {3, 6, 6}, c.maskDims = {3, 9, 64}; }, ACLNN_SUCCESS, ""},
+        {"NCL tag on rank 4", [](Call &c) { c.goFmt = c.selfFmt = c.giFmt = c.maskFmt = ACL_FORMAT_NCL; }, ACLNN_SUCCESS, ""},
         {"self ND vs gradOutput NCHW", [](Call &c) { c.selfFmt = ACL_FORMAT_ND; }, 161002, "must equal self format"},
         {"rank 5", [](Call &c) { c.goFmt = c.selfFmt = c.giFmt = c.maskFmt = ACL_FORMAT_ND, c.goDims = {1, 2, 3, 3, 3}, c.selfDims = c.giDims = {1, 2, 3, 6, 6}, c.maskDims = {1, 2, 3, 9, 64}; }, 161002, "rank"},
         {"rank 2", [](Call &c) { c.goFmt = c.selfFmt = c.giFmt = c.maskFmt = ACL_FORMAT_ND, c.goDims = {3, 3}, c.selfDims = c.giDims = {6, 6}, c.maskDims = {9, 64}; }, 161002, "rank"},
