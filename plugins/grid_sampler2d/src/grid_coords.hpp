@@ -13,15 +13,24 @@
 
 namespace gsamp {
 
+// An infinite coordinate (a grid value of +-inf, or one like 3.4e38 that overflows) made NaN, so
+// that the sample counts as out of bounds with every padding mode (ops.md); border clipping would
+// move it onto the border, and bicubic's fraction inf - inf spread NaN over the border taps.
+// c + c * 0: the same two operations (and NaN bits) as the vector spelling.
+template <class T>
+inline T infinite_as_nan(T c) {
+    return c + c * static_cast<T>(0);
+}
+
 // Grid value in [-1, 1] -> pixel coordinate; *d = d(coordinate)/d(grid value).
 template <class T>
 inline T unnormalize(T x, int64_t size, bool align, T *d) {
     if (align) {
         *d = static_cast<T>(size - 1) / 2;
-        return (x + 1) / 2 * static_cast<T>(size - 1);
+        return infinite_as_nan((x + 1) / 2 * static_cast<T>(size - 1));
     }
     *d = static_cast<T>(size) / 2;
-    return ((x + 1) * static_cast<T>(size) - 1) / 2;
+    return infinite_as_nan(((x + 1) * static_cast<T>(size) - 1) / 2);
 }
 
 // Clip to [0, size-1]. At or beyond a border the gradient is 0 (PyTorch's convention, R4); NaN

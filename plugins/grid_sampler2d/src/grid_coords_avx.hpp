@@ -15,12 +15,15 @@ namespace gsamp {
 // 16 at a time, as source_index does one at a time; *d = the derivative.
 ACP_AVX512 inline __m512 unnormalize_vec(bool align, __m512 v, int64_t size, __m512 *d) {
     const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+    __m512 c;
     if (align) {
         *d = _mm512_set1_ps(static_cast<float>(size - 1) / 2);
-        return _mm512_mul_ps(_mm512_mul_ps(_mm512_add_ps(v, one), half), _mm512_set1_ps(static_cast<float>(size - 1)));
+        c = _mm512_mul_ps(_mm512_mul_ps(_mm512_add_ps(v, one), half), _mm512_set1_ps(static_cast<float>(size - 1)));
+    } else {
+        *d = _mm512_set1_ps(static_cast<float>(size) / 2);
+        c = _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
     }
-    *d = _mm512_set1_ps(static_cast<float>(size) / 2);
-    return _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(_mm512_add_ps(v, one), _mm512_set1_ps(static_cast<float>(size))), one), half);
+    return _mm512_add_ps(c, _mm512_mul_ps(c, _mm512_setzero_ps()));  // infinite_as_nan
 }
 ACP_AVX512 inline __m512 source_vec(const Geometry &g, __m512 v, int64_t size, __m512 *d) {
     const __m512 zero = _mm512_setzero_ps();

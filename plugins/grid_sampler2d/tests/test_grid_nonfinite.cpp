@@ -1,7 +1,10 @@
 // R3: NaN, +-inf and +-3.4e38 grid coordinates in all 18 combinations, in every dtype: success,
 // no write outside the outputs, the same bytes at 1 and 3 threads, and the finite samples'
-// gradients unchanged. With zeros padding a non-finite or huge sample is wholly out of bounds, so
-// inputGrad equals the reference computed without it and its gridGrad is 0 (PyTorch's value).
+// gradients unchanged. A sample whose coordinate is not finite (NaN, +-inf, and 3.4e38 once
+// unnormalized in FLOAT arithmetic) counts as out of bounds with every padding mode (ops.md), so
+// inputGrad equals the reference computed without it; so does any huge sample with zeros padding
+// (FLOAT16's 65504 and DOUBLE's 3.4e38 stay finite, and border or reflection padding moves them
+// inside). With zeros padding the bad samples' gridGrad is 0 (PyTorch's value).
 #include "grid_test_util.hpp"
 
 namespace gst {
@@ -60,7 +63,7 @@ TEST(GridSampler2DNonFinite, NoCrashNoStrayWritesAndFiniteSamplesUnchanged) {
                             refGg[static_cast<size_t>(px * 2)] = refGg[static_cast<size_t>(px * 2 + 1)] = 0.0;
                         }
                         EXPECT_TRUE(close(dt, gotGg, refGg)) << describe(p) << dtName(dt);
-                        if (padding == 0) {
+                        if (padding == 0 || dt == ACL_FLOAT || dt == ACL_BF16) {
                             EXPECT_TRUE(close(dt, r.inputGrad, ref.input)) << describe(p) << dtName(dt);
                         }
                     }
@@ -68,22 +71,25 @@ TEST(GridSampler2DNonFinite, NoCrashNoStrayWritesAndFiniteSamplesUnchanged) {
     Runtime::shutdown();
 }
 
-// The forward companion on the same grids: success, and out-of-bounds (zeros) samples give 0.
+// The forward companion on the same grids: success, and every sample with a coordinate that is
+// not finite is out of bounds, 0, with every padding mode (border padding once moved +-inf onto
+// the border; bicubic made NaN there). DOUBLE keeps 3.4e38 finite, so its grid has inf there.
 TEST(GridSampler2DNonFinite, ForwardNeverIndexesOutside) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-    for (int interp = 0; interp < 3; ++interp)
-        for (int padding = 0; padding < 3; ++padding) {
-            const gref::Problem p{1, 2, 4, 4, 1, 5, interp, padding, false};
-            const std::vector<double> input = values(static_cast<size_t>(p.inputCount()), 4);
-            const std::vector<double> grid{nan, 0.0, inf, inf, -inf, 0.5, 3.4e38, -3.4e38, 0.25, nan};
-            const Result r = runForward(p, ACL_FLOAT, input, grid);
-            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-            EXPECT_TRUE(r.canary);
-            if (padding == 0 && interp != 2) {
-                for (double v : r.inputGrad) EXPECT_EQ(v, 0.0) << describe(p);
-            }
-        }
+    for (aclDataType dt : {ACL_FLOAT, ACL_DOUBLE})
+        for (int interp = 0; interp < 3; ++interp)
+            for (int padding = 0; padding < 3; ++padding)
+                for (bool align : {false, true}) {
+                    const gref::Problem p{1, 2, 4, 4, 1, 5, interp, padding, align};
+                    const std::vector<double> input = values(static_cast<size_t>(p.inputCount()), 4);
+                    const double huge = dt == ACL_DOUBLE ? inf : 3.4e38;
+                    const std::vector<double> grid{nan, 0.0, inf, inf, -inf, 0.5, huge, -huge, 0.25, nan};
+                    const Result r = runForward(p, dt, input, grid);
+                    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                    EXPECT_TRUE(r.canary);
+                    for (double v : r.inputGrad) EXPECT_EQ(v, 0.0) << describe(p) << dtName(dt);
+                }
 }
 
 }  // namespace
