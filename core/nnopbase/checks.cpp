@@ -3,6 +3,8 @@
 // cubeMathType (161002). Each failure names the parameter, the expected and the given value.
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/plugin.hpp"
@@ -25,6 +27,49 @@ std::string alternatives(const std::vector<int64_t> &v) {
     std::string s;
     for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + num(v[i]);
     return s;
+}
+
+// A tensor's elements in bytes, or -1 beyond 2^62: a broadcast view (stride 0) may declare more
+// elements than memory holds, and a plan sizing a dense copy of it, plus a few such buffers,
+// must stay inside 64 bits.
+int64_t element_bytes(const acp_tensor_desc &t) {
+    for (uint32_t d = 0; d < t.rank; ++d)
+        if (t.dims[d] == 0) return 0;
+    int64_t n = static_cast<int64_t>(acp::dtype_size(t.dtype));
+    for (uint32_t d = 0; d < t.rank; ++d)
+        if (__builtin_mul_overflow(n, t.dims[d], &n) || n > (int64_t{1} << 62)) return -1;
+    return n;
+}
+
+// Whether two elements of a view (strides >= 0) share an address. Sorted by stride, the view is
+// apart when each dim's stride exceeds the reach of the smaller ones; when that fails the
+// offsets are compared one by one (views up to 2^20 elements; a larger one is taken as
+// overlapping - such interleaved views are rare, and a wrong "apart" would make results depend on
+// scheduling).
+bool overlaps_itself(const acp_tensor_desc &t) {
+    std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size > 1
+    for (uint32_t d = 0; d < t.rank; ++d)
+        if (t.dims[d] > 1) dims.emplace_back(t.strides[d], t.dims[d]);
+    std::sort(dims.begin(), dims.end());
+    __int128 reach = 0;  // the largest offset of the smaller dims
+    bool apart = true;
+    for (const auto &[stride, size] : dims) {
+        if (stride <= reach) apart = false;
+        reach += static_cast<__int128>(stride) * (size - 1);
+    }
+    if (apart) return false;
+    if (reach > INT64_MAX) return true;  // (no memory holds such a view)
+    int64_t n = 1;
+    for (const auto &d : dims)
+        if (__builtin_mul_overflow(n, d.second, &n) || n > (int64_t{1} << 20)) return true;
+    std::vector<int64_t> offsets{0};
+    for (const auto &[stride, size] : dims) {
+        const size_t m = offsets.size();
+        for (int64_t i = 1; i < size; ++i)
+            for (size_t k = 0; k < m; ++k) offsets.push_back(offsets[k] + i * stride);
+    }
+    std::sort(offsets.begin(), offsets.end());
+    return std::adjacent_find(offsets.begin(), offsets.end()) != offsets.end();
 }
 
 const acp_arg &arg_named(const OpManifest &op, const std::vector<acp_arg> &args, const std::string &name) {
@@ -171,6 +216,12 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) + ", got rank " +
                                               num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank));
     }
+    for (const auto &p : op.params) {
+        const acp_arg &a = arg_named(op, args, p.name);
+        if (a.present && a.kind == ACP_ARG_TENSOR && element_bytes(*a.tensor) < 0)
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " shape " + acp::shape_str(a.tensor->dims, a.tensor->rank) +
+                                              " has more elements than 2^62 bytes hold");
+    }
     // An output that overlaps itself would make results depend on scheduling. (An empty one has no
     // elements to overlap: any strides, as PyTorch's overlap check has it.)
     for (const auto &p : op.params) {
@@ -180,6 +231,10 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             if (a.tensor->strides[d] == 0 && a.tensor->dims[d] > 1)
                 fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got stride 0 on dim " +
                                                   num(d) + " of size " + num(a.tensor->dims[d]));
+        if (overlaps_itself(*a.tensor))
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got shape " +
+                                              acp::shape_str(a.tensor->dims, a.tensor->rank) + " with strides " +
+                                              acp::shape_str(a.tensor->strides, a.tensor->rank));
     }
     for (const auto &p : op.params) {  // attributes in signature order
         const auto it = rules->attrs.find(p.name);

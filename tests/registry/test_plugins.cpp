@@ -195,6 +195,44 @@ TEST_F(PluginTest, CoreEnforcesTheThirdPartyManifest) {
     for (aclTensor *t : {ok, half, nhwc, out4}) aclDestroyTensor(t);
 }
 
+// The core's view checks, for every operator: an output whose elements share addresses (any
+// strides, not only 0) would make results depend on scheduling; an interleaved view whose
+// elements stay apart is accepted; a broadcast input of more elements than 2^62 bytes hold is
+// refused before a plan could size a copy of it.
+TEST_F(PluginTest, CoreRejectsOverlappingOutputsAndHugeViews) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    std::vector<float> in = {1, 2, 3, 4, 5, 6}, store(8, 0.0f);
+    aclTensor *self = dense({2, 3}, in.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    {  // rows 2 elements apart, 3 long: element (0, 2) is element (1, 0)
+        const int64_t dims[2] = {2, 3}, strides[2] = {2, 1}, st[1] = {5};
+        aclTensor *out = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, st, 1, store.data());
+        EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(self, out, &ws, &exec), ACLNN_ERR_PARAM_INVALID);
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find("out is an output and must not overlap itself, got shape [2,3] with strides [2,1]"), std::string::npos) << msg;
+        aclDestroyTensor(out);
+    }
+    {  // (2, 3) with strides (3, 2): offsets 0 2 4 and 3 5 7, interleaved, no two elements meet
+        const int64_t dims[2] = {2, 3}, strides[2] = {3, 2}, st[1] = {8};
+        aclTensor *out = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, st, 1, store.data());
+        ASSERT_EQ(runUnary(aclnnFixtureAddOneGetWorkspaceSize, aclnnFixtureAddOne, self, out), ACLNN_SUCCESS) << takeErr();
+        EXPECT_EQ(store, (std::vector<float>{2, 0, 3, 5, 4, 6, 0, 7}));
+        aclDestroyTensor(out);
+    }
+    {  // 2^61 FLOAT elements of one stored value
+        float one = 1.0f;
+        const int64_t dims[2] = {int64_t{1} << 31, int64_t{1} << 30}, strides[2] = {0, 0}, st[1] = {1};
+        aclTensor *huge = aclCreateTensor(dims, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, st, 1, &one);
+        ASSERT_NE(huge, nullptr);
+        EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(huge, self, &ws, &exec), ACLNN_ERR_PARAM_INVALID);
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find("self shape [2147483648,1073741824] has more elements than 2^62 bytes hold"), std::string::npos) << msg;
+        aclDestroyTensor(huge);
+    }
+    aclDestroyTensor(self);
+}
+
 TEST_F(PluginTest, FixturesAreNotInTheInstalledPluginDirectory) {
     EXPECT_FALSE(fs::exists(kInstalled + "/fixture_add_one"));
     EXPECT_FALSE(fs::exists(kInstalled + "/fixture_duplicate"));
