@@ -176,7 +176,7 @@ struct Parser {
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
-        only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "noop_if_all_false", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
                       "formats", "format_fixes_rank", "ranks", "attrs", "products"},
                   "an operator");
         OpManifest op;
@@ -223,6 +223,14 @@ struct Parser {
             const auto at = n["params"][static_cast<size_t>(&p - op.params.data())]["required_if"];
             if (param(op, at, p.required_if_mask).type != ParamType::BoolArray)
                 fail(at, "required_if of '" + p.name + "' must name a bool_array parameter, '" + p.required_if_mask + "' is not one");
+        }
+        if (n["noop_if_all_false"]) {
+            expect_seq(n["noop_if_all_false"], "noop_if_all_false");
+            for (const auto &e : n["noop_if_all_false"]) {
+                const auto name = str(e, "noop_if_all_false entry");
+                if (param(op, e, name).type != ParamType::BoolArray) fail(e, "'" + name + "' is not a bool_array parameter");
+                op.noop_if_all_false.push_back(name);
+            }
         }
         if (n["format_fixes_rank"]) {
             bool v = true;

@@ -63,6 +63,9 @@ struct OpManifest {
     // A NULL here makes the call a successful no-op (workspace 0, an executor that does nothing), decided
     // right after the workspaceSize/executor checks: GridSampler2DBackward's NULL outputMask.
     std::vector<std::string> noop_if_null;
+    // An all-false bool array here makes the call a successful no-op too, decided at the same point:
+    // GridSampler2DBackward's outputMask {false, false} (Huawei returns before any other check).
+    std::vector<std::string> noop_if_all_false;
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast

@@ -118,8 +118,13 @@ bool selected(const OpManifest &op, const Param &p, const aclnnCpuCallArg *args)
 }
 
 bool is_noop_call(const OpManifest &op, const aclnnCpuCallArg *args) {
+    const auto all_false = [&](const std::string &name) {
+        const auto *a = static_cast<const aclBoolArray *>(args[static_cast<size_t>(op.index_of(name))].ptr);
+        return a && std::none_of(a->values.begin(), a->values.end(), [](bool v) { return v; });
+    };
     return std::any_of(op.noop_if_null.begin(), op.noop_if_null.end(),
-                       [&](const std::string &name) { return !args[static_cast<size_t>(op.index_of(name))].ptr; });
+                       [&](const std::string &name) { return !args[static_cast<size_t>(op.index_of(name))].ptr; }) ||
+           std::any_of(op.noop_if_all_false.begin(), op.noop_if_all_false.end(), all_false);
 }
 
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {

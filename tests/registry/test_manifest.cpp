@@ -166,6 +166,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"required_if_names_a_non_bool_array", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[0]'}"), 13, "bool_array"},
         BadManifest{"noop_if_null_names_a_value", inserted(14, "    noop_if_null: [alpha]"), 14, "alpha"},
         BadManifest{"format_fixes_rank_not_a_bool", inserted(14, "    format_fixes_rank: sometimes"), 14, "format_fixes_rank"},
+        BadManifest{"noop_if_all_false_names_a_tensor", inserted(14, "    noop_if_all_false: [self]"), 14, "bool_array"},
         BadManifest{"output_int_array", with(10, "      - {name: sizes, type: int_array, output: true}"), 10, "sizes"},
         BadManifest{"operator_without_header", without(7), 6, "header"},
         BadManifest{"misspelled_products_key", inserted(20, "    products_typo:"), 20, "products_typo"},

@@ -190,19 +190,17 @@ acp_status run_forward_node(void *data, const acp_run_ctx *run) {
 acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
-        // The core answered a NULL outputMask (noop_if_null) and NULL selected outputs (required_if);
-        // an unselected output is absent here.
+        // The core answered a NULL or all-false outputMask (noop_if_null, noop_if_all_false) and NULL
+        // tensors; both outputs are checked, the unselected one is never written (Huawei).
         const std::vector<bool> mask = a.bools(6);
-        const bool want_ig = mask.size() == 2 && mask[0] && a.present(7);
-        const bool want_gg = mask.size() == 2 && mask[1] && a.present(8);
+        const bool want_ig = mask.size() == 2 && mask[0];
+        const bool want_gg = mask.size() == 2 && mask[1];
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &grid = *a.tensor(2);
         const Geometry g = make_geometry(a, in, grid, go, "gradOutput", 3);
-        if (want_ig)
-            require(acp::dims_of(*a.tensor(7)) == acp::dims_of(in), kInvalid,
-                    cat("inputGrad shape ", shape_str(*a.tensor(7)), " must equal input shape ", shape_str(in)));
-        if (want_gg)
-            require(acp::dims_of(*a.tensor(8)) == acp::dims_of(grid), kInvalid,
-                    cat("gridGrad shape ", shape_str(*a.tensor(8)), " must equal grid shape ", shape_str(grid)));
+        require(acp::dims_of(*a.tensor(7)) == acp::dims_of(in), kInvalid,
+                cat("inputGrad shape ", shape_str(*a.tensor(7)), " must equal input shape ", shape_str(in)));
+        require(acp::dims_of(*a.tensor(8)) == acp::dims_of(grid), kInvalid,
+                cat("gridGrad shape ", shape_str(*a.tensor(8)), " must equal grid shape ", shape_str(grid)));
         if ((!want_ig && !want_gg) || empty(g)) return 0;  // nothing to compute, workspace 0
 
         const bool f64 = in.dtype == kDouble;

@@ -72,14 +72,16 @@ const std::vector<Row> &rows() {
         {"null grid", [](Call &c) { c.nullGrid = true; }, 161001, "grid"},
         {"null inputGrad, mask[0] set", [](Call &c) { c.nullIg = true; }, 161001, "inputGrad"},
         {"null gridGrad, mask[1] set", [](Call &c) { c.nullGg = true; }, 161001, "gridGrad"},
-        {"null inputGrad, mask[0] clear", [](Call &c) { c.nullIg = true, c.mask = {false, true}; }, 0, ""},
+        // every tensor is checked unless the mask is NULL or {false, false} (Huawei's CheckParams)
+        {"null inputGrad, mask[0] clear", [](Call &c) { c.nullIg = true, c.mask = {false, true}; }, 161001, "inputGrad"},
+        {"null inputGrad, mask false,false", [](Call &c) { c.nullIg = true, c.mask = {false, false}; }, 0, ""},
         {"empty inputGrad with stride 0: no element to overlap",
          [](Call &c) {
              c.goDims[0] = c.inDims[0] = c.gridDims[0] = c.igDims[0] = c.ggDims[0] = 0;
              c.igStrideZero = true;
          },
          0, ""},
-        {"null gridGrad, mask[1] clear", [](Call &c) { c.nullGg = true, c.mask = {true, false}; }, 0, ""},
+        {"null gridGrad, mask[1] clear", [](Call &c) { c.nullGg = true, c.mask = {true, false}; }, 161001, "gridGrad"},
         {"null outputMask", [](Call &c) { c.nullMask = true; }, 0, ""},
         {"null outputMask before null gradOutput", [](Call &c) { c.nullMask = c.nullGo = true; }, 0, ""},
         {"null outputMask before bad dtype", [](Call &c) { c.nullMask = true, c.inDt = ACL_INT32; }, 0, ""},
@@ -91,7 +93,7 @@ const std::vector<Row> &rows() {
         {"BF16 on training", [](Call &c) { c.product = "atlas-training"; c.goDt = c.inDt = c.gridDt = c.igDt = c.ggDt = ACL_BF16; }, 161002, "training"},
         {"grid dtype differs", [](Call &c) { c.gridDt = ACL_FLOAT16; }, 161002, "grid dtype FLOAT16 must equal input dtype FLOAT"},
         {"gridGrad dtype differs", [](Call &c) { c.ggDt = ACL_DOUBLE; }, 161002, "gridGrad dtype DOUBLE"},
-        {"masked-off output's dtype ignored", [](Call &c) { c.ggDt = ACL_DOUBLE, c.mask = {true, false}; }, 0, ""},
+        {"masked-off output's dtype checked", [](Call &c) { c.ggDt = ACL_DOUBLE, c.mask = {true, false}; }, 161002, "gridGrad dtype DOUBLE"},
         // formats, ranks
         {"private format", [](Call &c) { c.inFmt = ACL_FORMAT_NC1HWC0; }, 161002, "input format NC1HWC0"},
         {"NHWC format", [](Call &c) { c.goFmt = ACL_FORMAT_NHWC; }, 161002, "gradOutput format NHWC"},
@@ -115,8 +117,9 @@ const std::vector<Row> &rows() {
         {"input W 0", [](Call &c) { c.inDims = c.igDims = {2, 3, 5, 0}; }, 161002, "input H and W must not be 0"},
         {"inputGrad shape", [](Call &c) { c.igDims = {2, 3, 6, 5}; }, 161002, "inputGrad shape [2,3,6,5] must equal input shape [2,3,5,6]"},
         {"gridGrad shape", [](Call &c) { c.ggDims = {2, 7, 4, 2}; }, 161002, "gridGrad shape [2,7,4,2] must equal grid shape [2,4,7,2]"},
-        {"masked-off output's shape ignored", [](Call &c) { c.ggDims = {1, 1, 1, 1}, c.mask = {true, false}; }, 0, ""},
+        {"masked-off output's shape checked", [](Call &c) { c.ggDims = {1, 1, 1, 1}, c.mask = {true, false}; }, 161002, "gridGrad shape [1,1,1,1]"},
         {"mask false,false", [](Call &c) { c.mask = {false, false}; }, 0, ""},
+        {"mask false,false before bad dtype and shape", [](Call &c) { c.mask = {false, false}, c.inDt = ACL_INT32, c.ggDims = {1, 1, 1, 1}; }, 0, ""},
         {"empty batch", [](Call &c) { c.goDims[0] = c.inDims[0] = c.gridDims[0] = c.igDims[0] = c.ggDims[0] = 0; }, 0, ""},
     };
     return r;
