@@ -1,5 +1,7 @@
 #include "registry.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
@@ -12,6 +14,20 @@ namespace aclcpu {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Why a library does not load, in the dynamic loader's words (an undefined symbol, not an ELF
+// file, ...): Boost.DLL's error code keeps only errno ("Bad file descriptor"), so on this failure
+// path the library is opened once more to read dlerror().
+std::string load_failure(const std::string &path, const boost::system::error_code &ec) {
+    (void)dlerror();
+    if (void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        dlclose(h);
+        return ec.message();
+    }
+    const char *why = dlerror();
+    return why ? why : ec.message();
+}
+
 
 std::mutex &load_mutex() {  // one loader at a time: dlopen order and diagnostics stay deterministic
     static std::mutex m;
@@ -74,7 +90,7 @@ void Registry::load_manifest(const std::string &file) {
     auto lib = std::make_shared<boost::dll::shared_library>(
         p->library_path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, ec);
     if (ec || !lib->is_loaded()) {
-        diagnose(p->library_path + ": cannot load the plugin library (" + ec.message() + ")");
+        diagnose(p->library_path + ": cannot load the plugin library (" + load_failure(p->library_path, ec) + ")");
         return;
     }
     if (!lib->has(ACP_ENTRY_POINT)) {

@@ -74,6 +74,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
     return reported({"aclnn", opName ? opName : "?", "GetWorkspaceSize"}, [&]() -> aclnnStatus {
         if (!opName || (nArgs && !args)) fail(ACLNN_ERR_INNER_NULLPTR, "bad call from a generated entry point");
         auto state = runtime_state();
+        if (!state->startup_error.empty()) fail(ACLNN_ERR_INNER, "the runtime could not start: " + state->startup_error);
         const auto registry = registry_for(state->plugin_paths, state->implementations);
         const OpEntry *entry = registry->find(opName);
         if (!entry)

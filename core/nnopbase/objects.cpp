@@ -2,6 +2,7 @@
 #include "objects.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <cstring>
 #include <new>
 #include <string>
@@ -15,9 +16,24 @@ namespace {
 constexpr uint64_t kMaxRank = 8;
 
 template <class T>
-T *creation_failed(const char *fn, const std::string &why) {
-    aclcpu::set_error(ACLNN_ERR_PARAM_INVALID, std::string(fn) + ": " + why);
+T *creation_failed(const char *fn, const std::string &why, int code = ACLNN_ERR_PARAM_INVALID) {
+    aclcpu::set_error(code, std::string(fn) + ": " + why);
     return nullptr;
+}
+
+// A new T filled by fill(T&) of `size` elements; out of host memory is NULL with a message, never
+// an exception through the C API.
+template <class T, class Fill>
+T *create_filled(const char *fn, uint64_t size, Fill fill) {
+    auto *a = new (std::nothrow) T;
+    if (!a) return creation_failed<T>(fn, "out of host memory", ACLNN_ERR_INNER);
+    try {
+        fill(*a);
+    } catch (const std::exception &) {  // bad_alloc, or length_error beyond max_size()
+        delete a;
+        return creation_failed<T>(fn, "out of host memory for " + std::to_string(size) + " elements", ACLNN_ERR_INNER);
+    }
+    return a;
 }
 
 aclnnStatus null_arg(const char *fn, const char *what) {
@@ -100,6 +116,14 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
             return creation_failed<aclTensor>(fn, "storageDims must be >= 0 with a product below 2^63");
         }
     }
+    // Every address a kernel forms, (offset + index) * element size, must fit in int64.
+    const auto elem = static_cast<int64_t>(acp::dtype_size(dataType));
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(storage, elem, &bytes) || __builtin_mul_overflow(offset, elem, &bytes)) {
+        delete t;
+        return creation_failed<aclTensor>(fn, "storage of " + std::to_string(storage) + " elements and offset " + std::to_string(offset) +
+                                                  " must stay below 2^63 bytes (" + std::to_string(elem) + " bytes an element)");
+    }
     int64_t count = 1;
     for (int64_t d : t->dims)
         if (__builtin_mul_overflow(count, d, &count)) {
@@ -136,46 +160,38 @@ ACL_FUNC_VISIBILITY aclScalar *aclCreateScalar(void *value, aclDataType dataType
         case ACL_INT64: v = static_cast<double>(*static_cast<const int64_t *>(value)); break;
         case ACL_BOOL: v = *static_cast<const bool *>(value) ? 1 : 0; break;
         default:
-            return creation_failed<aclScalar>("aclCreateScalar", "unsupported dataType " +
-                                                                     std::string(acp::dtype_name(dataType)));
+            return creation_failed<aclScalar>("aclCreateScalar", "unsupported dataType " + std::to_string(static_cast<int>(dataType)) +
+                                                                     " (" + std::string(acp::dtype_name(dataType)) + ")");
     }
     return new (std::nothrow) aclScalar{dataType, v};
 }
 
 ACL_FUNC_VISIBILITY aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size) {
     if (size && !value) return creation_failed<aclIntArray>("aclCreateIntArray", "value must not be NULL");
-    auto *a = new (std::nothrow) aclIntArray;
-    if (a && size) a->values.assign(value, value + size);
-    return a;
+    return create_filled<aclIntArray>("aclCreateIntArray", size, [&](aclIntArray &a) { a.values.assign(value, value + size); });
 }
 
 ACL_FUNC_VISIBILITY aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size) {
     if (size && !value) return creation_failed<aclFloatArray>("aclCreateFloatArray", "value must not be NULL");
-    auto *a = new (std::nothrow) aclFloatArray;
-    if (a && size) a->values.assign(value, value + size);
-    return a;
+    return create_filled<aclFloatArray>("aclCreateFloatArray", size, [&](aclFloatArray &a) { a.values.assign(value, value + size); });
 }
 
 ACL_FUNC_VISIBILITY aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size) {
     if (size && !value) return creation_failed<aclBoolArray>("aclCreateBoolArray", "value must not be NULL");
-    auto *a = new (std::nothrow) aclBoolArray;
-    if (a)
-        for (uint64_t i = 0; i < size; ++i) a->values.push_back(value[i] ? 1 : 0);
-    return a;
+    return create_filled<aclBoolArray>("aclCreateBoolArray", size, [&](aclBoolArray &a) {
+        a.values.reserve(size);
+        for (uint64_t i = 0; i < size; ++i) a.values.push_back(value[i] ? 1 : 0);
+    });
 }
 
 ACL_FUNC_VISIBILITY aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size) {
     if (size && !value) return creation_failed<aclTensorList>("aclCreateTensorList", "value must not be NULL");
-    auto *a = new (std::nothrow) aclTensorList;
-    if (a && size) a->tensors.assign(value, value + size);
-    return a;
+    return create_filled<aclTensorList>("aclCreateTensorList", size, [&](aclTensorList &a) { a.tensors.assign(value, value + size); });
 }
 
 ACL_FUNC_VISIBILITY aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size) {
     if (size && !value) return creation_failed<aclScalarList>("aclCreateScalarList", "value must not be NULL");
-    auto *a = new (std::nothrow) aclScalarList;
-    if (a && size) a->scalars.assign(value, value + size);
-    return a;
+    return create_filled<aclScalarList>("aclCreateScalarList", size, [&](aclScalarList &a) { a.scalars.assign(value, value + size); });
 }
 
 #define ACLCPU_DESTROY(Fn, Type)                                              \

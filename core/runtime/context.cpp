@@ -58,12 +58,17 @@ std::vector<std::string> split_paths(const char *s) {
     return out;
 }
 
+std::string line_of(const std::string &file, const YAML::Node &n) { return file + ":" + std::to_string(n.Mark().line + 1); }
+
+// A list of strings, or one line naming the key and what an entry must be.
 std::vector<std::string> seq(const YAML::Node &n, const std::string &file, const char *key) {
     std::vector<std::string> out;
     if (!n) return out;
-    if (!n.IsSequence())
-        throw std::runtime_error(file + ":" + std::to_string(n.Mark().line + 1) + ": '" + key + "' must be a list");
-    for (const auto &e : n) out.push_back(e.as<std::string>());
+    if (!n.IsSequence()) throw std::runtime_error(line_of(file, n) + ": '" + key + "' must be a list");
+    for (const auto &e : n) {
+        if (!e.IsScalar()) throw std::runtime_error(line_of(file, e) + ": each entry of '" + key + "' must be a string, got a list or mapping");
+        out.push_back(e.Scalar());
+    }
     return out;
 }
 
@@ -80,13 +85,18 @@ T scalar(const YAML::Node &v, const std::string &at, const std::string &key, con
 
 Config parse_config(const std::string &path) {
     Config c;
-    YAML::Node root = YAML::LoadFile(path);  // YAML::Exception on syntax errors
+    const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path);  // YAML::Exception on syntax errors
+    if (docs.size() > 1) throw std::runtime_error(path + ": the aclInit config must be one YAML document, got " + std::to_string(docs.size()));
+    const YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
     if (root.IsNull()) return c;
     if (!root.IsMap()) throw std::runtime_error(path + ": the aclInit config must be a YAML mapping");
+    std::map<std::string, int> seen;  // key -> its line (YAML keys are unique; yaml-cpp keeps both)
     for (const auto &kv : root) {
         const auto key = kv.first.as<std::string>();
         const auto &v = kv.second;
-        const std::string at = path + ":" + std::to_string(kv.first.Mark().line + 1);
+        const std::string at = line_of(path, kv.first);
+        if (const auto [it, fresh] = seen.emplace(key, kv.first.Mark().line + 1); !fresh)
+            throw std::runtime_error(at + ": '" + key + "' is given twice (first on line " + std::to_string(it->second) + ")");
         if (key == "product") c.product = scalar<std::string>(v, at, key, "a profile id or SoC name");
         else if (key == "threads") c.threads = scalar<int>(v, at, key, "an integer from 0 to 1024");
         else if (key == "log_level") c.log_level = scalar<int>(v, at, key, "an integer from 0 to 4");
@@ -95,9 +105,17 @@ Config parse_config(const std::string &path) {
         else if (key == "enabled_ops") c.enabled_ops = seq(v, path, "enabled_ops");
         else if (key == "disabled_ops") c.disabled_ops = seq(v, path, "disabled_ops");
         else if (key == "implementations") {
-            for (const auto &e : v) c.implementations[e.first.as<std::string>()] = e.second.as<std::string>();
+            if (!v.IsMap()) throw std::runtime_error(at + ": 'implementations' must be a mapping of operator to plugin");
+            for (const auto &e : v) {
+                if (!e.second.IsScalar())
+                    throw std::runtime_error(line_of(path, e.first) + ": 'implementations' of " + e.first.as<std::string>() +
+                                             " must be a plugin name, got a list or mapping");
+                c.implementations[e.first.as<std::string>()] = e.second.Scalar();
+            }
         } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, timeline, plugin_paths, enabled_ops, disabled_ops, implementations)");
     }
+    if (c.log_level < -1 || c.log_level > 4 || (c.log_level == -1 && seen.count("log_level")))
+        throw std::runtime_error(path + ": log_level must be from 0 (debug) to 4 (none), got " + std::to_string(c.log_level));
     if (c.threads < 0 || c.threads > kMaxThreads)
         throw std::runtime_error(path + ": threads must be from 0 (all cores) to " + std::to_string(kMaxThreads) + ", got " +
                                  std::to_string(c.threads));
@@ -192,6 +210,7 @@ std::shared_ptr<const RuntimeState> runtime_state() {
             s->product.id = "unknown";
             s->product.name = "unknown product";
             s->arena = std::make_shared<tbb::task_arena>(1);
+            s->startup_error = e.what();
             g_state = s;
         }
     }

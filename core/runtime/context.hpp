@@ -26,6 +26,9 @@ struct RuntimeState {
     std::vector<std::string> enabled_ops, disabled_ops;  // from the config file, on top of the profile
     bool timeline = false;                           // log every run's node times (config `timeline`, env ACLNN_CPU_TIMELINE)
     uint64_t generation = 0;                         // bumps on every aclInit
+    // Why the default configuration (no aclInit: environment only) could not start, or empty;
+    // operator calls and the CLI report it instead of an empty plugin list.
+    std::string startup_error;
 };
 
 struct InstallLayout {

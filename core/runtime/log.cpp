@@ -35,12 +35,15 @@ const char *level_name(LogLevel l) {
 }  // namespace
 
 int set_error(int code, const std::string &message) {
+    // One line, whatever the message quotes (a config value may hold a newline).
     t_recent = message;
+    for (char &c : t_recent)
+        if (c == '\n' || c == '\r') c = ' ';
     t_has_recent = true;
     // A rejected argument (161xxx) is the caller's error and already reaches it as a status and
     // message: log it as a warning. Runtime and internal failures are errors.
     const bool caller_error = code / 1000 == 161;
-    log(caller_error ? LogLevel::Warning : LogLevel::Error, message + " (status " + std::to_string(code) + ")");
+    log(caller_error ? LogLevel::Warning : LogLevel::Error, t_recent + " (status " + std::to_string(code) + ")");
     return code;
 }
 

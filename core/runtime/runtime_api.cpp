@@ -168,10 +168,15 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
+    if (!hostPtr) return bad("aclrtMallocHost", "hostPtr must not be NULL");
+    if (size == 0) return bad("aclrtMallocHost", "size must be > 0, got 0");
     return aclrtMalloc(hostPtr, size, ACL_MEM_MALLOC_NORMAL_ONLY);
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) { return aclrtFree(hostPtr); }
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
+    if (!hostPtr) return bad("aclrtFreeHost", "hostPtr must not be NULL");
+    return aclrtFree(hostPtr);
+}
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind) {

@@ -77,8 +77,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadTensor{"view_extent_overflows_int64", {2, 2}, 2, false, ACL_FLOAT, {1LL << 62, 1LL << 62}, 0, {4}},
         BadTensor{"offset_plus_extent_overflows_int64", {2}, 1, false, ACL_FLOAT, {1}, INT64_MAX, {4}},
         // an empty view whose contiguous strides (stride NULL) overflow, though its count is 0
-        BadTensor{"contiguous_strides_overflow_int64", {0, 1LL << 40, 1LL << 40, 1LL << 40}, 4, false, ACL_FLOAT, {}, 0, {}}),
+        BadTensor{"contiguous_strides_overflow_int64", {0, 1LL << 40, 1LL << 40, 1LL << 40}, 4, false, ACL_FLOAT, {}, 0, {}},
+        // element offsets that fit in int64 but whose bytes do not: phase 2 forms (offset + i) * size
+        BadTensor{"empty_view_offset_bytes_overflow_int64", {0, 2}, 2, false, ACL_FLOAT, {2, 1}, INT64_MAX - 1, {4}},
+        BadTensor{"storage_bytes_overflow_int64", {2}, 1, false, ACL_FLOAT, {1}, (1LL << 62) - 8, {1LL << 62}}),
     [](const ::testing::TestParamInfo<BadTensor> &i) { return std::string(i.param.what); });
+
+// Out of host memory is NULL with a message, never an exception through the C API: a size beyond
+// what a vector can hold fails before any value is read.
+TEST_F(TensorApiTest, ArrayCreationOutOfMemoryIsNullWithAMessage) {
+    const bool b[1] = {true};
+    EXPECT_EQ(aclCreateBoolArray(b, UINT64_MAX / 2), nullptr);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclCreateBoolArray: out of host memory for 9223372036854775807 elements"), std::string::npos) << msg;
+}
+
+// Each failure is one line, whatever it quotes.
+TEST_F(TensorApiTest, ScalarOfAnUnknownDtypeNamesTheValueGiven) {
+    float v = 1.0f;
+    EXPECT_EQ(aclCreateScalar(&v, static_cast<aclDataType>(99)), nullptr);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("unsupported dataType 99"), std::string::npos) << msg;
+}
 
 TEST_F(TensorApiTest, StorageRankAbove8IsRejected) {
     const int64_t dims[1] = {1}, strides[1] = {1};

@@ -382,6 +382,31 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"fixture_abi2", "aclnn_fixture_abi2", {aclnnFixtureAbi2GetWorkspaceSize}, "ABI"}),
     [](const ::testing::TestParamInfo<Broken> &i) { return std::string(i.param.name); });
 
+// A library the dynamic loader refuses: the diagnostic gives the loader's reason (not errno's).
+TEST_F(PluginTest, UnloadableLibraryDiagnosticGivesTheLoadersReason) {
+    const fs::path dir = coretest::scratchDir() / "plugin-not-elf";
+    fs::create_directories(dir);
+    fs::copy_file(fixture("fixture_add_one") + "/manifest.yaml", dir / "manifest.yaml", fs::copy_options::overwrite_existing);
+    {
+        std::ofstream junk(dir / "libaclnn_fixture_add_one.so");
+        junk << std::string(200, 'x');
+    }
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    StderrCapture cap;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+    (void)takeErr();
+    const std::string err = cap.text();
+    aclDestroyTensor(t);
+    const auto lines = coretest::linesContaining(err, dir.string() + "/");
+    ASSERT_EQ(lines.size(), 1u) << err;
+    EXPECT_NE(lines[0].find("cannot load the plugin library"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("ELF"), std::string::npos) << "the loader's reason: " << lines[0];
+}
+
 TEST_F(PluginTest, AllFixturesTogether) {
     ASSERT_NO_FATAL_FAILURE(initWithEnvPath(kFixtures));
     StderrCapture cap;

@@ -256,8 +256,11 @@ TEST_F(DeviceTest, MallocHost) {
     ASSERT_NE(p, nullptr);
     std::memset(p, 1, 100);
     EXPECT_EQ(aclrtFreeHost(p), ACL_SUCCESS);
+    (void)takeErr();
     EXPECT_NE(aclrtMallocHost(nullptr, 100), ACL_SUCCESS);
+    EXPECT_NE(takeErr().find("aclrtMallocHost: hostPtr must not be NULL"), std::string::npos) << "names the function and parameter";
     EXPECT_NE(aclrtFreeHost(nullptr), ACL_SUCCESS);
+    EXPECT_NE(takeErr().find("aclrtFreeHost: hostPtr must not be NULL"), std::string::npos);
 }
 
 TEST_F(DeviceTest, MemcpyEveryKind) {

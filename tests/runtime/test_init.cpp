@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclnn_cpu/opapi_abi.h"
 #include "context.hpp"  // core/runtime: the runtime state snapshot (threads, plugin paths) for white-box checks
 #include "test_util.hpp"
 
@@ -148,6 +149,36 @@ TEST_F(InitTest, BadValueTypeIsAParseError) {
     }
 }
 
+// Values of the right YAML kind but wrong content, and shapes yaml-cpp would accept quietly: each is
+// a parse error on one line naming the key and what it must be; nothing initialized.
+TEST_F(InitTest, InvalidConfigValuesAreParseErrors) {
+    struct Bad {
+        const char *name, *yaml, *message;
+    };
+    for (const Bad &b : {Bad{"loglevel9", "log_level: 9\n", "log_level must be from 0 (debug) to 4 (none), got 9"},
+                         Bad{"loglevelneg", "log_level: -7\n", "log_level must be from 0 (debug) to 4 (none), got -7"},
+                         Bad{"implscalar", "implementations: foo\n", "'implementations' must be a mapping of operator to plugin"},
+                         Bad{"implseq", "implementations: [a, b]\n", "'implementations' must be a mapping"},
+                         Bad{"implvalue", "implementations: {AvgPool2dBackward: [a]}\n", "'implementations' of AvgPool2dBackward must be a plugin name"},
+                         Bad{"ppmap", "plugin_paths: [{a: b}]\n", "each entry of 'plugin_paths' must be a string"},
+                         Bad{"disnested", "disabled_ops: [[x]]\n", "each entry of 'disabled_ops' must be a string"},
+                         Bad{"dupkey", "product: atlas-training\nproduct: atlas-a3\n", "'product' is given twice (first on line 1)"},
+                         Bad{"multidoc", "product: atlas-a2\n---\nthreads: 2\n", "must be one YAML document, got 2"}}) {
+        const std::string path = writeTempFile(b.name, b.yaml);
+        EXPECT_EQ(aclInit(path.c_str()), ACL_ERROR_PARSE_FILE) << b.name;
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find(b.message), std::string::npos) << b.name << ": " << msg;
+        EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE) << b.name;
+    }
+    // a value that quotes a newline still makes a one-line message
+    const std::string path = writeTempFile("productnl", "product: \"atlas-a2\\nsecond line\"\n");
+    EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("second line"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
+}
+
 TEST_F(InitTest, NegativeThreadsIsRejected) {
     const std::string path = writeTempFile("negthreads", "threads: -2\n");
     EXPECT_NE(aclInit(path.c_str()), ACL_SUCCESS);
@@ -205,6 +236,13 @@ TEST_F(InitTest, UnknownProductInEnvironmentIsRejected) {
     const std::string msg = takeErr();
     EXPECT_NE(msg.find("Ascend999"), std::string::npos) << msg;
     EXPECT_NE(msg.find("atlas-a2"), std::string::npos) << msg;
+    // Without aclInit an operator call starts the runtime from the environment: it names the
+    // product, not an empty plugin path.
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnCpuPlan("AvgPool2dBackward", nullptr, 0, &ws, &exec), ACLNN_ERR_INNER);
+    const std::string why = takeErr();
+    EXPECT_NE(why.find("the runtime could not start: unknown product 'Ascend999'"), std::string::npos) << why;
 }
 
 TEST_F(InitTest, DoubleInitIs100002) {

@@ -22,7 +22,9 @@ using aclcpu::RuntimeState;
 
 std::shared_ptr<const RuntimeState> state_for(const Options &o) {
     aclcpu::set_config_log_level(4);  // the CLI reports problems itself
-    return o.product.empty() ? aclcpu::runtime_state() : aclcpu::make_state_for_product(o.product);
+    auto s = o.product.empty() ? aclcpu::runtime_state() : aclcpu::make_state_for_product(o.product);
+    if (!s->startup_error.empty()) throw std::runtime_error(s->startup_error);  // (main reports it, exit 1)
+    return s;
 }
 
 std::shared_ptr<const aclcpu::Registry> registry_of(const RuntimeState &s) {
