@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -356,6 +357,12 @@ int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_si
                                           std::to_string(exec.workspace_size) + " bytes phase 1 asked for");
     if (exec.workspace_size > 0 && !workspace)
         fail(ACLNN_ERR_PARAM_INVALID, "workspace is NULL but phase 1 asked for " + std::to_string(exec.workspace_size) + " bytes");
+    // The plan's buffers sit at 64-byte offsets from the workspace and hold FLOAT, double and int64
+    // elements: a base off malloc's alignment (aclrtMalloc gives 64) would make their reads misaligned.
+    constexpr uintptr_t kAlign = alignof(std::max_align_t);
+    if (exec.workspace_size > 0 && reinterpret_cast<uintptr_t>(workspace) % kAlign != 0)
+        fail(ACLNN_ERR_PARAM_INVALID, "workspace must be aligned to " + std::to_string(kAlign) + " bytes (as aclrtMalloc and malloc give), got an address " +
+                                          std::to_string(reinterpret_cast<uintptr_t>(workspace) % kAlign) + " bytes past a boundary");
     std::lock_guard<std::mutex> lock(exec.run_mutex);
     acp_run_ctx run;
     run.exec = &exec;
