@@ -68,6 +68,17 @@ void allDtype(Spec &s, aclDataType dt) {
     for (TensorSpec *t : {&s.go, &s.in, &s.w, &s.gi, &s.gw, &s.gb}) t->dt = dt;
 }
 
+// A 3-D problem: input (1, 4, d, 3, 3), weight (6, 4, 1, 1, 1), unit attributes, gradOutput's
+// depth `od` (the rows set stride and padding).
+void conv3d(Spec &s, int64_t d, int64_t od) {
+    s.in.dims = s.gi.dims = {1, 4, d, 3, 3};
+    s.go.dims = {1, 6, od, 3, 3};
+    s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
+    s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
+    s.stride = s.dilation = std::vector<int64_t>{1, 1, 1};
+    s.padding = s.outputPadding = std::vector<int64_t>{0, 0, 0};
+}
+
 const std::vector<Row> &rows() {
     static const std::vector<Row> r = {
         {"valid", [](Spec &) {}, ACLNN_SUCCESS, ""},
@@ -102,16 +113,7 @@ const std::vector<Row> &rows() {
         {"format_nc1hwc0", [](Spec &s) { s.w.fmt = ACL_FORMAT_NC1HWC0; }, 161002, "weight format"},
         {"format_gradBias_nchw", [](Spec &s) { s.gb.fmt = ACL_FORMAT_NCHW; }, 161002, "gradBias format"},
         {"rank2", [](Spec &s) { s.in.dims = {8, 8}; s.in.fmt = ACL_FORMAT_ND; }, 161002, "input"},
-        {"rank5_training", [](Spec &s) {
-             s.in.dims = {1, 4, 3, 3, 3};
-             s.gi.dims = s.in.dims;
-             s.go.dims = {1, 6, 3, 3, 3};
-             s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
-             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
-             s.stride = s.dilation = std::vector<int64_t>{1, 1, 1};
-             s.padding = s.outputPadding = std::vector<int64_t>{0, 0, 0};
-             s.cube = 1;
-         }, 161002, "rank", "atlas-training"},
+        {"rank5_training", [](Spec &s) { conv3d(s, 3, 3); s.cube = 1; }, 161002, "rank", "atlas-training"},
         // attribute values
         {"stride_0", [](Spec &s) { s.stride = std::vector<int64_t>{1, 0}; }, 161002, "stride[1]"},
         // CANN's documented ranges (non-transposed: dilation, padding, kernel H/W <= 255, stride <=
@@ -124,23 +126,13 @@ const std::vector<Row> &rows() {
         {"padding_255", [](Spec &s) { s.padding = std::vector<int64_t>{255, 1}; s.go.dims[2] = 8 + 2 * 255 - 2; }, ACLNN_SUCCESS, ""},
         {"stride_2147483647", [](Spec &s) { s.stride = std::vector<int64_t>{2147483647, 1}; }, 161002, "stride[0] must be in [1, 2147483646]"},
         {"kernel_256", [](Spec &s) { s.w.dims[3] = s.gw.dims[3] = 256; }, 161002, "weight spatial dim 1 must be in [0, 255]"},
-        {"stride_64_3d", [](Spec &s) {
-             s.in.dims = s.gi.dims = {1, 4, 3, 3, 3}; s.go.dims = {1, 6, 3, 1, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
-             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
-             s.stride = std::vector<int64_t>{1, 64, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
-             s.padding = s.outputPadding = std::vector<int64_t>{0, 0, 0};
-         }, 161002, "stride[1] must be in [1, 63] for a non-transposed 3-D"},
+        {"stride_64_3d", [](Spec &s) { conv3d(s, 3, 3); s.go.dims[3] = 1; s.stride = std::vector<int64_t>{1, 64, 1}; },
+         161002, "stride[1] must be in [1, 63] for a non-transposed 3-D"},
         {"engine_3d_depth_padding", [](Spec &s) {
-             s.in.dims = s.gi.dims = {1, 4, 1, 3, 3}; s.go.dims = {1, 6, 2, 3, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
-             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
-             s.stride = std::vector<int64_t>{1147483648, 1, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
-             s.padding = std::vector<int64_t>{1000000000, 0, 0}; s.outputPadding = std::vector<int64_t>{0, 0, 0};
+             conv3d(s, 1, 2); s.stride = std::vector<int64_t>{1147483648, 1, 1}; s.padding = std::vector<int64_t>{1000000000, 0, 0};
          }, 161002, "stride plus padding (2147483648) must stay below 2^31"},
         {"engine_3d_depth_padding_fits", [](Spec &s) {
-             s.in.dims = s.gi.dims = {1, 4, 1, 3, 3}; s.go.dims = {1, 6, 2, 3, 3}; s.w.dims = s.gw.dims = {6, 4, 1, 1, 1};
-             s.go.fmt = s.in.fmt = s.w.fmt = s.gi.fmt = s.gw.fmt = std::optional<aclFormat>(ACL_FORMAT_NCDHW);
-             s.stride = std::vector<int64_t>{1147483647, 1, 1}; s.dilation = std::vector<int64_t>{1, 1, 1};
-             s.padding = std::vector<int64_t>{1000000000, 0, 0}; s.outputPadding = std::vector<int64_t>{0, 0, 0};
+             conv3d(s, 1, 2); s.stride = std::vector<int64_t>{1147483647, 1, 1}; s.padding = std::vector<int64_t>{1000000000, 0, 0};
          }, ACLNN_SUCCESS, ""},
         {"padding_negative", [](Spec &s) { s.padding = std::vector<int64_t>{-1, 1}; }, 161002, "padding[0]"},
         {"dilation_0", [](Spec &s) { s.dilation = std::vector<int64_t>{0, 1}; }, 161002, "dilation[0]"},
