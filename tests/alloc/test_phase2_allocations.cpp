@@ -6,6 +6,10 @@
 // process counted, from any thread (alloc_counter.hpp). Outside phase 2 (planning, the first run of
 // the process: thread start-up) allocation is fine.
 #include <gtest/gtest.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <chrono>
 
 #include <cstdlib>
 #include <iostream>
@@ -18,6 +22,7 @@
 #include "acltest.hpp"
 #include "alloc_counter.hpp"
 #include "bench.hpp"
+#include "context.hpp"
 
 namespace {
 
@@ -32,7 +37,24 @@ bool allCases() {
     return v && std::string(v) == "all";
 }
 
+// Every worker of the runtime's arena joins it once before anything is counted: on a loaded machine
+// a worker could sit out the warm-up run and start (allocating its thread-local state) inside a
+// measured one. Each of `threads` iterations waits until all have started (5 s at most in all).
+void join_every_worker() {
+    const auto state = aclcpu::runtime_state();
+    const int n = state->threads;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    std::atomic<int> started{0};
+    state->arena->execute([&] {
+        tbb::parallel_for(0, n, 1, [&](int) {
+            started.fetch_add(1);
+            while (started.load() < n && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+        });
+    });
+}
+
 std::vector<Measured> measure(const std::string &product) {
+    join_every_worker();
     std::vector<Measured> out;
     for (const bench::Case &c : bench::all_cases()) {
         if ((!c.quick && !allCases()) || c.product != product) continue;
