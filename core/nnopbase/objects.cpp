@@ -2,8 +2,8 @@
 #include "objects.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 
