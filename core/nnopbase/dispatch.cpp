@@ -93,6 +93,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
         check_nulls(*entry->manifest, args);
         auto exec = snapshot_call(state, *entry, args);
         exec->precision = enforce_manifest(*entry->manifest, *state, exec->args);
+        std::vector<uint8_t *> data(exec->args.size());  // phase 2 checks again: addresses may change
+        for (size_t i = 0; i < data.size(); ++i) data[i] = element0(*exec, i);
+        check_outputs_apart(*exec, data);
         plan_with_plugin(*exec, *entry);
         build_graph(*exec);
         *workspaceSize = exec->workspace_size;

@@ -11,6 +11,7 @@
 #include "../runtime/log.hpp"
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/opapi_abi.h"
+#include "aclnn_cpu/plugin.hpp"
 
 namespace aclcpu {
 
@@ -351,6 +352,13 @@ void report_timeline(aclOpExecutor &exec, const acp_run_ctx &run) {
 
 }  // namespace
 
+uint8_t *element0(const aclOpExecutor &exec, size_t arg) {
+    const aclTensor *t = exec.tensors[arg];
+    if (!t || !t->data) return nullptr;
+    return static_cast<uint8_t *>(t->data) +
+           exec.args[arg].tensor->offset * static_cast<int64_t>(acp::dtype_size(exec.args[arg].tensor->dtype));
+}
+
 int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size) {
     if (workspace_size < exec.workspace_size)
         fail(ACLNN_ERR_PARAM_INVALID, "workspaceSize " + std::to_string(workspace_size) + " is smaller than the " +
@@ -369,17 +377,13 @@ int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_si
     run.workspace = static_cast<uint8_t *>(workspace);
     run.arg_data = exec.run_arg_data;
     for (size_t i = 0; i < exec.args.size(); ++i) {
-        const aclTensor *t = exec.tensors[i];
-        if (!t) continue;
-        const acp_tensor_desc &d = *exec.args[i].tensor;
-        int64_t n = 1;
-        for (uint32_t k = 0; k < d.rank; ++k) n *= d.dims[k];
-        if (n > 0 && !t->data)
+        run.arg_data[i] = element0(exec, i);
+        if (!run.arg_data[i] && exec.tensors[i] && acp::numel(*exec.args[i].tensor) > 0)
             fail(ACLNN_ERR_PARAM_NULLPTR, std::string(exec.args[i].name) + " has no data address (NULL) at run time");
-        run.arg_data[i] = t->data ? static_cast<uint8_t *>(t->data) + d.offset * static_cast<int64_t>(acp::dtype_size(d.dtype))
-                                  : nullptr;
     }
+    check_outputs_apart(exec, run.arg_data);
     if (exec.nodes.empty()) return ACLNN_SUCCESS;
+    const InputCopies copies = copy_inputs_outputs_overlap(exec, run.arg_data);
     exec.current_run = &run;
     if (exec.state->timeline) run.times.resize(exec.nodes.size());
     run.started = std::chrono::steady_clock::now();

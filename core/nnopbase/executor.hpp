@@ -112,7 +112,17 @@ void plan_with_plugin(aclOpExecutor &exec, const OpEntry &entry);
 void build_graph(aclOpExecutor &exec);
 
 // Phase 2.
+// Address of element 0 of tensor argument `arg`'s view, as the caller's tensor has it now (NULL for
+// none).
+uint8_t *element0(const aclOpExecutor &exec, size_t arg);
 int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size);
+
+// Tensors sharing memory (aliasing.cpp), given each argument's element-0 address. Two outputs that
+// overlap are 161002; an input an output overlaps is copied to the host heap and `data` redirected
+// to the copy, which lives as long as the returned InputCopies.
+using InputCopies = std::vector<std::unique_ptr<uint8_t[]>>;
+void check_outputs_apart(const aclOpExecutor &exec, std::span<uint8_t *const> data);
+InputCopies copy_inputs_outputs_overlap(const aclOpExecutor &exec, std::span<uint8_t *> data);
 
 // Executor handles: what callers hold is a handle (slot + generation), never the object's address,
 // so a consumed or destroyed executor is an error, not a crash or someone else's executor.
