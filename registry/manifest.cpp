@@ -7,6 +7,7 @@
 #include <set>
 
 #include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/plugin_abi.h"
 
 namespace aclcpu {
 namespace {
@@ -406,6 +407,19 @@ const char *param_type_name(ParamType t) {
         case ParamType::Double: return "double";
     }
     return "?";
+}
+
+int32_t param_arg_kind(ParamType t) {
+    switch (t) {
+        case ParamType::Tensor: return ACP_ARG_TENSOR;
+        case ParamType::IntArray: return ACP_ARG_INT_ARRAY;
+        case ParamType::BoolArray: return ACP_ARG_BOOL_ARRAY;
+        case ParamType::FloatArray: return ACP_ARG_FLOAT_ARRAY;
+        case ParamType::Scalar: return ACP_ARG_SCALAR;
+        case ParamType::Bool: return ACP_ARG_BOOL;
+        case ParamType::Float: case ParamType::Double: return ACP_ARG_FLOAT;
+        default: return ACP_ARG_INT;
+    }
 }
 
 std::string param_c_type(const Param &p) {

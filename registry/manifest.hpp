@@ -99,6 +99,8 @@ struct ManifestError : std::runtime_error {
 Manifest parse_manifest(const std::string &path);
 
 const char *param_type_name(ParamType t);
+// The acp_arg_kind a generated entry point passes for a parameter of this type.
+int32_t param_arg_kind(ParamType t);
 // The C type of a parameter in the public header ("const aclTensor *", "int64_t", ...).
 std::string param_c_type(const Param &p);
 

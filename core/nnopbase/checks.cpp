@@ -127,6 +127,17 @@ bool is_noop_call(const OpManifest &op, const aclnnCpuCallArg *args) {
            std::any_of(op.noop_if_all_false.begin(), op.noop_if_all_false.end(), all_false);
 }
 
+void check_call_kinds(const OpManifest &op, const aclnnCpuCallArg *args) {
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        if (args[i].kind != param_arg_kind(p.type))
+            fail(ACLNN_ERR_INNER, "the entry point passes argument " + num(static_cast<int64_t>(i)) + " (" + p.name +
+                                      ") as kind " + num(args[i].kind) + " but the manifest declares " +
+                                      param_type_name(p.type) + " (kind " + num(param_arg_kind(p.type)) +
+                                      "): the header was generated from a different manifest");
+    }
+}
+
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
     auto check = [&](const Param &p) {
         const auto i = static_cast<size_t>(op.index_of(p.name));

@@ -83,6 +83,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
         if (nArgs != entry->manifest->params.size())
             fail(ACLNN_ERR_INNER, "entry point passes " + std::to_string(nArgs) + " arguments but the manifest declares " +
                                       std::to_string(entry->manifest->params.size()));
+        check_call_kinds(*entry->manifest, args);
         if (!workspaceSize) fail(ACLNN_ERR_PARAM_NULLPTR, "workspaceSize must not be NULL");
         if (!executor) fail(ACLNN_ERR_PARAM_NULLPTR, "executor must not be NULL");
         if (is_noop_call(*entry->manifest, args)) {  // e.g. a NULL outputMask: success, nothing to do

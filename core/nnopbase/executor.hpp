@@ -138,6 +138,8 @@ int32_t add_store_node(aclOpExecutor &exec, int32_t src_buffer, int32_t src_dtyp
 int32_t add_node(aclOpExecutor &exec, const char *name, acp_node_fn fn, void *data, const int32_t *deps, uint32_t n_deps);
 
 // The manifest's generic rules (checks.cpp). Returns the cube precision for the plugin.
+// The entry point's argument kinds must be the manifest's (a header from another manifest): 561000.
+void check_call_kinds(const OpManifest &op, const aclnnCpuCallArg *args);
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args);
 // False for a `required_if` argument whose mask element is not set: it is then absent for every check
 // and for plan(), and never written.

@@ -294,6 +294,37 @@ TEST_F(PluginTest, MissingLibraryIsReportedAndSkipped) {
     EXPECT_NE(lines[0].find("libaclnn_fixture_add_one.so"), std::string::npos) << lines[0];
 }
 
+TEST_F(PluginTest, ManifestThatDisagreesWithTheGeneratedHeaderIs561000NotAWrongRead) {
+    // FixtureAddOne's header passes (tensor self, tensor out); this manifest says self is an int_array.
+    const fs::path dir = coretest::scratchDir() / ("kind-mismatch-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(fixture("fixture_add_one") + "/libaclnn_fixture_add_one.so", dir / "libaclnn_fixture_add_one.so",
+                  fs::copy_options::overwrite_existing);
+    {
+        std::ofstream out(dir / "manifest.yaml");
+        out << "plugin: fixture_add_one\nlibrary: aclnn_fixture_add_one\nabi: 1\noperators:\n"
+               "  - name: FixtureAddOne\n    header: aclnn_fixture_add_one.h\n    params:\n"
+               "      - {name: self, type: int_array}\n      - {name: out, type: tensor, output: true}\n"
+               "    products: {atlas-a2: {dtypes: {out: [FLOAT]}}}\n"
+               "  - name: FixtureMaskedAddOne\n    header: m.h\n    params: [{name: out, type: tensor, output: true}]\n"
+               "    products: {atlas-a2: {}}\n"
+               "  - name: FixtureNodeOrder\n    header: n.h\n    params: [{name: out, type: tensor, output: true}]\n"
+               "    products: {atlas-a2: {}}\n";
+    }
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER);
+    EXPECT_EQ(exec, nullptr);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("the entry point passes argument 0 (self) as kind 1 but the manifest declares int_array (kind 2)"),
+              std::string::npos)
+        << msg;
+    aclDestroyTensor(t);
+}
+
 // ---- (b) .. (g) broken plugins ----
 
 using PlanFn = aclnnStatus (*)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);

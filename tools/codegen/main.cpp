@@ -51,16 +51,14 @@ std::string header_text(const Manifest &m, const OpManifest &op, const std::stri
 }
 
 std::string arg_initializer(const Param &p) {
+    const std::string kind = std::to_string(aclcpu::param_arg_kind(p.type));
     switch (p.type) {
-        case ParamType::Tensor: return "{1, " + p.name + ", 0, 0.0}";
-        case ParamType::IntArray: return "{2, " + p.name + ", 0, 0.0}";
-        case ParamType::BoolArray: return "{3, " + p.name + ", 0, 0.0}";
-        case ParamType::FloatArray: return "{4, " + p.name + ", 0, 0.0}";
-        case ParamType::Scalar: return "{8, " + p.name + ", 0, 0.0}";
-        case ParamType::Bool: return "{6, nullptr, " + p.name + " ? 1 : 0, 0.0}";
+        case ParamType::Tensor: case ParamType::IntArray: case ParamType::BoolArray: case ParamType::FloatArray:
+        case ParamType::Scalar: return "{" + kind + ", " + p.name + ", 0, 0.0}";
+        case ParamType::Bool: return "{" + kind + ", nullptr, " + p.name + " ? 1 : 0, 0.0}";
         case ParamType::Float: case ParamType::Double:
-            return "{7, nullptr, 0, static_cast<double>(" + p.name + ")}";
-        default: return "{5, nullptr, static_cast<int64_t>(" + p.name + "), 0.0}";
+            return "{" + kind + ", nullptr, 0, static_cast<double>(" + p.name + ")}";
+        default: return "{" + kind + ", nullptr, static_cast<int64_t>(" + p.name + "), 0.0}";
     }
 }
 
