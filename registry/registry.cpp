@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -32,6 +33,36 @@ std::string load_failure(const std::string &path, const boost::system::error_cod
 std::mutex &load_mutex() {  // one loader at a time: dlopen order and diagnostics stay deterministic
     static std::mutex m;
     return m;
+}
+
+// A plugin library, opened once per process and never closed: a plugin rejected after loading may
+// already run threads or hold callbacks (closing it would take the process down), and init() runs
+// once per load (plugin_abi.h), however many registries the configurations build.
+struct OpenedLibrary {
+    std::shared_ptr<boost::dll::shared_library> lib;
+    bool init_ran = false;
+    acp_status init_status = 0;
+    std::string init_message;
+};
+
+// The library at `path`, opened on first use (the caller holds load_mutex); nullptr when it does
+// not load, with the reason in `why`.
+OpenedLibrary *open_library(const std::string &path, std::string &why) {
+    static auto *opened = new std::map<std::string, OpenedLibrary>;  // never destroyed, like the libraries
+    std::error_code fec;
+    const std::string key = fs::weakly_canonical(path, fec).string();
+    const auto it = opened->find(key);
+    if (it != opened->end()) return &it->second;
+    boost::system::error_code ec;
+    auto lib = std::make_shared<boost::dll::shared_library>(
+        path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, ec);
+    if (ec || !lib->is_loaded()) {
+        why = load_failure(path, ec);
+        return nullptr;
+    }
+    OpenedLibrary &o = (*opened)[key];
+    o.lib = std::move(lib);
+    return &o;
 }
 
 std::vector<std::string> manifests_under(const std::string &path) {
@@ -86,13 +117,13 @@ void Registry::load_manifest(const std::string &file) {
         diagnose(file + ": the library it names does not exist: " + p->library_path);
         return;
     }
-    boost::system::error_code ec;
-    auto lib = std::make_shared<boost::dll::shared_library>(
-        p->library_path, boost::dll::load_mode::rtld_local | boost::dll::load_mode::rtld_now, ec);
-    if (ec || !lib->is_loaded()) {
-        diagnose(p->library_path + ": cannot load the plugin library (" + load_failure(p->library_path, ec) + ")");
+    std::string why;
+    OpenedLibrary *opened = open_library(p->library_path, why);
+    if (!opened) {
+        diagnose(p->library_path + ": cannot load the plugin library (" + why + ")");
         return;
     }
+    const auto &lib = opened->lib;
     if (!lib->has(ACP_ENTRY_POINT)) {
         diagnose(p->library_path + ": no exported entry point '" ACP_ENTRY_POINT "'");
         return;
@@ -127,16 +158,18 @@ void Registry::load_manifest(const std::string &file) {
             diagnose(p->library_path + ": provides operator " + name + " that " + file + " does not declare");
             return;
         }
-    if (d->init) {
+    if (d->init && !opened->init_ran) {
         const char *message = nullptr;
-        const acp_status st = d->init(host_api(), &message);
-        if (st != 0) {
-            diagnose(p->library_path + ": plugin init failed with status " + std::to_string(st) +
-                     (message ? std::string(": ") + message : std::string()));
-            return;
-        }
+        opened->init_status = d->init(host_api(), &message);
+        opened->init_message = message ? message : "";
+        opened->init_ran = true;
     }
-    p->library = std::move(lib);
+    if (opened->init_status != 0) {
+        diagnose(p->library_path + ": plugin init failed with status " + std::to_string(opened->init_status) +
+                 (opened->init_message.empty() ? std::string() : ": " + opened->init_message));
+        return;
+    }
+    p->library = lib;
     p->descriptor = d;
     plugins_.push_back(p);
     add_ops(p);

@@ -1,7 +1,8 @@
 // The plugin registry: scans plugin directories for manifests, loads each plugin library with
 // Boost.DLL, checks it against its manifest, and answers "who implements operator X". A broken
-// plugin is skipped with one diagnostic naming its file. Libraries are never unloaded: every
-// operator entry (and every executor) holds a shared reference to its library.
+// plugin is skipped with one diagnostic naming its file. Libraries are never unloaded, not even
+// rejected ones, and each plugin's init() runs once per process; every operator entry (and every
+// executor) holds a shared reference to its library.
 #pragma once
 
 #include <map>

@@ -6,6 +6,7 @@
 //  - a duplicate AvgPool2dBackward does not replace the real one unless `implementations:` picks it.
 // The registry is cached per search-path list: each test appends a unique nonexistent directory to
 // ACLNN_CPU_PLUGIN_PATH so that its registry is built afresh (and its diagnostics printed) in this process.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -412,6 +413,31 @@ INSTANTIATE_TEST_SUITE_P(
                {aclnnFixtureMissingOpGetWorkspaceSize, aclnnFixturePresentOpGetWorkspaceSize}, "FixtureMissingOp"},
         Broken{"fixture_abi2", "aclnn_fixture_abi2", {aclnnFixtureAbi2GetWorkspaceSize}, "ABI"}),
     [](const ::testing::TestParamInfo<Broken> &i) { return std::string(i.param.name); });
+
+// A plugin rejected after loading stays loaded (its init may have started threads), and its init
+// runs once per process however many registries the configurations build.
+TEST_F(PluginTest, RejectedPluginStaysLoadedAndItsInitRunsOnce) {
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    for (int round = 0; round < 3; ++round) {  // each round a new plugin path, so a new registry
+        ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_init_fails")));
+        StderrCapture cap;
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(aclnnFixtureInitFailsGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+        (void)takeErr();
+        EXPECT_NE(cap.text().find("refuses to start"), std::string::npos) << "the diagnostic repeats: " << cap.text();
+        ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    }
+    aclDestroyTensor(t);
+    const std::string lib = fixture("fixture_init_fails") + "/libaclnn_fixture_init_fails.so";
+    void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr) << "the rejected library was unloaded";
+    auto calls = reinterpret_cast<int (*)()>(dlsym(h, "fixture_init_fails_init_calls"));
+    ASSERT_NE(calls, nullptr);
+    EXPECT_EQ(calls(), 1);
+    dlclose(h);  // drops only the reference taken here
+}
 
 // A library the dynamic loader refuses: the diagnostic gives the loader's reason (not errno's).
 TEST_F(PluginTest, UnloadableLibraryDiagnosticGivesTheLoadersReason) {
