@@ -35,19 +35,22 @@ aclnnStatus reported(const EntryName &fn, Body &&body) noexcept {
 }
 
 // The live executor behind a handle, or a failure saying why there is none.
-aclOpExecutor *live_executor(aclOpExecutor *handle, int32_t null_code) {
+[[noreturn]] void fail_not_live() {
+    fail(ACLNN_ERR_RUNTIME_ERROR, "executor was already consumed by a previous run or destroyed "
+                                  "(call aclSetAclOpExecutorRepeatable after phase 1 to run it again)");
+}
+std::shared_ptr<aclOpExecutor> live_executor(aclOpExecutor *handle, int32_t null_code) {
     if (!handle) fail(null_code, "executor must not be NULL");
-    aclOpExecutor *exec = resolve_executor(handle);
-    if (!exec)
-        fail(ACLNN_ERR_RUNTIME_ERROR, "executor was already consumed by a previous run or destroyed "
-                                      "(call aclSetAclOpExecutorRepeatable after phase 1 to run it again)");
+    auto exec = resolve_executor(handle);
+    if (!exec) fail_not_live();
     return exec;
 }
 
-aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *exec, size_t index, aclTensor *tensor, void *addr,
+aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *handle, size_t index, aclTensor *tensor, void *addr,
                             bool output) {
     return reported({fn}, [&] {
-        exec = live_executor(exec, ACLNN_ERR_PARAM_NULLPTR);
+        const auto live = live_executor(handle, ACLNN_ERR_PARAM_NULLPTR);
+        aclOpExecutor *exec = live.get();
         const auto &list = output ? exec->outputs : exec->inputs;
         const char *kind = output ? "output" : "input";
         if (index >= list.size())
@@ -108,17 +111,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace, uint64_t workspaceSize,
                                             aclOpExecutor *executor, aclrtStream /*stream: runs synchronously*/) {
     return reported({"aclnn", opName ? opName : "?"}, [&]() -> aclnnStatus {
-        aclOpExecutor *exec = live_executor(executor, ACLNN_ERR_PARAM_NULLPTR);
-        if (opName && exec->op_name != opName)
-            fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + exec->op_name + "GetWorkspaceSize");
+        const auto planned = live_executor(executor, ACLNN_ERR_PARAM_NULLPTR);
+        if (opName && planned->op_name != opName)  // (not consumed: the call was misdirected)
+            fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + planned->op_name + "GetWorkspaceSize");
         // A single-use executor is consumed by this call whatever its outcome.
-        struct Consume {
-            aclOpExecutor *handle;
-            bool repeatable;
-            ~Consume() {
-                if (!repeatable) destroy_executor(handle);
-            }
-        } consume{executor, exec->repeatable};
+        const auto exec = claim_for_run(executor);
+        if (!exec) fail_not_live();
         return run_executor(*exec, workspace, workspaceSize);
     });
 }

@@ -108,8 +108,10 @@ const acp_host_api kHostApi = {
 // ---- executor handles ----
 // Callers hold handles, not object addresses: slot index plus a generation that changes when the
 // executor dies, so a consumed or destroyed handle never finds a newer executor at a reused address.
+// Each caller that resolves a handle shares ownership, so an executor destroyed or consumed on one
+// thread lives until a call using it on another thread returns.
 struct Slot {
-    aclOpExecutor *exec = nullptr;
+    std::shared_ptr<aclOpExecutor> exec;
     uint32_t generation = 1;
 };
 std::mutex g_handle_mutex;
@@ -407,31 +409,44 @@ aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec) {
         slot = static_cast<uint32_t>(slots().size());
         slots().push_back({});
     }
-    slots()[slot].exec = exec.release();
+    slots()[slot].exec = std::move(exec);
     const uint64_t handle = (static_cast<uint64_t>(slots()[slot].generation) << 32) | (slot + 1u);
     return reinterpret_cast<aclOpExecutor *>(static_cast<uintptr_t>(handle));
 }
 
-aclOpExecutor *resolve_executor(const aclOpExecutor *handle) {
+namespace {
+// The slot a live handle names (the caller holds g_handle_mutex), or nullptr.
+Slot *live_slot(const aclOpExecutor *handle) {
     uint32_t slot, generation;
-    if (!decode(handle, slot, generation)) return nullptr;
+    if (!decode(handle, slot, generation) || slot >= slots().size() || slots()[slot].generation != generation) return nullptr;
+    return &slots()[slot];
+}
+std::shared_ptr<aclOpExecutor> retire(Slot &s) {
+    const auto slot = static_cast<uint32_t>(&s - slots().data());
+    auto exec = std::move(s.exec);
+    s = {nullptr, s.generation + 1 == 0 ? 1u : s.generation + 1};
+    free_slots().push_back(slot);
+    return exec;
+}
+}  // namespace
+
+std::shared_ptr<aclOpExecutor> resolve_executor(const aclOpExecutor *handle) {
     std::lock_guard<std::mutex> lock(g_handle_mutex);
-    if (slot >= slots().size() || slots()[slot].generation != generation) return nullptr;
-    return slots()[slot].exec;
+    Slot *s = live_slot(handle);
+    return s ? s->exec : nullptr;
+}
+
+std::shared_ptr<aclOpExecutor> claim_for_run(const aclOpExecutor *handle) {
+    std::lock_guard<std::mutex> lock(g_handle_mutex);
+    Slot *s = live_slot(handle);
+    if (!s) return nullptr;
+    return s->exec->repeatable ? s->exec : retire(*s);
 }
 
 void destroy_executor(const aclOpExecutor *handle) {
-    uint32_t slot, generation;
-    aclOpExecutor *exec = nullptr;
-    if (!decode(handle, slot, generation)) return;
-    {
-        std::lock_guard<std::mutex> lock(g_handle_mutex);
-        if (slot >= slots().size() || slots()[slot].generation != generation) return;
-        exec = slots()[slot].exec;
-        slots()[slot] = {nullptr, generation + 1 == 0 ? 1u : generation + 1};
-        free_slots().push_back(slot);
-    }
-    delete exec;
+    std::shared_ptr<aclOpExecutor> exec;  // released after the lock: its destructor waits for its graph
+    std::lock_guard<std::mutex> lock(g_handle_mutex);
+    if (Slot *s = live_slot(handle)) exec = retire(*s);
 }
 
 }  // namespace aclcpu

@@ -5,6 +5,7 @@
 
 #include <tbb/flow_graph.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -72,7 +73,7 @@ struct aclOpExecutor {
     int32_t reject_code = 0;  // what the plugin's plan() rejected with
     std::string reject_message;
 
-    bool repeatable = false;
+    std::atomic<bool> repeatable{false};
     std::unique_ptr<tbb::flow::graph> graph;
     std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
     std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> graph_nodes;
@@ -126,8 +127,12 @@ InputCopies copy_inputs_outputs_overlap(const aclOpExecutor &exec, std::span<uin
 
 // Executor handles: what callers hold is a handle (slot + generation), never the object's address,
 // so a consumed or destroyed executor is an error, not a crash or someone else's executor.
-aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec);  // returns the handle
-aclOpExecutor *resolve_executor(const aclOpExecutor *handle);            // the live object or nullptr
+// A caller keeps the shared_ptr it gets for the length of its call.
+aclOpExecutor *register_executor(std::unique_ptr<aclOpExecutor> exec);    // returns the handle
+std::shared_ptr<aclOpExecutor> resolve_executor(const aclOpExecutor *handle);  // the live object or nullptr
+// For phase 2: a single-use executor is taken out of the handle table in the same step (a second
+// run, even a concurrent one, finds it consumed); a repeatable one stays.
+std::shared_ptr<aclOpExecutor> claim_for_run(const aclOpExecutor *handle);
 void destroy_executor(const aclOpExecutor *handle);
 
 // Core node builders (convert.cpp).

@@ -634,6 +634,25 @@ TEST_F(ExecutorTest, OneRepeatableExecutorRunFromTwoThreads) {
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
 }
 
+// Two threads racing to run one single-use executor: one runs it, the other finds it consumed, and
+// the executor lives until the run that holds it returns (it used to be freed under that run).
+TEST_F(ExecutorTest, SingleUseExecutorRunFromTwoThreadsRunsOnce) {
+    for (int round = 0; round < 50; ++round) {
+        Problem p;
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+        aclnnStatus sa = -1, sb = -1;
+        std::thread a([&] { sa = aclnnAvgPool2dBackward(nullptr, ws, exec, nullptr); });
+        sb = aclnnAvgPool2dBackward(nullptr, ws, exec, nullptr);
+        a.join();
+        (void)takeErr();
+        EXPECT_EQ((sa == ACLNN_SUCCESS) + (sb == ACLNN_SUCCESS), 1) << "round " << round << ": " << sa << ", " << sb;
+        EXPECT_EQ((sa == ACLNN_ERR_RUNTIME_ERROR) + (sb == ACLNN_ERR_RUNTIME_ERROR), 1) << "round " << round;
+        EXPECT_EQ(p.gi, Problem::expected(p.go));
+    }
+}
+
 // ---- the timeline (config `timeline`, env ACLNN_CPU_TIMELINE): each run's nodes, when, how long ----
 
 struct TimelineRun {
