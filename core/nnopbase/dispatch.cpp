@@ -46,20 +46,31 @@ std::shared_ptr<aclOpExecutor> live_executor(aclOpExecutor *handle, int32_t null
     return exec;
 }
 
+// CANN's aclSetInputTensorAddr/aclSetOutputTensorAddr: `index` counts every input (output) tensor of
+// the operator's signature, present or not; NULL executor or tensor 561103; an index out of range, or
+// a tensor that was NULL (or unselected) in phase 1, 161002.
 aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *handle, size_t index, aclTensor *tensor, void *addr,
                             bool output) {
     return reported({fn}, [&] {
-        const auto live = live_executor(handle, ACLNN_ERR_PARAM_NULLPTR);
-        aclOpExecutor *exec = live.get();
-        const auto &list = output ? exec->outputs : exec->inputs;
+        const auto exec = live_executor(handle, ACLNN_ERR_INNER_NULLPTR);
+        if (!tensor) fail(ACLNN_ERR_INNER_NULLPTR, "tensor must not be NULL");
         const char *kind = output ? "output" : "input";
+        std::vector<size_t> list;  // argument indices of the signature's input (output) tensors
+        for (size_t i = 0; i < exec->manifest->params.size(); ++i) {
+            const Param &p = exec->manifest->params[i];
+            if (p.type == ParamType::Tensor && p.output == output) list.push_back(i);
+        }
         if (index >= list.size())
             fail(ACLNN_ERR_PARAM_INVALID, std::string("index ") + std::to_string(index) + " is out of range: aclnn" +
                                               exec->op_name + " has " + std::to_string(list.size()) + " " + kind + " tensor(s)");
-        aclTensor *bound = exec->tensors[static_cast<size_t>(list[index])];
-        if (tensor && tensor != bound)
+        const size_t arg = list[index];
+        aclTensor *bound = exec->tensors[arg];
+        if (!bound)
+            fail(ACLNN_ERR_PARAM_INVALID, std::string(kind) + " " + std::to_string(index) + " (" + exec->args[arg].name +
+                                              ") was NULL or unselected in phase 1, so it has no address to update");
+        if (tensor != bound)
             fail(ACLNN_ERR_PARAM_INVALID, std::string("tensor is not ") + kind + " " + std::to_string(index) + " (" +
-                                              exec->args[static_cast<size_t>(list[index])].name + ") of this executor");
+                                              exec->args[arg].name + ") of this executor");
         bound->data = addr;
         return ACLNN_SUCCESS;
     });

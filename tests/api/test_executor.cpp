@@ -329,8 +329,12 @@ TEST_F(ExecutorTest, AddressUpdatesRejectBadIndexAndWrongTensor) {
     ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
     EXPECT_EQ(p.gi, Problem::expected(p.go));
 
-    EXPECT_EQ(aclSetInputTensorAddr(nullptr, 0, p.tGo, other.data()), ACLNN_ERR_PARAM_NULLPTR);
-    EXPECT_EQ(aclSetOutputTensorAddr(nullptr, 0, p.tGi, other.data()), ACLNN_ERR_PARAM_NULLPTR);
+    // CANN's page: a NULL executor or tensor is 561103.
+    EXPECT_EQ(aclSetInputTensorAddr(nullptr, 0, p.tGo, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_EQ(aclSetOutputTensorAddr(nullptr, 0, p.tGi, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_EQ(aclSetInputTensorAddr(exec, 0, nullptr, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_EQ(aclSetOutputTensorAddr(exec, 0, nullptr, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_NE(takeErr().find("tensor must not be NULL"), std::string::npos);
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
     EXPECT_NE(aclSetInputTensorAddr(exec, 0, p.tGo, other.data()), ACLNN_SUCCESS) << "destroyed executor";
 }

@@ -392,6 +392,31 @@ TEST(Executor, RepeatableWithNewAddresses) {
     EXPECT_EQ(aclDestroyAclOpExecutor(p.exec), ACLNN_SUCCESS);
 }
 
+// CANN numbers aclSetOutputTensorAddr's index over every output of the signature: with gradWeight
+// NULL, gradBias is still output 2, and output 1 has no address to update (161002).
+TEST(Executor, AddressIndexCountsAbsentOutputs) {
+    Runtime::use("atlas-a2");
+    Prepared p;
+    BoolArray mask{std::vector<bool>{true, false, true}};
+    ASSERT_EQ(aclnnConvolutionBackwardGetWorkspaceSize(p.go.get(), p.in.get(), p.w.get(), p.bias.a, p.stride.a, p.pad.a,
+                                                       p.dil.a, false, p.op.a, static_cast<int>(p.c.G), mask.a, 0,
+                                                       p.gi.get(), nullptr, p.gb.get(), &p.ws, &p.exec),
+              ACLNN_SUCCESS)
+        << lastError();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.exec), ACLNN_SUCCESS);
+    Tensor gb2(ACL_FLOAT, {p.c.Cout}, {}, ACL_FORMAT_ND), gw2(ACL_FLOAT, p.c.weightDims());
+    EXPECT_EQ(aclSetOutputTensorAddr(p.exec, 1, gw2.get(), gw2.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(lastError().find("output 1 (gradWeight) was NULL or unselected in phase 1"), std::string::npos);
+    ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 2, p.gb.get(), gb2.data()), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(aclSetOutputTensorAddr(p.exec, 3, p.gb.get(), gb2.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(lastError().find("has 3 output tensor(s)"), std::string::npos);
+    Workspace w;
+    ASSERT_EQ(aclnnConvolutionBackward(w.ptr(p.ws), p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+    const cref::Grads ref = cref::backward(p.c, p.d.go, p.d.in, p.d.w);
+    EXPECT_TRUE(sameBits(ACL_FLOAT, gb2.bits(), ref.gradBias, "gradBias at its new address"));
+    EXPECT_EQ(aclDestroyAclOpExecutor(p.exec), ACLNN_SUCCESS);
+}
+
 // gradInput of a unit-stride FLOAT convolution runs as the forward of the mirrored convolution
 // (mirrored.hpp) on AVX-512 CPUs - oneDNN's brgemm forward kernels - split by images or by channel
 // blocks, and nothing else does: not stride 2, not BF16.
