@@ -120,9 +120,13 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace, uint64_t workspaceSize,
-                                            aclOpExecutor *executor, aclrtStream /*stream: runs synchronously*/) {
+                                            aclOpExecutor *executor, aclrtStream stream) {
     return reported({"aclnn", opName ? opName : "?"}, [&]() -> aclnnStatus {
         const auto planned = live_executor(executor, ACLNN_ERR_PARAM_NULLPTR);
+        // (Work runs synchronously on submission; the stream is only validated. The executor is not
+        // consumed: nothing ran.)
+        if (!stream_is_live(stream))
+            fail(ACLNN_ERR_PARAM_INVALID, "stream is not a live stream (destroyed, or not made by aclrtCreateStream)");
         if (opName && planned->op_name != opName)  // (not consumed: the call was misdirected)
             fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + planned->op_name + "GetWorkspaceSize");
         // A single-use executor is consumed by this call whatever its outcome.

@@ -46,5 +46,7 @@ ACL_FUNC_VISIBILITY std::vector<Profile> installed_profiles();
 ACL_FUNC_VISIBILITY std::shared_ptr<const RuntimeState> make_state_for_product(const std::string &product);
 // True when the op is enabled by both the profile and the runtime config.
 ACL_FUNC_VISIBILITY bool op_enabled(const RuntimeState &state, const std::string &op);
+// Whether `stream` is the default (NULL) stream or one aclrtCreateStream made and nobody destroyed.
+ACL_FUNC_VISIBILITY bool stream_is_live(const void *stream);
 
 }  // namespace aclcpu

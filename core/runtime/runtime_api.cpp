@@ -11,6 +11,7 @@
 
 #include "acl/acl.h"
 #include "aclnn_cpu/dtype.hpp"
+#include "context.hpp"
 #include "log.hpp"
 
 namespace {
@@ -53,6 +54,8 @@ aclError bad(const char *fn, const std::string &what) {
 }
 
 }  // namespace
+
+ACL_FUNC_VISIBILITY bool aclcpu::stream_is_live(const void *stream) { return !stream || streams().contains(stream); }
 
 extern "C" {
 

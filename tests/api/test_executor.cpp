@@ -638,6 +638,21 @@ TEST_F(ExecutorTest, OneRepeatableExecutorRunFromTwoThreads) {
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
 }
 
+TEST_F(ExecutorTest, RunOnADeadStreamIs161002AndTheExecutorSurvives) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    aclrtStream dead = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&dead), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(dead), ACL_SUCCESS);
+    EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, dead), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("stream is not a live stream"), std::string::npos);
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f)) << "nothing ran";
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << "not consumed: " << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+}
+
 // Two threads racing to run one single-use executor: one runs it, the other finds it consumed, and
 // the executor lives until the run that holds it returns (it used to be freed under that run).
 TEST_F(ExecutorTest, SingleUseExecutorRunFromTwoThreadsRunsOnce) {
