@@ -148,12 +148,16 @@ ForwardKernel::ForwardKernel(const Geometry &g, DType dt, bool fp16_compute, Mas
     P->layout = layout;
     P->slots = std::max<int64_t>(1, std::min(slots, std::max<int64_t>(g.planes(), 1)));
     // The vector path reads up to column (round_up16(Wo) + 1) * sW + kW of a row (sW = 2 loads two
-    // vectors), counted from the window start of output 0.
+    // vectors), counted from the window start of output 0. Where that reaches far past the row (a
+    // stride much wider than the row: the scratch would grow with the stride, not the data) the
+    // scalar path runs instead, which reads only the row.
     P->pad_left = round_up16(g.pW);
-    const int64_t reach = P->pad_left - g.pW + (round_up16(g.Wo) + 1) * std::max<int64_t>(g.sW, 1) + g.kW + 16;
-    P->row_stride = round_up16(std::max(P->pad_left + std::max<int64_t>(g.W, 1) + 16, reach));
+    const int64_t row = round_up16(P->pad_left + std::max<int64_t>(g.W, 1) + 16);
+    const int64_t sW = std::min<int64_t>(std::max<int64_t>(g.sW, 1), int64_t{1} << 40);  // (no overflow below)
+    const int64_t reach = P->pad_left - g.pW + (round_up16(g.Wo) + 1) * sW + g.kW + 16;
     const int64_t lim = int64_t{1} << 30;
-    P->vec_ok = g.H * g.W < lim && g.kernel_positions() < lim && g.Wo < lim && P->row_stride < lim;
+    P->vec_ok = g.H * g.W < lim && g.kernel_positions() < lim && g.Wo < lim && reach <= 4 * row + 1024;
+    P->row_stride = P->vec_ok ? round_up16(std::max(row, reach)) : row;
     if (P->vec_ok) {
         P->col_lo.assign(static_cast<size_t>(round_up16(g.Wo)), 0);
         P->col_start.assign(static_cast<size_t>(round_up16(g.Wo)), 0);

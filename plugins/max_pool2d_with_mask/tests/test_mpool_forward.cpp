@@ -189,6 +189,28 @@ TEST(MaxPool2dWithMask, SameBytesAtOneTwoAndThreeThreads) {
     }
 }
 
+// A stride far wider than the row: the scratch is sized by the row, not by the stride (it asked for
+// 272 GiB at stride 2^31 - 1), and the results are the reference's.
+TEST(MaxPool2dWithMask, WideStrideNeedsNoMoreScratchThanTheRow) {
+    for (const int64_t sW : {int64_t{64}, int64_t{1} << 20, int64_t{2147483647}}) {
+        Problem pr;
+        pr.pool = {1, 2, 4, 200, 2, 3, 1, sW, 0, 1, false};
+        const mref::Pool &p = pr.pool;
+        const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 77);
+        for (const std::string product : {"atlas-a2", "atlas-training"}) {
+            SCOPED_TRACE(product + " sW " + std::to_string(sW));
+            ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
+            const Result r = runForward(pr, ACL_FLOAT, x);
+            ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+            ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+            EXPECT_LT(r.workspace, uint64_t{1} << 20);
+            const Expected e = expected(product, ACL_FLOAT, p, x);
+            EXPECT_TRUE(sameBits(ACL_FLOAT, r.outBits, e.out));
+            EXPECT_EQ(r.mask, e.mask);
+        }
+    }
+}
+
 // Every tensor flush against an inaccessible page, before it and then after it: a read or write one
 // byte outside a tensor crashes the test. The common pools at every width 1-70, both mask layouts,
 // and the other geometries; out and mask as the reference's.
