@@ -189,8 +189,8 @@ TEST(MaxPool2dWithMask, SameBytesAtOneTwoAndThreeThreads) {
     }
 }
 
-// A stride far wider than the row: the scratch is sized by the row, not by the stride (it asked for
-// 272 GiB at stride 2^31 - 1), and the results are the reference's.
+// A stride far wider than the row: the scratch is sized by the row, not by the stride (the forward
+// asked for 272 GiB at stride 2^31 - 1), and both directions give the reference's results.
 TEST(MaxPool2dWithMask, WideStrideNeedsNoMoreScratchThanTheRow) {
     for (const int64_t sW : {int64_t{64}, int64_t{1} << 20, int64_t{2147483647}}) {
         Problem pr;
@@ -207,6 +207,14 @@ TEST(MaxPool2dWithMask, WideStrideNeedsNoMoreScratchThanTheRow) {
             const Expected e = expected(product, ACL_FLOAT, p, x);
             EXPECT_TRUE(sameBits(ACL_FLOAT, r.outBits, e.out));
             EXPECT_EQ(r.mask, e.mask);
+            // and the backward of that mask
+            const bool fp16 = product == "atlas-training";
+            const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), 78);
+            const Result b = runBackward(pr, ACL_FLOAT, go, r.mask);
+            ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;
+            EXPECT_LT(b.workspace, uint64_t{1} << 20);
+            const mref::Forward ref = mref::forward(p, x, mref::Dt::F32, fp16);
+            EXPECT_TRUE(sameBits(ACL_FLOAT, b.outBits, mref::backward(p, go, mref::routesInt32(p, ref.argmax), mref::Dt::F32, fp16)));
         }
     }
 }
