@@ -28,10 +28,13 @@ using acp::view4;
 using acp::dt::kInt8;
 
 // ops.md: int32 argmax on atlas-a2/a3; the bit mask elsewhere (atlas-training; atlas-inference has
-// only the forward, whose device path there is the bit-mask one).
-MaskLayout layout_of(const acp_plan_ctx *ctx) {
+// only the forward, whose device path there is the bit-mask one). A 1x1 kernel whose Ho*Wo int32
+// values do not fit the mask's one row (Ho*Wo > 24) takes the bit mask on atlas-a2/a3 too, as the
+// hardware does for 1x1 kernels (e.g. torchvision's LastLevelMaxPool, k1 s2).
+MaskLayout layout_of(const acp_plan_ctx *ctx, const Geometry &g) {
     const std::string p = ctx->product_id ? ctx->product_id : "";
-    return p == "atlas-a2" || p == "atlas-a3" ? MaskLayout::Int32 : MaskLayout::Bits;
+    if (p != "atlas-a2" && p != "atlas-a3") return MaskLayout::Bits;
+    return g.Ho * g.Wo * 4 <= mask_plane_bytes(g) ? MaskLayout::Int32 : MaskLayout::Bits;
 }
 // products.md: on atlas-training FLOAT is computed as FLOAT16 (Huawei's op_api casts FLOAT to
 // FLOAT16 there for the forward and the backward alike).
@@ -88,13 +91,7 @@ void check_mask(const Problem &p, const acp_tensor_desc &mask, MaskLayout layout
     require(acp::dims_of(mask) == p.mask, kInvalid,
             cat("indices shape ", shape_str(mask), " must be the mask shape ", shape_str(p.mask),
                 " ([N,] C, kH*kW, (ceil(Ho*Wo/16)+1)*32 with Ho, Wo = ", g.Ho, ", ", g.Wo, ")"));
-    if (layout != MaskLayout::Int32) return;
-    // Huawei's int32 ("mask 2 ND") path checks the same: the argmax values must fit in the buffer.
-    // Only a 1x1 kernel with Ho*Wo > 24 does not fit.
-    require(g.Ho * g.Wo * 4 <= mask_plane_bytes(g), kInvalid,
-            cat("indices holds ", mask_plane_bytes(g), " bytes per (n, c) but the int32 argmax layout of this product "
-                "needs Ho*Wo*4 = ", g.Ho * g.Wo * 4, " (kernelSize [", g.kH, ",", g.kW, "] is too small for output [",
-                g.Ho, ",", g.Wo, "])"));
+    if (layout != MaskLayout::Int32) return;  // (layout_of chose Int32 only where the values fit)
     require(g.H * g.W <= INT32_MAX, kInvalid,
             cat("self plane H*W = ", g.H * g.W, " does not fit the int32 argmax of this product"));
 }
@@ -181,7 +178,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         size_problem(p, self, a.boolean(7), "self");
         require(acp::dims_of(go) == p.pooled, kInvalid,
                 cat("gradOutput shape ", shape_str(go), " must equal the pooled shape of self ", shape_str(p.pooled)));
-        const MaskLayout layout = layout_of(ctx);
+        const MaskLayout layout = layout_of(ctx, p.g);
         check_mask(p, mask, layout);
         if (p.empty) return 0;  // N == 0: nothing to compute, workspace 0
 
@@ -214,7 +211,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         size_problem(p, self, a.boolean(5), "self");
         require(acp::dims_of(out) == p.pooled, kInvalid,
                 cat("out shape ", shape_str(out), " must equal the pooled shape of self ", shape_str(p.pooled)));
-        const MaskLayout layout = layout_of(ctx);
+        const MaskLayout layout = layout_of(ctx, p.g);
         check_mask(p, mask, layout);
         if (p.empty) return 0;
 

@@ -31,6 +31,7 @@ std::vector<Shape> shapes() {
         {"k5s1p2", mk({1, 1, 5, 6, 5, 5, 1, 1, 2, 2, false})},
         {"k2s3_gaps", mk({1, 2, 11, 10, 2, 2, 3, 3, 0, 0, false})},
         {"k1s2", mk({1, 2, 8, 8, 1, 1, 2, 2, 0, 0, false})},
+        {"k1s2_bits_on_a2", mk({1, 2, 20, 20, 1, 1, 2, 2, 0, 0, false})},  // Ho*Wo = 100: the bit mask everywhere
         {"wide_k3s2p1", mk({1, 1, 3, 101, 3, 3, 2, 2, 1, 1, false})},
         {"wide_k2s2_ceil", mk({1, 2, 7, 67, 2, 2, 2, 2, 0, 0, true})},  // several 32-column blocks, odd W
         {"k17x3s1x2p0x1", mk({1, 2, 20, 9, 17, 3, 1, 2, 0, 1, false})},
@@ -56,7 +57,7 @@ Expect expect(const std::string &product, aclDataType dt, const mref::Pool &p, c
               uint64_t seed) {
     const RandomMask m = randomMask(p, seed, true);
     const bool fp16 = product == "atlas-training" && dt == ACL_FLOAT;
-    if (isInt32Layout(product))
+    if (isInt32Layout(product, p))
         return {mref::maskInt32(p, m.idx), mref::backward(p, go, mref::routesInt32(p, m.idx), refDt(dt), fp16)};
     return {mref::maskBits(p, m.bits), mref::backward(p, go, mref::routesBits(p, m.bits), refDt(dt), fp16)};
 }
