@@ -43,21 +43,22 @@ struct Attrs {
 };
 
 // Attribute lengths against the rank (CheckConvShape's order: stride, dilation, padding,
-// outputPadding). 2-D padding may have 4 elements: [top, bottom, left, right].
+// outputPadding). 2-D padding may have 4 elements: [top, bottom, left, right]; the forward's
+// non-transposed 1-D padding may have 2, [left, right] (`pad_pair_1d`).
 Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_t> &padding,
                     const std::vector<int64_t> &dilation, const std::vector<int64_t> &op, uint32_t rank, bool transposed,
-                    const char *input_name) {
+                    const char *input_name, bool pad_pair_1d = false) {
     const size_t sd = rank - 2;
-    auto need = [&](const std::vector<int64_t> &v, const char *name, bool four_ok) {
-        const bool ok = v.size() == sd || (four_ok && sd == 2 && v.size() == 4);
-        require(ok, kInvalid,
-                cat(name, " must have ", sd, four_ok && sd == 2 ? " or 4" : "", " elements (", input_name, " rank ", rank,
-                    " minus 2), got ", v.size(), " ", shape_str(v)));
+    auto need = [&](const std::vector<int64_t> &v, const char *name, bool pairs_ok) {
+        const size_t pairs = pairs_ok && (sd == 2 || (sd == 1 && pad_pair_1d)) ? 2 * sd : sd;
+        require(v.size() == sd || v.size() == pairs, kInvalid,
+                cat(name, " must have ", sd, pairs != sd ? cat(" or ", pairs) : std::string(), " elements (", input_name,
+                    " rank ", rank, " minus 2), got ", v.size(), " ", shape_str(v)));
     };
     need(stride, "stride", false);
     need(dilation, "dilation", false);
     need(padding, "padding", true);
-    need(op, "outputPadding", true);
+    need(op, "outputPadding", !pad_pair_1d);
     require(!(transposed && op.size() == 4), kInvalid,
             cat("outputPadding of a transposed 2-D convolution must have 2 elements (one per spatial dim), got ",
                 shape_str(op)));
@@ -65,7 +66,7 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
     for (size_t i = 0; i < sd; ++i) {
         a.stride[i] = stride[i];
         a.dil[i] = dilation[i];
-        if (padding.size() == 4) {
+        if (padding.size() == 2 * sd && sd > 0 && padding.size() != sd) {
             a.pl[i] = padding[2 * i];
             a.pr[i] = padding[2 * i + 1];
         } else {
@@ -355,10 +356,14 @@ Problem check_forward(const acp::Args &a) {
     nd_is_ncl(&in, "input");
     nd_is_ncl(&w, "weight");
     nd_is_ncl(&out, "output");
-    check_output_padding_values(a.ints(7), p.transposed, "outputPadding");
+    // CANN's forward reads outputPadding only when transposed: then it is required; otherwise it may
+    // be NULL and any value is ignored.
+    if (p.transposed) require(a.present(7), acp::kNullptr, "outputPadding must not be NULL when transposed is true");
+    const std::vector<int64_t> op = p.transposed ? a.ints(7) : std::vector<int64_t>(in.rank - 2, 0);  // (ranks 3-5: manifest)
+    check_output_padding_values(op, p.transposed, "outputPadding");
     require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
     require(out.rank == in.rank, kInvalid, cat("output rank ", out.rank, " must equal input rank ", in.rank));
-    const Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), a.ints(7), in.rank, p.transposed, "input");
+    const Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), op, in.rank, p.transposed, "input", !p.transposed);
     check_documented_ranges(at, w, p.transposed);
     check_engine_limits(in, at, p.transposed);
     require(acp::numel(w) != 0, kInvalid, cat("weight must not be empty, got ", shape_str(w)));

@@ -332,3 +332,43 @@ TEST(ForwardChecks, Rules) {
 
 }  // namespace
 }  // namespace ct
+
+namespace ct {
+namespace {
+
+// CANN's forward reads outputPadding only when transposed: NULL or any value is fine otherwise (the
+// output is the one of outputPadding 0); a transposed call without it is 161001.
+TEST(ForwardChecks, OutputPaddingOnlyWhenTransposed) {
+    Runtime::use("atlas-a2");
+    auto call = [](bool transposed, const std::optional<std::vector<int64_t>> &outputPadding, std::vector<uint32_t> *bits) {
+        Tensor in(ACL_FLOAT, {1, 4, 6, 6}), w(ACL_FLOAT, {4, 4, 3, 3}), out(ACL_FLOAT, {1, 4, 6, 6});
+        std::vector<double> x(144), k(144);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(static_cast<int>(i % 7) - 3), k[i] = static_cast<double>(static_cast<int>(i % 5) - 2);
+        in.setValues(x);
+        w.setValues(k);
+        IntArray one(std::vector<int64_t>{1, 1});
+        std::optional<IntArray> op;
+        if (outputPadding) op.emplace(*outputPadding);
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        aclnnStatus st = aclnnConvolutionGetWorkspaceSize(in.get(), w.get(), nullptr, one.a, one.a, one.a, transposed,
+                                                          op ? op->a : nullptr, 1, out.get(), 0, &ws, &exec);
+        if (st == ACLNN_SUCCESS) {
+            Workspace buf;
+            st = aclnnConvolution(buf.ptr(ws), ws, exec, Runtime::stream());
+        }
+        if (bits) *bits = out.bits();
+        return st;
+    };
+    std::vector<uint32_t> zero, none, ones;
+    ASSERT_EQ(call(false, std::vector<int64_t>{0, 0}, &zero), ACLNN_SUCCESS) << lastError();
+    ASSERT_EQ(call(false, std::nullopt, &none), ACLNN_SUCCESS) << lastError();
+    ASSERT_EQ(call(false, std::vector<int64_t>{1, 1, 1}, &ones), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(none, zero);
+    EXPECT_EQ(ones, zero);
+    EXPECT_EQ(call(true, std::nullopt, nullptr), 161001);
+    EXPECT_NE(lastError().find("outputPadding must not be NULL when transposed is true"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ct

@@ -49,6 +49,23 @@ TEST_P(Exact, Forward) {
     EXPECT_TRUE(r.canary);
 }
 
+// The forward's non-transposed 1-D padding may be [left, right] (CANN's ConstructPad), exact in
+// every dtype.
+TEST(ForwardOnly, OneDimPaddingLeftRight) {
+    Runtime::use("atlas-a2");
+    cref::Conv c;
+    c.sd = 1, c.N = 2, c.Cin = 3, c.Cout = 4, c.in = {10, 1, 1}, c.k = {3, 1, 1}, c.pl = {1, 0, 0}, c.pr = {2, 0, 0};
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+        const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(dt), 5, 20);
+        const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(dt), 7);
+        const auto b = ints(c.Cout, 8, 9);
+        const ForwardResult r = runForward(c, std::vector<int64_t>{1, 2}, dt, in, w, b);
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        EXPECT_TRUE(sameBits(dt, r.out, cref::forward(c, in, w, &b), "output")) << dtName(dt);
+        EXPECT_EQ(c.gradOutputDims().back(), 11);
+    }
+}
+
 std::string name(const ::testing::TestParamInfo<std::tuple<size_t, aclDataType>> &i) {
     return corpus()[std::get<0>(i.param)].name + "_" + dtName(std::get<1>(i.param));
 }
