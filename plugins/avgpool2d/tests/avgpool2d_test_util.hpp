@@ -332,7 +332,8 @@ inline RunResult runForward(aclDataType dt, const std::vector<int64_t> &selfDims
     x.setValues(xVals);
     out.setValues(std::vector<double>(static_cast<size_t>(out.count()), 1234.0));
     const auto xSnap = x.snapshot();
-    IntArray k(a.kernel), s(a.stride), pd(a.padding);
+    // The forward's strides may not be NULL (CANN): "stride = kernel" is the empty array there.
+    IntArray k(a.kernel), s(a.stride ? a.stride : std::vector<int64_t>{}), pd(a.padding);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
     r.phase1 = aclnnAvgPool2dGetWorkspaceSize(x.get(), k.a, s.a, pd.a, a.ceilMode, a.countIncludePad,

@@ -123,16 +123,22 @@ TEST(ForwardViews, SameBitsAsContiguous) {
     }
 }
 
-TEST(ForwardEmpty, SucceedsWithZeroWorkspace) {
+// CANN's forward: only the batch may be empty (an empty C, H or W is 161002, unlike the backward).
+TEST(ForwardEmpty, OnlyTheBatch) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     for (const std::vector<int64_t> &self : {std::vector<int64_t>{0, 3, 6, 6}, std::vector<int64_t>{2, 0, 6, 6},
-                                             std::vector<int64_t>{0, 6, 6}}) {
+                                             std::vector<int64_t>{2, 3, 0, 6}, std::vector<int64_t>{0, 6, 6}}) {
         SCOPED_TRACE(dimsStr(self));
         const RunResult r = runForward(ACL_FLOAT, self, A({3}, S({2}), {1}), {});
-        EXPECT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
-        EXPECT_EQ(r.workspace, 0u);
-        EXPECT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-        EXPECT_TRUE(r.outCanaryIntact);
+        if (self.size() == 4 && self[0] == 0) {
+            EXPECT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+            EXPECT_EQ(r.workspace, 0u);
+            EXPECT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+            EXPECT_TRUE(r.outCanaryIntact);
+        } else {
+            EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
+            EXPECT_NE(r.message.find("self may be empty only in N"), std::string::npos) << r.message;
+        }
     }
 }
 
@@ -161,7 +167,9 @@ TEST(ForwardChecks, OneRowPerRule) {
     };
     const std::vector<Row> rows{
         {"valid", [](FwdProblem &) {}, ACLNN_SUCCESS, {}},
-        {"valid_stride_null", [](FwdProblem &p) { p.stride.reset(); p.outDims = {2, 3, 2, 2}; }, ACLNN_SUCCESS, {}},
+        {"valid_strides_empty", [](FwdProblem &p) { p.stride = std::vector<int64_t>{}; p.outDims = {2, 3, 2, 2}; }, ACLNN_SUCCESS, {}},
+        {"null_strides", [](FwdProblem &p) { p.stride.reset(); }, ACLNN_ERR_PARAM_NULLPTR, {"strides"}},
+        {"valid_channels_65536", [](FwdProblem &p) { p.selfDims = {1, 65536, 2, 2}; p.outDims = {1, 65536, 1, 1}; }, ACLNN_SUCCESS, {}},
         {"null_self", [](FwdProblem &p) { p.nullSelf = true; }, ACLNN_ERR_PARAM_NULLPTR, {"self"}},
         {"null_kernelSize", [](FwdProblem &p) { p.kernel.reset(); }, ACLNN_ERR_PARAM_NULLPTR, {"kernelSize"}},
         {"null_paddings", [](FwdProblem &p) { p.padding.reset(); }, ACLNN_ERR_PARAM_NULLPTR, {"padding"}},
