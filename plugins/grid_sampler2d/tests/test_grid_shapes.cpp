@@ -179,21 +179,27 @@ TEST(GridSampler2DGuardPages, TouchesNothingOutsideItsTensors) {
                     for (const int64_t Wo : {1, 8, 9, 16, 17, 33}) {
                         const gref::Problem p{2, C, 3, 5 + Wo % 4, 2, Wo, interp, padding, (Wo + C) % 2 == 0};
                         const Data d = randomData(p, dt, ++seed, 1.3);
-                        const Result b0 = runBackward(p, dt, d), f0 = runForward(p, dt, d.input, d.grid);
+                        const bool fwd = dt != ACL_BF16;  // (CANN's forward has no BF16)
+                        const Result b0 = runBackward(p, dt, d), f0 = fwd ? runForward(p, dt, d.input, d.grid) : Result{};
                         ASSERT_EQ(b0.phase2, ACLNN_SUCCESS) << b0.message;
-                        ASSERT_EQ(f0.phase2, ACLNN_SUCCESS) << f0.message;
+                        if (fwd) {
+                            ASSERT_EQ(f0.phase2, ACLNN_SUCCESS) << f0.message;
+                        }
                         for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                             SCOPED_TRACE(std::string(dtName(dt)) + " interp " + std::to_string(interp) + " padding " +
                                          std::to_string(padding) + " C " + std::to_string(C) + " Wo " + std::to_string(Wo) +
                                          placementName(at));
                             const Layout l = placed({}, at);
                             const Views v{l, l, l, l, l};
-                            const Result b = runBackward(p, dt, d, {}, v), f = runForward(p, dt, d.input, d.grid, v);
+                            const Result b = runBackward(p, dt, d, {}, v);
                             ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;
-                            ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
                             EXPECT_EQ(b.inputGradBits, b0.inputGradBits);
                             EXPECT_EQ(b.gridGradBits, b0.gridGradBits);
-                            EXPECT_EQ(f.inputGradBits, f0.inputGradBits);
+                            if (fwd) {
+                                const Result f = runForward(p, dt, d.input, d.grid, v);
+                                ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
+                                EXPECT_EQ(f.inputGradBits, f0.inputGradBits);
+                            }
                             EXPECT_TRUE(b.inputsUnchanged);
                         }
                     }
