@@ -8,6 +8,7 @@
 
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/plugin_abi.h"
+#include "../core/runtime/yaml_keys.hpp"
 
 namespace aclcpu {
 namespace {
@@ -266,8 +267,11 @@ struct Parser {
                 EarlyCheck e;
                 e.param = name;
                 e.lengths = int_list(required(kv.second, "length", "the allowed lengths"), "length");
-                if (kv.second["code"]) e.code = static_cast<int32_t>(integer(kv.second["code"], "code"));
-                if (e.code != 161001 && e.code != 161002) fail(kv.second["code"], "code must be 161001 or 161002");
+                if (kv.second["code"]) {
+                    const int64_t code = integer(kv.second["code"], "code");
+                    if (code != 161001 && code != 161002) fail(kv.second["code"], "code must be 161001 or 161002");
+                    e.code = static_cast<int32_t>(code);
+                }
                 op.early_checks.push_back(e);
             }
         }
@@ -365,6 +369,7 @@ Manifest parse_manifest(const std::string &path) {
     } catch (const YAML::Exception &e) {
         throw ManifestError(where(path, e.mark) + one_line(e.msg));
     }
+    if (const auto dup = find_duplicate_key(root)) throw ManifestError(path + ":" + std::to_string(dup->line) + ": " + dup->message());
     try {
         p.expect_map(root, "a manifest");
         p.only_keys(root, {"plugin", "library", "abi", "version", "description", "operators"}, "the manifest");
@@ -375,7 +380,9 @@ Manifest parse_manifest(const std::string &path) {
         m.plugin = p.str(p.required(root, "plugin", "the plugin name"), "plugin");
         m.library = p.str(p.required(root, "library", "the library file is lib<library>.so"), "library");
         if (!root["abi"]) p.fail(root, "missing 'abi' (the plugin ABI major version)");
-        m.abi = static_cast<unsigned>(p.integer(root["abi"], "abi"));
+        const int64_t abi = p.integer(root["abi"], "abi");
+        if (abi < 1 || abi > 1000) p.fail(root["abi"], "abi must be a plugin ABI major version (1 to 1000), got " + std::to_string(abi));
+        m.abi = static_cast<unsigned>(abi);
         if (root["version"]) m.version = p.str(root["version"], "version");
         if (root["description"]) m.description = p.str(root["description"], "description");
         if (!root["operators"]) p.fail(root, "missing 'operators'");

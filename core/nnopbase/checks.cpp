@@ -2,6 +2,8 @@
 // order: NULL pointers (161001), then support on the product, dtypes, formats, ranks, attributes,
 // cubeMathType (161002). Each failure names the parameter, the expected and the given value.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,14 @@ std::string join(const std::vector<T> &v, Name name) {
     return s;
 }
 std::string num(int64_t v) { return std::to_string(v); }
+std::string real_str(double v) {  // shortest form that reads back: 5, 0.25, 1e+300, nan
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
+}
 // "1 or 2", "0, 1 or 2": a list of allowed values in a sentence.
 std::string alternatives(const std::vector<int64_t> &v) {
     std::string s;
@@ -85,16 +95,29 @@ void check_attr(const std::string &name, const acp_arg &a, const AttrRule &r, co
     if (is_array && !r.lengths.empty() &&
         std::find(r.lengths.begin(), r.lengths.end(), static_cast<int64_t>(a.count)) == r.lengths.end())
         fail(ACLNN_ERR_PARAM_INVALID, name + " must have " + alternatives(r.lengths) + " elements, got " + num(static_cast<int64_t>(a.count)));
+    // Integer values compare exactly; floating ones (float, double, float_array, scalar) as doubles,
+    // where NaN is in no range and equals no value.
     std::vector<int64_t> values;
+    std::vector<double> reals;
     if (a.kind == ACP_ARG_INT_ARRAY) values.assign(a.ints, a.ints + a.count);
     else if (a.kind == ACP_ARG_INT || a.kind == ACP_ARG_BOOL) values.push_back(a.i);
-    for (size_t k = 0; k < values.size(); ++k) {
-        const std::string what = a.kind == ACP_ARG_INT_ARRAY ? name + "[" + num(static_cast<int64_t>(k)) + "]" : name;
-        if (r.range && (values[k] < r.range->first || values[k] > r.range->second))
+    else if (a.kind == ACP_ARG_FLOAT_ARRAY) reals.assign(a.floats, a.floats + a.count);
+    else if (a.kind == ACP_ARG_FLOAT || a.kind == ACP_ARG_SCALAR) reals.push_back(a.f);
+    const bool array = a.kind == ACP_ARG_INT_ARRAY || a.kind == ACP_ARG_FLOAT_ARRAY;
+    for (size_t k = 0; k < values.size() + reals.size(); ++k) {
+        const std::string what = array ? name + "[" + num(static_cast<int64_t>(k)) + "]" : name;
+        const bool real = !reals.empty();
+        const double v = real ? reals[k] : 0.0;
+        const std::string got = real ? real_str(v) : num(values[k]);
+        const bool in_range = !r.range || (real ? v >= static_cast<double>(r.range->first) && v <= static_cast<double>(r.range->second)
+                                                : values[k] >= r.range->first && values[k] <= r.range->second);
+        if (!in_range)
             fail(ACLNN_ERR_PARAM_INVALID, what + " must be in [" + num(r.range->first) + ", " + num(r.range->second) + "]" +
-                                              on + ", got " + num(values[k]));
-        if (!r.values.empty() && std::find(r.values.begin(), r.values.end(), values[k]) == r.values.end())
-            fail(ACLNN_ERR_PARAM_INVALID, what + " must be one of " + join(r.values, num) + on + ", got " + num(values[k]));
+                                              on + ", got " + got);
+        const bool listed = r.values.empty() || std::any_of(r.values.begin(), r.values.end(), [&](int64_t x) {
+                                return real ? v == static_cast<double>(x) : values[k] == x;
+                            });
+        if (!listed) fail(ACLNN_ERR_PARAM_INVALID, what + " must be one of " + join(r.values, num) + on + ", got " + got);
     }
 }
 

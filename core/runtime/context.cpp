@@ -14,6 +14,7 @@
 
 #include "acl/acl.h"
 #include "log.hpp"
+#include "yaml_keys.hpp"
 
 namespace aclcpu {
 namespace {
@@ -90,13 +91,11 @@ Config parse_config(const std::string &path) {
     const YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
     if (root.IsNull()) return c;
     if (!root.IsMap()) throw std::runtime_error(path + ": the aclInit config must be a YAML mapping");
-    std::map<std::string, int> seen;  // key -> its line (YAML keys are unique; yaml-cpp keeps both)
+    if (const auto dup = find_duplicate_key(root)) throw std::runtime_error(path + ":" + std::to_string(dup->line) + ": " + dup->message());
     for (const auto &kv : root) {
         const auto key = kv.first.as<std::string>();
         const auto &v = kv.second;
         const std::string at = line_of(path, kv.first);
-        if (const auto [it, fresh] = seen.emplace(key, kv.first.Mark().line + 1); !fresh)
-            throw std::runtime_error(at + ": '" + key + "' is given twice (first on line " + std::to_string(it->second) + ")");
         if (key == "product") c.product = scalar<std::string>(v, at, key, "a profile id or SoC name");
         else if (key == "threads") c.threads = scalar<int>(v, at, key, "an integer from 0 to 1024");
         else if (key == "log_level") c.log_level = scalar<int>(v, at, key, "an integer from 0 to 4");
@@ -114,7 +113,7 @@ Config parse_config(const std::string &path) {
             }
         } else throw std::runtime_error(at + ": unknown key '" + key + "' (known: product, threads, log_level, timeline, plugin_paths, enabled_ops, disabled_ops, implementations)");
     }
-    if (c.log_level < -1 || c.log_level > 4 || (c.log_level == -1 && seen.count("log_level")))
+    if (c.log_level < -1 || c.log_level > 4 || (c.log_level == -1 && root["log_level"]))
         throw std::runtime_error(path + ": log_level must be from 0 (debug) to 4 (none), got " + std::to_string(c.log_level));
     if (c.threads < 0 || c.threads > kMaxThreads)
         throw std::runtime_error(path + ": threads must be from 0 (all cores) to " + std::to_string(kMaxThreads) + ", got " +

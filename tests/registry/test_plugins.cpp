@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "aclnnop/aclnn_fixture_abi2.h"
 #include "aclnnop/aclnn_fixture_abi_major.h"
 #include "aclnnop/aclnn_fixture_add_one.h"
+#include "aclnnop/aclnn_fixture_attr_check.h"
 #include "aclnnop/aclnn_fixture_init_fails.h"
 #include "aclnnop/aclnn_fixture_missing_op.h"
 #include "aclnnop/aclnn_fixture_no_entry.h"
@@ -310,6 +312,8 @@ TEST_F(PluginTest, ManifestThatDisagreesWithTheGeneratedHeaderIs561000NotAWrongR
                "  - name: FixtureMaskedAddOne\n    header: m.h\n    params: [{name: out, type: tensor, output: true}]\n"
                "    products: {atlas-a2: {}}\n"
                "  - name: FixtureNodeOrder\n    header: n.h\n    params: [{name: out, type: tensor, output: true}]\n"
+               "    products: {atlas-a2: {}}\n"
+               "  - name: FixtureAttrCheck\n    header: c.h\n    params: [{name: out, type: tensor, output: true}]\n"
                "    products: {atlas-a2: {}}\n";
     }
     ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
@@ -323,6 +327,43 @@ TEST_F(PluginTest, ManifestThatDisagreesWithTheGeneratedHeaderIs561000NotAWrongR
     EXPECT_NE(msg.find("the entry point passes argument 0 (self) as kind 1 but the manifest declares int_array (kind 2)"),
               std::string::npos)
         << msg;
+    aclDestroyTensor(t);
+}
+
+// Attribute rules hold for floating parameters too: float, double and float_array values compare
+// as doubles, NaN is in no range and equals no value.
+TEST_F(PluginTest, FloatAttributeRulesAreEnforced) {
+    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(fixture("fixture_add_one")));
+    std::vector<float> f(4);
+    aclTensor *t = dense({4}, f.data());
+    struct Row {
+        float alpha;
+        double beta;
+        std::vector<float> gammas;
+        aclnnStatus status;
+        const char *says;
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const Row rows[] = {
+        {0.5f, 2.0, {0.25f, -1.0f}, ACLNN_SUCCESS, ""},
+        {5.0f, 0.0, {}, ACLNN_ERR_PARAM_INVALID, "alpha must be in [0, 1], got 5"},
+        {nan, 0.0, {}, ACLNN_ERR_PARAM_INVALID, "alpha must be in [0, 1], got nan"},
+        {1.0f, 1.5, {}, ACLNN_ERR_PARAM_INVALID, "beta must be one of 0, 2, got 1.5"},
+        {0.0f, 0.0, {0.5f, -2.0f}, ACLNN_ERR_PARAM_INVALID, "gammas[1] must be in [-1, 1], got -2"},
+    };
+    for (const Row &r : rows) {
+        aclFloatArray *g = aclCreateFloatArray(r.gammas.data(), r.gammas.size());
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(aclnnFixtureAttrCheckGetWorkspaceSize(t, r.alpha, r.beta, g, t, &ws, &exec), r.status) << r.says;
+        const std::string msg = takeErr();
+        if (r.status == ACLNN_SUCCESS) {
+            EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
+        } else {
+            EXPECT_NE(msg.find(r.says), std::string::npos) << msg;
+        }
+        aclDestroyFloatArray(g);
+    }
     aclDestroyTensor(t);
 }
 

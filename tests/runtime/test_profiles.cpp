@@ -2,6 +2,8 @@
 // disabled_ops switch operators off with a 161002 that names the product. This binary reads its
 // profiles from tests/fixtures/products (ACLNN_CPU_PRODUCTS_DIR, set before anything loads).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
 
 #include <cstdlib>
 #include <fstream>
@@ -69,6 +71,47 @@ TEST(ProfileFile, ErrorsNameFileAndLine) {
     EXPECT_THROW(aclcpu::load_profile(no_soc), std::runtime_error);
 }
 
+// Every malformed profile names the file, the line and what was expected (no bare "bad conversion").
+TEST(ProfileFile, MalformedValuesNameFileLineAndExpectation) {
+    struct Bad {
+        const char *name, *yaml;
+        int line;
+        const char *says;
+    };
+    const Bad rows[] = {
+        {"dupkey", "id: x\nname: y\nsoc: z\nsoc: w\n", 4, "'soc' is given twice (first on line 3)"},
+        {"dupnested", "id: x\nname: y\nsoc: z\ncube_math:\n  0: {FLOAT: keep, FLOAT: fp16}\n", 5, "'FLOAT' is given twice"},
+        {"idlist", "id: [x]\nname: y\nsoc: z\n", 1, "id must be a profile id, got a list or mapping"},
+        {"cmkey", "id: x\nname: y\nsoc: z\ncube_math:\n  zero: {FLOAT: keep}\n", 5, "cubeMathType values (integers), got 'zero'"},
+        {"cmseq", "id: x\nname: y\nsoc: z\ncube_math:\n  0: [keep]\n", 5, "cube_math 0 must map dtypes to actions"},
+        {"implseq", "id: x\nname: y\nsoc: z\nimplementations: [a]\n", 4, "implementations must map operators to plugins"},
+        {"opsnested", "id: x\nname: y\nsoc: z\ndisabled_ops: [[a]]\n", 4, "expected an operator name, got a list or mapping"},
+    };
+    for (const Bad &b : rows) {
+        const std::string path = coretest::writeTempFile(b.name, b.yaml);
+        try {
+            aclcpu::load_profile(path);
+            ADD_FAILURE() << b.name << ": accepted";
+        } catch (const std::runtime_error &e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find(path + ":" + std::to_string(b.line) + ": "), std::string::npos) << b.name << ": " << msg;
+            EXPECT_NE(msg.find(b.says), std::string::npos) << b.name << ": " << msg;
+        }
+    }
+}
+
+TEST(ProfileFile, TwoProfilesWithOneIdAreAnError) {
+    const auto dir = coretest::scratchDir() / ("dup-profiles-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const char *f : {"a.yaml", "b.yaml"}) std::ofstream(dir / f) << "id: atlas-a2\nname: n\nsoc: s\n";
+    try {
+        aclcpu::load_profiles(dir.string());
+        ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find("b.yaml: profile id 'atlas-a2' is already declared by "), std::string::npos) << e.what();
+    }
+}
+
 TEST(ProfileFile, EnabledAndDisabledOps) {
     aclcpu::Profile p;
     EXPECT_TRUE(p.op_enabled("AvgPool2d"));
@@ -90,17 +133,18 @@ aclnnStatus plan(bool backward, int8_t cube) {
     aclTensor *x = aclCreateTensor(di, 4, ACL_FLOAT, nullptr, 0, ACL_FORMAT_NCHW, di, 4, in);
     aclTensor *g = aclCreateTensor(dout, 4, ACL_FLOAT, nullptr, 0, ACL_FORMAT_NCHW, dout, 4, out);
     aclTensor *gi = aclCreateTensor(di, 4, ACL_FLOAT, nullptr, 0, ACL_FORMAT_NCHW, di, 4, in);
-    aclIntArray *kernel = aclCreateIntArray(k, 2), *pad = aclCreateIntArray(p, 2);
+    aclIntArray *kernel = aclCreateIntArray(k, 2), *stride = aclCreateIntArray(k, 2), *pad = aclCreateIntArray(p, 2);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
     const aclnnStatus st = backward
         ? aclnnAvgPool2dBackwardGetWorkspaceSize(g, x, kernel, nullptr, pad, false, true, 0, cube, gi, &ws, &exec)
-        : aclnnAvgPool2dGetWorkspaceSize(x, kernel, nullptr, pad, false, true, 0, cube, g, &ws, &exec);
+        : aclnnAvgPool2dGetWorkspaceSize(x, kernel, stride, pad, false, true, 0, cube, g, &ws, &exec);
     if (st == 0) aclDestroyAclOpExecutor(exec);
     aclDestroyTensor(x);
     aclDestroyTensor(g);
     aclDestroyTensor(gi);
     aclDestroyIntArray(kernel);
+    aclDestroyIntArray(stride);
     aclDestroyIntArray(pad);
     return st;
 }
