@@ -32,6 +32,23 @@ std::string quoted(const std::string &s) {
     return "'" + (s.size() > 60 ? s.substr(0, 57) + "..." : s) + "'";
 }
 
+// A C identifier: the generated header declares each parameter by its name.
+bool is_identifier(const std::string &s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+// Names a parameter cannot take: C/C++ keywords a signature could meet, and the generated entry
+// points' own parameters and locals.
+bool is_reserved(const std::string &s) {
+    static const std::set<std::string> reserved = {
+        "workspaceSize", "executor", "args", "workspace", "stream", "auto", "bool", "break", "case", "char", "class",
+        "const", "continue", "default", "delete", "do", "double", "else", "enum", "extern", "false", "float", "for",
+        "goto", "if", "inline", "int", "long", "namespace", "new", "nullptr", "operator", "private", "public",
+        "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "template",
+        "this", "true", "typedef", "union", "unsigned", "using", "virtual", "void", "volatile", "while"};
+    return reserved.count(s) != 0;
+}
+
 struct Parser {
     std::string file;
 
@@ -63,6 +80,13 @@ struct Parser {
         const YAML::Node n = parent[key];
         if (!n) fail(parent, "missing '" + std::string(key) + "' (" + what + ")");
         return n;
+    }
+    bool boolean(const YAML::Node &n, const std::string &what) const {
+        try {
+            return n.as<bool>();
+        } catch (const YAML::Exception &) {
+            fail(n, what + " must be true or false");
+        }
     }
     int64_t integer(const YAML::Node &n, const std::string &what) const {
         try {
@@ -186,10 +210,16 @@ struct Parser {
         op.name = str(required(n, "name", "the operator name"), "operator name");
         for (char c : op.name)
             if (!std::isalnum(static_cast<unsigned char>(c))) fail(n["name"], "operator name must be alphanumeric, got '" + op.name + "'");
-        if (n["header"]) op.headers.push_back(str(n["header"], "header"));
+        auto header = [&](const YAML::Node &h) {  // a file name in aclnnop/, written by the code generator
+            const auto name = str(h, "header");
+            if (!is_identifier(name.size() > 2 && name.substr(name.size() - 2) == ".h" ? name.substr(0, name.size() - 2) : std::string()))
+                fail(h, "header must be a file name of letters, digits and '_' ending in .h, got '" + name + "'");
+            op.headers.push_back(name);
+        };
+        if (n["header"]) header(n["header"]);
         if (n["headers"]) {
             expect_seq(n["headers"], "headers");
-            for (const auto &h : n["headers"]) op.headers.push_back(str(h, "header"));
+            for (const auto &h : n["headers"]) header(h);
         }
         if (op.headers.empty()) fail(n, "operator " + op.name + " needs a 'header'");
         if (!n["params"]) fail(n, "operator " + op.name + " needs 'params'");
@@ -201,11 +231,14 @@ struct Parser {
             Param p;
             p.line = pn.Mark().line + 1;
             p.name = str(required(pn, "name", "the parameter name"), "parameter name");
+            if (!is_identifier(p.name) || is_reserved(p.name))
+                fail(pn, "parameter name must be a C identifier other than a keyword or workspaceSize, executor, args, "
+                         "workspace, stream, got '" + p.name + "'");
             if (!seen.insert(p.name).second) fail(pn, "duplicate parameter '" + p.name + "'");
             if (!pn["type"]) fail(pn, "parameter '" + p.name + "' needs a 'type'");
             p.type = param_type(pn["type"]);
-            p.optional = pn["optional"] && pn["optional"].as<bool>();
-            p.output = pn["output"] && pn["output"].as<bool>();
+            p.optional = pn["optional"] && boolean(pn["optional"], "optional");
+            p.output = pn["output"] && boolean(pn["output"], "output");
             if (p.output && p.type != ParamType::Tensor) fail(pn, "only tensors can be outputs ('" + p.name + "')");
             if (p.optional && !p.is_pointer()) fail(pn, "'" + p.name + "' is passed by value and cannot be optional");
             if (pn["required_if"]) {
@@ -216,6 +249,7 @@ struct Parser {
                     spec.find_first_not_of("0123456789", open + 1) != close)
                     fail(pn["required_if"], "required_if must look like 'outputMask[0]', got '" + spec + "'");
                 p.required_if_mask = spec.substr(0, open);
+                if (close - open - 1 > 9) fail(pn["required_if"], "required_if index must be below 10^9, got '" + spec + "'");
                 p.required_if_index = std::stoll(spec.substr(open + 1, close - open - 1));
             }
             op.params.push_back(p);
@@ -234,11 +268,7 @@ struct Parser {
                 op.noop_if_all_false.push_back(name);
             }
         }
-        if (n["format_fixes_rank"]) {
-            bool v = true;
-            if (!YAML::convert<bool>::decode(n["format_fixes_rank"], v)) fail(n["format_fixes_rank"], "format_fixes_rank must be true or false");
-            op.format_fixes_rank = v;
-        }
+        if (n["format_fixes_rank"]) op.format_fixes_rank = boolean(n["format_fixes_rank"], "format_fixes_rank");
         if (n["noop_if_null"]) {
             expect_seq(n["noop_if_null"], "noop_if_null");
             for (const auto &e : n["noop_if_null"]) {
@@ -379,6 +409,8 @@ Manifest parse_manifest(const std::string &path) {
         if (m.dir.empty()) m.dir = ".";
         m.plugin = p.str(p.required(root, "plugin", "the plugin name"), "plugin");
         m.library = p.str(p.required(root, "library", "the library file is lib<library>.so"), "library");
+        if (!is_identifier("_" + m.library))  // (a leading digit is fine in a file name)
+            p.fail(root["library"], "library must be letters, digits and '_' (the file is lib<library>.so), got '" + m.library + "'");
         if (!root["abi"]) p.fail(root, "missing 'abi' (the plugin ABI major version)");
         const int64_t abi = p.integer(root["abi"], "abi");
         if (abi < 1 || abi > 1000) p.fail(root["abi"], "abi must be a plugin ABI major version (1 to 1000), got " + std::to_string(abi));
@@ -387,10 +419,12 @@ Manifest parse_manifest(const std::string &path) {
         if (root["description"]) m.description = p.str(root["description"], "description");
         if (!root["operators"]) p.fail(root, "missing 'operators'");
         p.expect_seq(root["operators"], "operators");
-        std::set<std::string> names;
+        std::set<std::string> names, headers;
         for (const auto &o : root["operators"]) {
             m.ops.push_back(p.op(o));
             if (!names.insert(m.ops.back().name).second) p.fail(o, "operator " + m.ops.back().name + " declared twice");
+            for (const auto &h : m.ops.back().headers)
+                if (!headers.insert(h).second) p.fail(o, "header " + h + " is declared by two operators");
         }
         return m;
     } catch (const YAML::Exception &e) {

@@ -49,15 +49,22 @@ ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$prefix/bin/aclnn-cpu" list | grep -q 
 # The CLI's exit status: 2 for a usage error (unknown command or option, wrong operand count), 1 for a
 # failure (an operator no plugin provides), 0 otherwise.
 cli_status() { set +e; "$prefix/bin/aclnn-cpu" "$@" >/dev/null 2>"$work/cli.err"; local rc=$?; set -e; echo $rc; }
-for args in "bogus" "list --bogus" "list extra" "describe" "describe A B" "validate" "products extra"; do
+for args in "bogus" "list --bogus" "list extra" "describe" "describe A B" "validate" "products extra" "--product= list"; do
   # shellcheck disable=SC2086
   [[ $(cli_status $args) == 2 ]] || fail "aclnn-cpu $args: expected exit status 2 (usage), got $(cli_status $args)"
 done
+cli_status --product "" list >/dev/null
+grep -q "needs a value, got an empty one" "$work/cli.err" || fail "--product '': $(cat "$work/cli.err")"
 [[ $(cli_status describe Nope) == 1 ]] || fail "aclnn-cpu describe Nope: expected exit status 1"
 grep -q "no loaded plugin provides operator 'Nope'" "$work/cli.err" || fail "describe Nope: $(cat "$work/cli.err")"
 [[ $(cli_status describe AvgPool2dBackward) == 0 ]] || fail "aclnn-cpu describe AvgPool2dBackward failed"
 cli_status describe >/dev/null
 grep -q "usage: aclnn-cpu describe <Operator>" "$work/cli.err" || fail "describe without operand: $(cat "$work/cli.err")"
+
+# The code generator writes into the working directory when given bare file names.
+(cd "$work" && "$prefix/bin/aclnn-cpu-codegen" --manifest "$src/examples/third_party_plugin/manifest.yaml" \
+   --source gen_ops.cpp --include-dir gen_inc) || fail "aclnn-cpu-codegen with a bare --source failed"
+[[ -s $work/gen_ops.cpp && -s $work/gen_inc/aclnnop/aclnn_scaled_add.h ]] || fail "aclnn-cpu-codegen wrote nothing"
 
 # 4. Relocatable: move the tree, source set_env.sh, run again.
 mv "$prefix" "$work/moved"

@@ -174,6 +174,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"noop_if_all_false_names_a_tensor", inserted(14, "    noop_if_all_false: [self]"), 14, "bool_array"},
         BadManifest{"output_int_array", with(10, "      - {name: sizes, type: int_array, output: true}"), 10, "sizes"},
         BadManifest{"operator_without_header", without(7), 6, "header"},
+        BadManifest{"header_with_a_path", with(7, "    header: ../../escaped.h"), 7, "header must be a file name"},
+        BadManifest{"header_with_a_quote", with(7, "    header: 'a\"b.h'"), 7, "header must be a file name"},
+        BadManifest{"header_not_dot_h", with(7, "    header: aclnn_foo.hpp"), 7, "ending in .h"},
+        BadManifest{"header_of_two_operators",
+                    appended("  - name: Bar\n"                                 // line 25
+                             "    header: aclnn_foo.h\n"
+                             "    params:\n"
+                             "      - {name: self, type: tensor}\n"
+                             "    products:\n"
+                             "      atlas-a2: {dtypes: {self: [FLOAT]}}\n"),
+                    25, "header aclnn_foo.h is declared by two operators"},
+        BadManifest{"optional_not_a_bool", with(10, "      - {name: sizes, type: int_array, optional: maybe}"), 10, "optional must be true or false"},
+        BadManifest{"param_name_with_a_space", with(11, "      - {name: 'al pha', type: int64}"), 11, "C identifier"},
+        BadManifest{"param_name_injects_code", with(11, "      - {name: 'a);int y(', type: int64}"), 11, "C identifier"},
+        BadManifest{"param_name_empty", with(11, "      - {name: '', type: int64}"), 11, "C identifier"},
+        BadManifest{"param_name_clashes_with_the_entry_point", with(11, "      - {name: workspaceSize, type: int64}"), 11, "workspaceSize"},
+        BadManifest{"param_name_keyword", with(11, "      - {name: int, type: int64}"), 11, "keyword"},
+        BadManifest{"library_with_a_hyphen", with(3, "library: aclnn-fixture"), 3, "library must be letters, digits and '_'"},
+        BadManifest{"required_if_index_beyond_int64", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[99999999999999999999]'}"), 13, "below 10^9"},
         BadManifest{"misspelled_products_key", inserted(20, "    products_typo:"), 20, "products_typo"},
         BadManifest{"operator_without_products", firstLines(19), 6, "products"},
         BadManifest{"operator_name_not_alphanumeric", with(6, "  - name: Foo-Bar"), 6, "Foo-Bar"},

@@ -66,6 +66,10 @@ int main(int argc, char **argv) {
             } else {
                 o.product = a.substr(std::strlen("--product="));
             }
+            if (o.product.empty()) {  // (an empty value would mean "the default" silently)
+                std::cerr << "aclnn-cpu: --product needs a value, got an empty one\n";
+                return 2;
+            }
         } else if (name.empty() && a[0] != '-') {
             name = a;
         } else if (a[0] == '-') {

@@ -87,7 +87,7 @@ void write_if_changed(const fs::path &path, const std::string &text) {
     std::stringstream old;
     old << in.rdbuf();
     if (in && old.str() == text) return;
-    fs::create_directories(path.parent_path());
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());  // (a bare file name: here)
     std::ofstream out(path);
     out << text;
     if (!out) throw std::runtime_error("cannot write " + path.string());
