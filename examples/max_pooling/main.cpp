@@ -5,7 +5,8 @@
 //   3. aclnnMaxUnpool2dBackward: the gradient of an unpooling is gathered at the argmax indices;
 //   4. the same call with an index outside the 4x4 plane fails with 361001 in phase 2.
 // The mask's layout is the product's (int32 argmax on Atlas A2/A3, a bit mask on the training
-// series); the client never looks inside it. Build: g++ main.cpp -lascendcl -lnnopbase -lopapi
+// series); the client never looks inside it.
+// Build: g++ main.cpp -I$PREFIX/include -L$PREFIX/lib -lascendcl -lnnopbase -lopapi
 #include <cstdio>
 #include <vector>
 
