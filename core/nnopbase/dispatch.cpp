@@ -113,7 +113,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuPlan(const char *opName, const aclnnCpuC
         check_outputs_apart(*exec, data);
         plan_with_plugin(*exec, *entry);
         build_graph(*exec);
-        *workspaceSize = exec->asked_workspace();
+        *workspaceSize = exec->workspace_size;
         *executor = register_executor(std::move(exec));
         return ACLNN_SUCCESS;
     });

@@ -362,18 +362,21 @@ uint8_t *element0(const aclOpExecutor &exec, size_t arg) {
 }
 
 int32_t run_executor(aclOpExecutor &exec, void *workspace, uint64_t workspace_size) {
-    const uint64_t asked = exec.asked_workspace();
-    if (workspace_size < asked)
+    if (workspace_size < exec.workspace_size)
         fail(ACLNN_ERR_PARAM_INVALID, "workspaceSize " + std::to_string(workspace_size) + " is smaller than the " +
-                                          std::to_string(asked) + " bytes phase 1 asked for");
-    if (asked > 0 && !workspace)
-        fail(ACLNN_ERR_PARAM_INVALID, "workspace is NULL but phase 1 asked for " + std::to_string(asked) + " bytes");
+                                          std::to_string(exec.workspace_size) + " bytes phase 1 asked for");
+    if (exec.workspace_size > 0 && !workspace)
+        fail(ACLNN_ERR_PARAM_INVALID, "workspace is NULL but phase 1 asked for " + std::to_string(exec.workspace_size) + " bytes");
+    // The plan's buffers sit at 64-byte offsets from the workspace and hold FLOAT, double and int64
+    // elements: a base off malloc's alignment (aclrtMalloc gives 64) would make their reads misaligned.
+    constexpr uintptr_t kAlign = alignof(std::max_align_t);
+    if (exec.workspace_size > 0 && reinterpret_cast<uintptr_t>(workspace) % kAlign != 0)
+        fail(ACLNN_ERR_PARAM_INVALID, "workspace must be aligned to " + std::to_string(kAlign) + " bytes (as aclrtMalloc and malloc give), got an address " +
+                                          std::to_string(reinterpret_cast<uintptr_t>(workspace) % kAlign) + " bytes past a boundary");
     std::lock_guard<std::mutex> lock(exec.run_mutex);
     acp_run_ctx run;
     run.exec = &exec;
-    // The buffers start at the first 64-byte boundary of the workspace (phase 1 asked for the room).
-    const auto address = reinterpret_cast<uintptr_t>(workspace);
-    run.workspace = static_cast<uint8_t *>(workspace) + (asked ? (64 - address % 64) % 64 : 0);
+    run.workspace = static_cast<uint8_t *>(workspace);
     run.arg_data = exec.run_arg_data;
     for (size_t i = 0; i < exec.args.size(); ++i) {
         run.arg_data[i] = element0(exec, i);

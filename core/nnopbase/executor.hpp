@@ -64,10 +64,7 @@ struct aclOpExecutor {
     int32_t precision = ACP_PREC_NATIVE;
 
     std::vector<uint64_t> buffer_offsets;
-    uint64_t workspace_size = 0;  // the plan's buffers, from a 64-byte aligned base
-    // What phase 1 asks for: the buffers plus room to align any workspace address up to 64 bytes,
-    // so that every buffer is 64-byte aligned in memory (plugin_abi.h's add_buffer promise).
-    uint64_t asked_workspace() const { return workspace_size ? workspace_size + 63 : 0; }
+    uint64_t workspace_size = 0;
     std::vector<aclcpu::NodeSpec> nodes;
     std::vector<std::unique_ptr<aclcpu::CoreNodeData>> core_node_data;
     void *plan_state = nullptr;

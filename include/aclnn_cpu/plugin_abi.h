@@ -94,8 +94,9 @@ typedef struct acp_host_api {
     /* Reject the call: code 161001/161002/..., message one line naming the parameter, the expected and
      * the given value ("kernelSize[0] must be > 0, got -1"). The core prefixes the operator name. */
     acp_status (*reject)(void *plan, acp_status code, const char *message);
-    /* Reserve a workspace slice, 64-byte aligned in memory whatever address the caller's workspace
-     * has (phase 1 asks for the room to align it); returns its id (>= 0) or -1. */
+    /* Reserve a workspace slice at a 64-byte multiple from the workspace start; returns its id
+     * (>= 0) or -1. The workspace is at least 16-byte aligned (phase 2 refuses less; aclrtMalloc
+     * gives 64), so count on 16 bytes in memory: use unaligned vector loads and stores on it. */
     int32_t (*add_buffer)(void *plan, uint64_t bytes);
     /* Add a compute node running after `deps` (node ids). Returns the node id (>= 0) or -1. */
     int32_t (*add_node)(void *plan, const char *name, acp_node_fn fn, void *node_data, const int32_t *deps,
