@@ -103,6 +103,23 @@ protected:
         const std::string cfg = writeTempFile("plugins", yaml);
         ASSERT_EQ(aclInit(cfg.c_str()), ACL_SUCCESS) << takeErr();
     }
+    // With `dir` alone on the plugin path, FixtureAddOne is not provided, and stderr has exactly one
+    // diagnostic naming `dir` (returned in `line`).
+    void expectAddOneSkipped(const fs::path &dir, std::string *line) {
+        ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
+        std::vector<float> f(4);
+        aclTensor *t = dense({4}, f.data());
+        StderrCapture cap;
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
+        (void)takeErr();
+        const std::string err = cap.text();
+        aclDestroyTensor(t);
+        const auto lines = coretest::linesContaining(err, dir.string() + "/");
+        ASSERT_EQ(lines.size(), 1u) << err;
+        *line = lines[0];
+    }
     void expectRealAvgPool() {
         aclnnStatus st = -1;
         const auto gi = runAvgPoolBackward(&st);
@@ -282,19 +299,9 @@ TEST_F(PluginTest, MissingLibraryIsReportedAndSkipped) {
     fs::create_directories(dir);
     fs::copy_file(fixture("fixture_add_one") + "/manifest.yaml", dir / "manifest.yaml",
                   fs::copy_options::overwrite_existing);  // a good manifest, but no library beside it
-    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
-    std::vector<float> f(4);
-    aclTensor *t = dense({4}, f.data());
-    StderrCapture cap;
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
-    (void)takeErr();
-    const std::string err = cap.text();
-    aclDestroyTensor(t);
-    const auto lines = coretest::linesContaining(err, dir.string() + "/");
-    ASSERT_EQ(lines.size(), 1u) << err;
-    EXPECT_NE(lines[0].find("libaclnn_fixture_add_one.so"), std::string::npos) << lines[0];
+    std::string line;
+    ASSERT_NO_FATAL_FAILURE(expectAddOneSkipped(dir, &line));
+    EXPECT_NE(line.find("libaclnn_fixture_add_one.so"), std::string::npos) << line;
 }
 
 TEST_F(PluginTest, ManifestThatDisagreesWithTheGeneratedHeaderIs561000NotAWrongRead) {
@@ -489,20 +496,10 @@ TEST_F(PluginTest, UnloadableLibraryDiagnosticGivesTheLoadersReason) {
         std::ofstream junk(dir / "libaclnn_fixture_add_one.so");
         junk << std::string(200, 'x');
     }
-    ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));
-    std::vector<float> f(4);
-    aclTensor *t = dense({4}, f.data());
-    StderrCapture cap;
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    EXPECT_EQ(aclnnFixtureAddOneGetWorkspaceSize(t, t, &ws, &exec), ACLNN_ERR_INNER_FIND_KERNEL_ERROR);
-    (void)takeErr();
-    const std::string err = cap.text();
-    aclDestroyTensor(t);
-    const auto lines = coretest::linesContaining(err, dir.string() + "/");
-    ASSERT_EQ(lines.size(), 1u) << err;
-    EXPECT_NE(lines[0].find("cannot load the plugin library"), std::string::npos) << lines[0];
-    EXPECT_NE(lines[0].find("ELF"), std::string::npos) << "the loader's reason: " << lines[0];
+    std::string line;
+    ASSERT_NO_FATAL_FAILURE(expectAddOneSkipped(dir, &line));
+    EXPECT_NE(line.find("cannot load the plugin library"), std::string::npos) << line;
+    EXPECT_NE(line.find("ELF"), std::string::npos) << "the loader's reason: " << line;
 }
 
 TEST_F(PluginTest, AllFixturesTogether) {
