@@ -230,6 +230,10 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const Geometry g = make_geometry(a, in, grid, out, "out", 2);
         if (empty(g)) return 0;
         const bool f64 = in.dtype == kDouble;
+        // CANN runs bicubic only on the A2/A3 AI Core (FLOAT, FLOAT16); its AI CPU fallback, which
+        // takes DOUBLE, has no bicubic. Checked after the empty return, as CANN does.
+        require(!(f64 && g.interp == Interp::Bicubic), kInvalid,
+                "interpolationMode 2 (bicubic) needs input dtype FLOAT or FLOAT16, got DOUBLE");
         std::vector<int32_t> deps;
         Operand o_in = input_operand(ctx, a, 0, f64, true, deps);  // the kernel reads input in the compute type
         Operand o_grid = input_operand(ctx, a, 1, f64, false, deps);

@@ -81,6 +81,7 @@ TEST(GridSampler2DNonFinite, ForwardNeverIndexesOutside) {
         for (int interp = 0; interp < 3; ++interp)
             for (int padding = 0; padding < 3; ++padding)
                 for (bool align : {false, true}) {
+                    if (dt == ACL_DOUBLE && interp == 2) continue;  // CANN's forward has no DOUBLE bicubic
                     const gref::Problem p{1, 2, 4, 4, 1, 5, interp, padding, align};
                     const std::vector<double> input = values(static_cast<size_t>(p.inputCount()), 4);
                     const double huge = dt == ACL_DOUBLE ? inf : 3.4e38;
