@@ -6,7 +6,7 @@ install(TARGETS ascendcl nnopbase opapi aclnn_cpu_plugin_sdk aclnn-cpu-codegen
   EXPORT aclnn_cpuTargets
   LIBRARY DESTINATION lib
   RUNTIME DESTINATION bin
-  INCLUDES DESTINATION include)
+  INCLUDES DESTINATION include include/aclnnop)  # (CANN's samples build with both)
 install(DIRECTORY include/acl include/aclnn include/aclnn_cpu DESTINATION include)
 install(DIRECTORY ${ACLNN_CPU_STAGE_DIR}/include/aclnnop DESTINATION include)
 install(DIRECTORY configs/products DESTINATION share/aclnn-cpu)

@@ -31,11 +31,37 @@ if ACLNN_CPU_PRODUCT=atlas-200i-500-a2 "$work/sample" > "$work/out.txt"; then fa
 grep -q "is not supported on Atlas 200I/500 A2" "$work/out.txt" || fail "atlas-200i-500-a2: not reported unsupported"
 unset LD_LIBRARY_PATH
 
+# 1b. CANN's header paths: every aclnnop header under aclnnop/level2/ too, and Huawei's sample build
+# line (-I include -I include/aclnnop), with which samples include "level2/aclnn_x.h".
+[[ -f $prefix/include/aclnnop/level2/aclnn_max_unpool2d_backward.h ]] || fail "installed tree lacks aclnnop/level2/"
+cat > "$work/level2.cpp" <<'EOF2'
+#include <cstdio>
+#include "acl/acl.h"
+#include "level2/aclnn_max_unpool2d_backward.h"
+#include "aclnnop/level2/aclnn_convolution_backward.h"
+#include "aclnnop/aclnn_convolution_backward.h"
+#include "aclnn_grid_sampler2d_backward.h"
+int main() {
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const aclnnStatus s = aclnnMaxUnpool2dBackwardGetWorkspaceSize(nullptr, nullptr, nullptr, nullptr, nullptr, &ws, &exec);
+    using Fn = void (*)();  // declared by the other headers, linked from libopapi
+    const Fn more[] = {reinterpret_cast<Fn>(&aclnnConvolutionBackward), reinterpret_cast<Fn>(&aclnnGridSampler2DBackward)};
+    std::printf("status %d, %zu more\n", static_cast<int>(s), sizeof more / sizeof more[0]);
+    return s == 161001 ? 0 : 1;
+}
+EOF2
+g++ -std=c++17 "$work/level2.cpp" -o "$work/level2" -I"$prefix/include" -I"$prefix/include/aclnnop" -L"$prefix/lib" \
+  -Wl,-rpath,"$prefix/lib" -lascendcl -lnnopbase -lopapi || fail "a client of the level2/ headers does not build"
+"$work/level2" | grep -q "status 161001, 2 more" || fail "level2/ client: $("$work/level2")"
+
 # 2. pkg-config.
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --exists aclnn-cpu || fail "pkg-config does not find aclnn-cpu"
 g++ -std=c++17 "$src/examples/avgpool2d_backward/main.cpp" -o "$work/sample_pc" \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs aclnn-cpu)
 "$work/sample_pc" | grep -q "PASSED" || fail "pkg-config build of the sample failed"
+g++ -std=c++17 "$work/level2.cpp" -o "$work/level2_pc" $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs aclnn-cpu) \
+  || fail "pkg-config build of the level2/ client failed"
 
 # 3. A third-party operator against the installed SDK: no core rebuild, loaded from ACLNN_CPU_PLUGIN_PATH.
 cmake -S "$src/examples/third_party_plugin" -B "$work/tp" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null \
@@ -65,6 +91,8 @@ grep -q "usage: aclnn-cpu describe <Operator>" "$work/cli.err" || fail "describe
 (cd "$work" && "$prefix/bin/aclnn-cpu-codegen" --manifest "$src/examples/third_party_plugin/manifest.yaml" \
    --source gen_ops.cpp --include-dir gen_inc) || fail "aclnn-cpu-codegen with a bare --source failed"
 [[ -s $work/gen_ops.cpp && -s $work/gen_inc/aclnnop/aclnn_scaled_add.h ]] || fail "aclnn-cpu-codegen wrote nothing"
+grep -q '#include "../aclnn_scaled_add.h"' "$work/gen_inc/aclnnop/level2/aclnn_scaled_add.h" \
+  || fail "aclnn-cpu-codegen wrote no level2/ header"
 
 # 4. Relocatable: move the tree, source set_env.sh, run again.
 mv "$prefix" "$work/moved"
