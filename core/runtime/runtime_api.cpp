@@ -1,4 +1,4 @@
-// The runtime subset of acl/acl_rt.h on the CPU: one device, host memory, synchronous streams.
+// The runtime subset of acl/acl_rt.h on the CPU: one device, its contexts, host memory, synchronous streams.
 // Work submitted to a stream completes before the submitting call returns, so synchronizing a
 // stream or an event only has to validate its handle.
 #include <sys/mman.h>
@@ -48,9 +48,40 @@ HandleSet &events() {
     static auto *s = new HandleSet;
     return *s;
 }
+HandleSet &contexts() {
+    static auto *s = new HandleSet;
+    return *s;
+}
+// The device's default context (aclrtSetDevice's): one per process, never destroyed by the user.
+char g_default_context;
+// The thread's current context made by aclrtCreateContext / aclrtSetCurrentContext; NULL: the
+// default one once a device is set.
+thread_local void *t_context = nullptr;
 
 aclError bad(const char *fn, const std::string &what) {
     return aclcpu::set_error(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what);
+}
+
+aclError dead_stream(const char *fn) {
+    return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, std::string(fn) + ": not a live stream");
+}
+
+// aclrtMemcpy and aclrtMemcpyAsync (fn names the caller in messages).
+aclError copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
+    if (!dst || !src) return bad(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
+    if (count > destMax) return bad(fn, "count " + std::to_string(count) + " exceeds destMax " + std::to_string(destMax));
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
+        return bad(fn, "kind must be 0..3, got " + std::to_string(static_cast<int>(kind)));
+    if (count) std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+// aclrtMemset and aclrtMemsetAsync.
+aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size_t count) {
+    if (!devPtr) return bad(fn, "devPtr must not be NULL");
+    if (count > maxCount) return bad(fn, "count " + std::to_string(count) + " exceeds maxCount " + std::to_string(maxCount));
+    if (count) std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
 }
 
 }  // namespace
@@ -61,11 +92,18 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType) { return acp::dtype_size(dataType); }
 
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode) {
+    if (!runMode) return bad("aclrtGetRunMode", "runMode must not be NULL");
+    *runMode = ACL_HOST;
+    return ACL_SUCCESS;
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
     if (deviceId < 0 || deviceId >= kDeviceCount)
         return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtSetDevice: deviceId must be 0 (one CPU device), got " +
                                                                std::to_string(deviceId));
     t_device = deviceId;
+    t_context = nullptr;  // the device's default context
     return ACL_SUCCESS;
 }
 
@@ -74,6 +112,44 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
         return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtResetDevice: deviceId must be 0, got " +
                                                                std::to_string(deviceId));
     t_device = -1;
+    t_context = nullptr;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+    if (!context) return bad("aclrtCreateContext", "context must not be NULL");
+    if (deviceId < 0 || deviceId >= kDeviceCount)
+        return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtCreateContext: deviceId must be 0 (one CPU device), got " +
+                                                               std::to_string(deviceId));
+    *context = contexts().create(16);
+    t_device = deviceId;
+    t_context = *context;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
+    if (context == &g_default_context)
+        return bad("aclrtDestroyContext", "the device's default context is released by aclrtResetDevice");
+    if (!context || !contexts().destroy(context)) return bad("aclrtDestroyContext", "not a live context");
+    if (t_context == context) t_context = nullptr;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
+    if (context != &g_default_context && (!context || !contexts().contains(context)))
+        return bad("aclrtSetCurrentContext", "not a live context");
+    t_device = 0;
+    t_context = context == &g_default_context ? nullptr : context;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context) {
+    if (!context) return bad("aclrtGetCurrentContext", "context must not be NULL");
+    if (t_context && !contexts().contains(t_context)) t_context = nullptr;  // destroyed on another thread
+    if (!t_context && t_device < 0)
+        return aclcpu::set_error(ACL_ERROR_RT_CONTEXT_NULL,
+                                 "aclrtGetCurrentContext: no context on this thread (call aclrtSetDevice or aclrtCreateContext)");
+    *context = t_context ? t_context : &g_default_context;
     return ACL_SUCCESS;
 }
 
@@ -97,15 +173,20 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
-    if (!stream || !streams().destroy(stream))
-        return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtDestroyStream: not a live stream");
+    if (!stream || !streams().destroy(stream)) return dead_stream("aclrtDestroyStream");
     return ACL_SUCCESS;
 }
 
 // Work runs synchronously on submission, so a live stream (or the default NULL stream) is idle here.
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
-    if (stream && !streams().contains(stream))
-        return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtSynchronizeStream: not a live stream");
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtSynchronizeStream");
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+    if (timeout < -1)
+        return bad("aclrtSynchronizeStreamWithTimeout", "timeout must be -1 (none) or >= 0 ms, got " + std::to_string(timeout));
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtSynchronizeStreamWithTimeout");
     return ACL_SUCCESS;
 }
 
@@ -183,21 +264,24 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind) {
-    if (!dst || !src) return bad("aclrtMemcpy", std::string(!dst ? "dst" : "src") + " must not be NULL");
-    if (count > destMax)
-        return bad("aclrtMemcpy", "count " + std::to_string(count) + " exceeds destMax " + std::to_string(destMax));
-    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
-        return bad("aclrtMemcpy", "kind must be 0..3, got " + std::to_string(static_cast<int>(kind)));
-    if (count) std::memmove(dst, src, count);
-    return ACL_SUCCESS;
+    return copy("aclrtMemcpy", dst, destMax, src, count, kind);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
-    if (!devPtr) return bad("aclrtMemset", "devPtr must not be NULL");
-    if (count > maxCount)
-        return bad("aclrtMemset", "count " + std::to_string(count) + " exceeds maxCount " + std::to_string(maxCount));
-    if (count) std::memset(devPtr, value, count);
-    return ACL_SUCCESS;
+    return fill("aclrtMemset", devPtr, maxCount, value, count);
+}
+
+// A dead stream fails before anything is written.
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                                              aclrtMemcpyKind kind, aclrtStream stream) {
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtMemcpyAsync");
+    return copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                                              aclrtStream stream) {
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtMemsetAsync");
+    return fill("aclrtMemsetAsync", devPtr, maxCount, value, count);
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 // Devices, streams, events and memory of the runtime subset (api.md "Runtime subset").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -321,6 +322,137 @@ TEST_F(DeviceTest, MemsetAndErrors) {
     EXPECT_EQ(buf[0], 0x5a) << "a failed memset writes nothing";
     EXPECT_EQ(aclrtMemset(buf.data(), 8, 0x11, 0), ACL_SUCCESS);
     EXPECT_EQ(buf[0], 0x5a);
+}
+
+// ---- the stream forms of copy and fill, timeouts, run mode ----
+
+TEST_F(DeviceTest, MemcpyAndMemsetAsyncOnAStream) {
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    std::vector<uint8_t> src(64), dst(64, 0);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+    ASSERT_EQ(aclrtMemcpyAsync(dst.data(), dst.size(), src.data(), 48, ACL_MEMCPY_HOST_TO_DEVICE, stream), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    EXPECT_TRUE(std::equal(src.begin(), src.begin() + 48, dst.begin()));
+    EXPECT_EQ(dst[48], 0) << "only count bytes are copied";
+    ASSERT_EQ(aclrtMemsetAsync(dst.data(), dst.size(), 0xa5, 8, nullptr), ACL_SUCCESS) << "the default stream";
+    EXPECT_EQ(dst[7], 0xa5);
+    EXPECT_EQ(dst[8], src[8]);
+    EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
+TEST_F(DeviceTest, AsyncErrorsNameTheCallAndWriteNothing) {
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    std::vector<uint8_t> src(16, 5), dst(16, 9);
+    const std::vector<uint8_t> before = dst;
+    EXPECT_EQ(aclrtMemcpyAsync(dst.data(), 8, src.data(), 9, ACL_MEMCPY_HOST_TO_HOST, stream), ACL_ERROR_INVALID_PARAM);
+    std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMemcpyAsync: count 9 exceeds destMax 8"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtMemsetAsync(nullptr, 8, 0, 8, stream), ACL_ERROR_INVALID_PARAM);
+    msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMemsetAsync: devPtr must not be NULL"), std::string::npos) << msg;
+    ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+    EXPECT_EQ(aclrtMemcpyAsync(dst.data(), 16, src.data(), 16, ACL_MEMCPY_HOST_TO_HOST, stream), ACL_ERROR_RT_STREAM_NOT_FOUND)
+        << "a destroyed stream";
+    msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMemcpyAsync: not a live stream"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtMemsetAsync(dst.data(), 16, 0, 16, stream), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(dst, before);
+}
+
+TEST_F(DeviceTest, SynchronizeStreamWithTimeout) {
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, -1), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, 100), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(nullptr, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, -2), ACL_ERROR_INVALID_PARAM);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("timeout must be -1 (none) or >= 0 ms, got -2"), std::string::npos) << msg;
+    ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, -1), ACL_ERROR_RT_STREAM_NOT_FOUND);
+}
+
+TEST_F(DeviceTest, RunModeIsHost) {
+    aclrtRunMode mode = ACL_DEVICE;
+    ASSERT_EQ(aclrtGetRunMode(&mode), ACL_SUCCESS);
+    EXPECT_EQ(mode, ACL_HOST);
+    EXPECT_EQ(aclrtGetRunMode(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_FALSE(takeErr().empty());
+}
+
+// ---- contexts ----
+
+TEST_F(DeviceTest, SetDeviceMakesTheDefaultContextCurrent) {
+    aclrtContext ctx = nullptr;
+    EXPECT_EQ(aclrtGetCurrentContext(&ctx), ACL_ERROR_RT_CONTEXT_NULL) << "no device set yet";
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclrtGetCurrentContext: no context on this thread"), std::string::npos) << msg;
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    ASSERT_EQ(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
+    ASSERT_NE(ctx, nullptr);
+    aclrtContext again = nullptr;
+    ASSERT_EQ(aclrtGetCurrentContext(&again), ACL_SUCCESS);
+    EXPECT_EQ(again, ctx);
+    EXPECT_EQ(aclrtDestroyContext(ctx), ACL_ERROR_INVALID_PARAM) << "the default context is the device's";
+    EXPECT_NE(takeErr().find("aclrtResetDevice"), std::string::npos);
+    ASSERT_EQ(aclrtResetDevice(0), ACL_SUCCESS);
+    EXPECT_EQ(aclrtGetCurrentContext(&ctx), ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_EQ(aclrtGetCurrentContext(nullptr), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST_F(DeviceTest, CreatedContextsAreCurrentUntilDestroyed) {
+    aclrtContext a = nullptr, b = nullptr, cur = nullptr;
+    ASSERT_EQ(aclrtCreateContext(&a, 0), ACL_SUCCESS);
+    int32_t dev = -1;
+    ASSERT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS) << "creating a context sets its device";
+    EXPECT_EQ(dev, 0);
+    ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+    EXPECT_EQ(cur, a);
+    ASSERT_EQ(aclrtCreateContext(&b, 0), ACL_SUCCESS);
+    EXPECT_NE(a, b);
+    ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+    EXPECT_EQ(cur, b);
+    ASSERT_EQ(aclrtSetCurrentContext(a), ACL_SUCCESS);
+    ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+    EXPECT_EQ(cur, a);
+    // Another thread has no context until it sets one; a's is its own from then on.
+    aclError other = ACL_SUCCESS, otherSet = -1;
+    aclrtContext otherCur = nullptr;
+    std::thread([&] {
+        aclrtContext c = nullptr;
+        other = aclrtGetCurrentContext(&c);
+        otherSet = aclrtSetCurrentContext(b);
+        (void)aclrtGetCurrentContext(&otherCur);
+    }).join();
+    EXPECT_EQ(other, ACL_ERROR_RT_CONTEXT_NULL);
+    EXPECT_EQ(otherSet, ACL_SUCCESS);
+    EXPECT_EQ(otherCur, b);
+    (void)takeErr();
+    // Destroying the current context leaves the thread on the device's default one.
+    ASSERT_EQ(aclrtDestroyContext(a), ACL_SUCCESS);
+    ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+    EXPECT_NE(cur, a);
+    EXPECT_NE(cur, b);
+    EXPECT_EQ(aclrtSetCurrentContext(a), ACL_ERROR_INVALID_PARAM) << "destroyed";
+    EXPECT_NE(takeErr().find("aclrtSetCurrentContext: not a live context"), std::string::npos);
+    EXPECT_EQ(aclrtDestroyContext(a), ACL_ERROR_INVALID_PARAM) << "twice";
+    EXPECT_EQ(aclrtDestroyContext(b), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyContext(nullptr), ACL_ERROR_INVALID_PARAM);
+    (void)takeErr();
+}
+
+TEST_F(DeviceTest, CreateContextErrors) {
+    aclrtContext ctx = nullptr;
+    EXPECT_EQ(aclrtCreateContext(nullptr, 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(takeErr().find("aclrtCreateContext: context must not be NULL"), std::string::npos);
+    EXPECT_EQ(aclrtCreateContext(&ctx, 1), ACL_ERROR_INVALID_DEVICE);
+    const std::string msg = takeErr();
+    EXPECT_NE(msg.find("deviceId must be 0 (one CPU device), got 1"), std::string::npos) << msg;
+    EXPECT_EQ(ctx, nullptr) << "nothing written on failure";
+    EXPECT_EQ(aclrtSetCurrentContext(nullptr), ACL_ERROR_INVALID_PARAM);
+    (void)takeErr();
 }
 
 }  // namespace
