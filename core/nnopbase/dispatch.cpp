@@ -71,6 +71,8 @@ aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *handle, size_t index,
         if (tensor != bound)
             fail(ACLNN_ERR_PARAM_INVALID, std::string("tensor is not ") + kind + " " + std::to_string(index) + " (" +
                                               exec->args[arg].name + ") of this executor");
+        // Not while another thread runs this executor: a run reads the addresses under run_mutex.
+        std::lock_guard<std::mutex> lock(exec->run_mutex);
         bound->data = addr;
         return ACLNN_SUCCESS;
     });

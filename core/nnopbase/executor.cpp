@@ -295,6 +295,9 @@ void build_graph(aclOpExecutor &exec) {
                         if (run->failed_node >= 0) return continue_msg();  // a node already failed: skip the rest
                     }
                     const NodeSpec &n = e->nodes[static_cast<size_t>(id)];
+                    // Saved, not reset to -1: a body that waits (a kernel's parallel_for) may run another
+                    // node's body on this thread meanwhile, and its failures must still name this node.
+                    const int32_t outer = t_current_node;
                     t_current_node = id;
                     const auto since = [run] {
                         return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - run->started).count();
@@ -304,7 +307,7 @@ void build_graph(aclOpExecutor &exec) {
                     if (!run->times.empty())
                         run->times[static_cast<size_t>(id)] = {begin, since(), tbb::this_task_arena::current_thread_index()};
                     if (st != 0) host_fail(run, st, ("node '" + n.name + "' failed").c_str());
-                    t_current_node = -1;
+                    t_current_node = outer;
                     return continue_msg();
                 },
                 node_priority_t(priority[i])));
