@@ -216,6 +216,11 @@ std::shared_ptr<const RuntimeState> runtime_state() {
     return g_state;
 }
 
+void release_default_state() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_initialized) g_state.reset();  // live executors keep their own snapshot
+}
+
 std::shared_ptr<const RuntimeState> make_state_for_product(const std::string &product) {
     Config c;
     c.product = product;

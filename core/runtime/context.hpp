@@ -40,6 +40,9 @@ struct InstallLayout {
 ACL_FUNC_VISIBILITY const InstallLayout &install_layout();
 // The current state; initializes with defaults (env, then atlas-a2) if aclInit was never called.
 ACL_FUNC_VISIBILITY std::shared_ptr<const RuntimeState> runtime_state();
+// Drops the state runtime_state() started without aclInit (aclnnFinalize), so the next call starts
+// afresh from the environment; the state of an aclInit in force stays (aclFinalize owns it).
+ACL_FUNC_VISIBILITY void release_default_state();
 // Every product profile installed (for the CLI and tests).
 ACL_FUNC_VISIBILITY std::vector<Profile> installed_profiles();
 // Builds a state for `product` (id or SoC) with the current env and defaults: the CLI's --product.

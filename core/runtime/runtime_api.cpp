@@ -2,11 +2,15 @@
 // Work submitted to a stream completes before the submitting call returns, so synchronizing a
 // stream or an event only has to validate its handle.
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
 #include "acl/acl.h"
@@ -62,6 +66,16 @@ aclError bad(const char *fn, const std::string &what) {
     return aclcpu::set_error(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what);
 }
 
+// MemAvailable of /proc/meminfo (what can be allocated without swapping), or the free pages
+// where that file is unreadable.
+size_t available_memory() {
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+        if (line.rfind("MemAvailable:", 0) == 0) return std::strtoull(line.c_str() + 13, nullptr, 10) * 1024;  // "... kB"
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+}
+
 aclError dead_stream(const char *fn) {
     return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, std::string(fn) + ": not a live stream");
 }
@@ -81,6 +95,33 @@ aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size
     if (!devPtr) return bad(fn, "devPtr must not be NULL");
     if (count > maxCount) return bad(fn, "count " + std::to_string(count) + " exceeds maxCount " + std::to_string(maxCount));
     if (count) std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+
+// aclrtMalloc and aclrtMallocAlign32. "Device" memory is host memory, 64-byte aligned (cache line, one AVX-512 vector). The policies
+// mean what CANN documents: HUGE_FIRST (the default) and HUGE_ONLY put an allocation of more than
+// 1 MB on huge pages, NORMAL_ONLY and small allocations never. Here that is a 2 MB-aligned block
+// advised as MADV_HUGEPAGE (transparent huge pages; Debian's default mode honours the advice):
+// kernels that walk strided rows of large tensors (mask rows, channel planes) miss the TLB far less
+// - 5-17 % on MaxPool2dWithMaskBackward. The advice is best effort: where the host has no huge
+// pages, HUGE_ONLY still returns normal pages rather than failing a program that would run.
+aclError allocate(const char *fn, void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    if (!devPtr) return bad(fn, "devPtr must not be NULL");
+    if (size == 0) return bad(fn, "size must be > 0, got 0");
+    if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
+        return bad(fn, "policy must be 0..2, got " + std::to_string(static_cast<int>(policy)));
+    constexpr size_t kHugeAbove = size_t{1} << 20, kHugePage = size_t{2} << 20;
+    const bool huge = policy != ACL_MEM_MALLOC_NORMAL_ONLY && size > kHugeAbove;
+    const size_t align = huge ? kHugePage : 64;
+    if (size > SIZE_MAX - align)
+        return aclcpu::set_error(ACL_ERROR_BAD_ALLOC, std::string(fn) + ": cannot allocate " + std::to_string(size) + " bytes");
+    const size_t rounded = (size + align - 1) / align * align;
+    void *p = std::aligned_alloc(align, rounded);
+    if (!p) return aclcpu::set_error(ACL_ERROR_BAD_ALLOC, std::string(fn) + ": cannot allocate " + std::to_string(size) + " bytes");
+#ifdef MADV_HUGEPAGE
+    if (huge) (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: the memory is usable either way
+#endif
+    *devPtr = p;
     return ACL_SUCCESS;
 }
 
@@ -218,36 +259,28 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
     return ACL_SUCCESS;
 }
 
-// "Device" memory is host memory, 64-byte aligned (cache line, one AVX-512 vector). The policies
-// mean what CANN documents: HUGE_FIRST (the default) and HUGE_ONLY put an allocation of more than
-// 1 MB on huge pages, NORMAL_ONLY and small allocations never. Here that is a 2 MB-aligned block
-// advised as MADV_HUGEPAGE (transparent huge pages; Debian's default mode honours the advice):
-// kernels that walk strided rows of large tensors (mask rows, channel planes) miss the TLB far less
-// - 5-17 % on MaxPool2dWithMaskBackward. The advice is best effort: where the host has no huge
-// pages, HUGE_ONLY still returns normal pages rather than failing a program that would run.
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-    if (!devPtr) return bad("aclrtMalloc", "devPtr must not be NULL");
-    if (size == 0) return bad("aclrtMalloc", "size must be > 0, got 0");
-    if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
-        return bad("aclrtMalloc", "policy must be 0..2, got " + std::to_string(static_cast<int>(policy)));
-    constexpr size_t kHugeAbove = size_t{1} << 20, kHugePage = size_t{2} << 20;
-    const bool huge = policy != ACL_MEM_MALLOC_NORMAL_ONLY && size > kHugeAbove;
-    const size_t align = huge ? kHugePage : 64;
-    if (size > SIZE_MAX - align)
-        return aclcpu::set_error(ACL_ERROR_BAD_ALLOC, "aclrtMalloc: cannot allocate " + std::to_string(size) + " bytes");
-    const size_t rounded = (size + align - 1) / align * align;
-    void *p = std::aligned_alloc(align, rounded);
-    if (!p) return aclcpu::set_error(ACL_ERROR_BAD_ALLOC, "aclrtMalloc: cannot allocate " + std::to_string(size) + " bytes");
-#ifdef MADV_HUGEPAGE
-    if (huge) (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: the memory is usable either way
-#endif
-    *devPtr = p;
-    return ACL_SUCCESS;
+    return allocate("aclrtMalloc", devPtr, size, policy);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    return allocate("aclrtMallocAlign32", devPtr, size, policy);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
     if (!devPtr) return bad("aclrtFree", "devPtr must not be NULL");
     std::free(devPtr);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
+    if (attr < ACL_DDR_MEM || attr > ACL_HBM_MEM_P2P_HUGE1G)
+        return bad("aclrtGetMemInfo", "attr must be 0..11 (aclrtMemAttr), got " + std::to_string(static_cast<int>(attr)));
+    if (!free || !total) return bad("aclrtGetMemInfo", std::string(!free ? "free" : "total") + " must not be NULL");
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return aclcpu::set_error(ACL_ERROR_INTERNAL_ERROR, "aclrtGetMemInfo: the host's memory size is unknown");
+    *total = static_cast<size_t>(pages) * static_cast<size_t>(page);
+    *free = std::min(available_memory(), *total);
     return ACL_SUCCESS;
 }
 

@@ -10,6 +10,10 @@ aclError shim_aclrtMalloc(void **devPtr, size_t size, int policy) {
     return aclrtMalloc(devPtr, size, (aclrtMemMallocPolicy)policy);
 }
 
+aclError shim_aclrtGetMemInfo(int attr, size_t *free, size_t *total) {
+    return aclrtGetMemInfo((aclrtMemAttr)attr, free, total);
+}
+
 aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
                                 int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
                                 void *tensorData) {

@@ -11,6 +11,7 @@ extern "C" {
 
 aclError shim_aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, int kind);
 aclError shim_aclrtMalloc(void **devPtr, size_t size, int policy);
+aclError shim_aclrtGetMemInfo(int attr, size_t *free, size_t *total);
 aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
                                 int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
                                 void *tensorData);

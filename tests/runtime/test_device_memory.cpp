@@ -1,5 +1,6 @@
 // Devices, streams, events and memory of the runtime subset (api.md "Runtime subset").
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -249,6 +250,53 @@ TEST_F(DeviceTest, MallocErrors) {
     }
     EXPECT_EQ(p, reinterpret_cast<void *>(0x1)) << "a failed aclrtMalloc must not write *devPtr";
     EXPECT_NE(aclrtFree(nullptr), ACL_SUCCESS);
+}
+
+// CANN's aclrtMallocAlign32: aclrtMalloc's blocks, policies and checks under its own name.
+TEST_F(DeviceTest, MallocAlign32) {
+    for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY}) {
+        for (size_t size : {size_t{1}, size_t{33}, (size_t{3} << 20) + 5}) {
+            void *p = nullptr;
+            ASSERT_EQ(aclrtMallocAlign32(&p, size, policy), ACL_SUCCESS) << policy << " " << size << ": " << takeErr();
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 32, 0u);
+            std::memset(p, 0x3c, size);  // every requested byte is usable (ASan checks the bounds)
+            EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+        }
+    }
+    void *p = reinterpret_cast<void *>(0x1);
+    EXPECT_EQ(aclrtMallocAlign32(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+    std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMallocAlign32: size must be > 0, got 0"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtMallocAlign32(&p, SIZE_MAX - 10, ACL_MEM_MALLOC_NORMAL_ONLY), ACL_ERROR_BAD_ALLOC);
+    msg = takeErr();
+    EXPECT_NE(msg.find("aclrtMallocAlign32: cannot allocate"), std::string::npos) << msg;
+    EXPECT_EQ(p, reinterpret_cast<void *>(0x1)) << "a failed aclrtMallocAlign32 must not write *devPtr";
+}
+
+// The "device" memory is the host's: total = physical memory, free = MemAvailable, for every kind.
+TEST_F(DeviceTest, GetMemInfoReportsHostMemory) {
+    const size_t physical = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (int attr = ACL_DDR_MEM; attr <= ACL_HBM_MEM_P2P_HUGE1G; ++attr) {
+        size_t free = 0, total = 0;
+        ASSERT_EQ(aclrtGetMemInfo(static_cast<aclrtMemAttr>(attr), &free, &total), ACL_SUCCESS) << attr << ": " << takeErr();
+        EXPECT_EQ(total, physical) << attr;
+        EXPECT_GT(free, 0u) << attr;
+        EXPECT_LE(free, total) << attr;
+    }
+    size_t free = 7, total = 7;
+    EXPECT_EQ(shim_aclrtGetMemInfo(12, &free, &total), ACL_ERROR_INVALID_PARAM);
+    std::string msg = takeErr();
+    EXPECT_NE(msg.find("aclrtGetMemInfo: attr must be 0..11 (aclrtMemAttr), got 12"), std::string::npos) << msg;
+    EXPECT_EQ(shim_aclrtGetMemInfo(-1, &free, &total), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(takeErr().find("got -1"), std::string::npos);
+    EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, nullptr, &total), ACL_ERROR_INVALID_PARAM);
+    msg = takeErr();
+    EXPECT_NE(msg.find("aclrtGetMemInfo: free must not be NULL"), std::string::npos) << msg;
+    EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free, nullptr), ACL_ERROR_INVALID_PARAM);
+    msg = takeErr();
+    EXPECT_NE(msg.find("aclrtGetMemInfo: total must not be NULL"), std::string::npos) << msg;
+    EXPECT_EQ(free, 7u) << "a failed call writes nothing";
+    EXPECT_EQ(total, 7u);
 }
 
 TEST_F(DeviceTest, MallocHost) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
 #include "aclnn_cpu/opapi_abi.h"
 #include "context.hpp"  // core/runtime: the runtime state snapshot (threads, plugin paths) for white-box checks
 #include "test_util.hpp"
@@ -265,6 +266,59 @@ TEST_F(InitTest, DoubleInitKeepsTheFirstProduct) {
 TEST_F(InitTest, FinalizeWithoutInitIs100001) {
     EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE);
     EXPECT_FALSE(takeErr().empty());
+}
+
+// ---- aclnnInit / aclnnFinalize: CANN's aclnn-only initialization, beside aclInit ----
+
+TEST_F(InitTest, AclnnInitStartsFromTheEnvironment) {
+    EnvGuard env("ACLNN_CPU_PRODUCT", "atlas-training");
+    ASSERT_EQ(aclnnInit(nullptr), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910");
+    EXPECT_EQ(aclnnInit(nullptr), ACLNN_SUCCESS) << "a second aclnnInit succeeds, as in CANN";
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_UNINITIALIZE) << "aclnnInit is not aclInit";
+    (void)takeErr();
+    EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
+}
+
+TEST_F(InitTest, AclnnInitIgnoresCannsJsonConfig) {
+    const std::string json = writeTempFile("acl-json", "{\"op_debug_config\": {\"enable_debug_kernel\": \"on\"}}\n");
+    EXPECT_EQ(aclnnInit(json.c_str()), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(aclnnInit("/nonexistent/acl.json"), ACLNN_SUCCESS) << "a missing file is ignored, as in CANN";
+    EXPECT_EQ(aclnnInit(""), ACLNN_SUCCESS);
+    EXPECT_EQ(soc(), "Ascend910B");
+    EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
+}
+
+// Both initializations may be called, in either order, without a failure; aclInit's product holds.
+TEST_F(InitTest, AclnnInitAndAclInitTogether) {
+    const std::string a3 = writeTempFile("p", "product: atlas-a3\n");
+    ASSERT_EQ(aclInit(a3.c_str()), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(aclnnInit(nullptr), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend910_93");
+    EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
+    EXPECT_EQ(soc(), "Ascend910_93") << "aclnnFinalize leaves aclInit's configuration to aclFinalize";
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+
+    ASSERT_EQ(aclnnInit(nullptr), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclInit(a3.c_str()), ACL_SUCCESS) << "aclInit after aclnnInit: " << takeErr();
+    EXPECT_EQ(soc(), "Ascend910_93");
+    EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+}
+
+// A bad ACLNN_CPU_PRODUCT is reported by aclnnInit itself; after aclnnFinalize the environment is read again.
+TEST_F(InitTest, AclnnInitReportsABadEnvironmentAndFinalizeRereadsIt) {
+    {
+        EnvGuard env("ACLNN_CPU_PRODUCT", "Ascend999");
+        EXPECT_EQ(aclnnInit(nullptr), ACLNN_ERR_INNER);
+        const std::string msg = takeErr();
+        EXPECT_NE(msg.find("aclnnInit: the runtime could not start: unknown product 'Ascend999'"), std::string::npos) << msg;
+        EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
+    }
+    EnvGuard env("ACLNN_CPU_PRODUCT", "atlas-inference");
+    ASSERT_EQ(aclnnInit(nullptr), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(soc(), "Ascend310P");
+    EXPECT_EQ(aclnnFinalize(), ACLNN_SUCCESS);
 }
 
 // ---- product selection: config key > ACLNN_CPU_PRODUCT (id or SoC name) > atlas-a2 ----
