@@ -2,8 +2,12 @@
 // it gives apart, as on the card, where outputs are copied out last; two outputs that overlap are
 // 161002, in phase 1 and again in phase 2 after an address update.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -119,6 +123,73 @@ TEST_F(AliasingTest, RepeatableExecutorRetargetedOntoItsInputStaysCorrect) {
     aclDestroyTensor(tg), aclDestroyTensor(ts), aclDestroyTensor(ti);
 }
 
+// Two images of (4, 9, 9) FLOAT, `stride` elements apart from element `offset` of `mem` (a view
+// whose span holds other tensors' images, or unmapped pages, between its own).
+aclTensor *twoImages(void *mem, int64_t offset, int64_t stride) {
+    const int64_t dims[4] = {2, 4, 9, 9}, strides[4] = {stride, 81, 9, 1}, storage[1] = {offset + stride + 324};
+    return aclCreateTensor(dims, 4, ACL_FLOAT, strides, offset, ACL_FORMAT_NCHW, storage, 1, mem);
+}
+
+// AvgPool2dBackward from gradOutput `tg` into gradInput `ti` (two-image views, destroyed here).
+void runTwoImages(const AvgPool &op, aclTensor *tg, aclTensor *ti) {
+    std::vector<float> self(2 * AvgPool::n, 0.0f);
+    aclTensor *ts = nchw({2, 4, 9, 9}, self.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(op.plan(tg, ts, ti, &ws, &exec), ACLNN_SUCCESS) << takeErr();
+    if (exec) {
+        EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, 0, exec, nullptr), ACLNN_SUCCESS) << takeErr();
+    }
+    aclDestroyTensor(tg), aclDestroyTensor(ts), aclDestroyTensor(ti);
+}
+
+// Pages with the listed ones made inaccessible: a copy of a view's whole span instead of its own
+// bytes reads one and crashes the test.
+struct Pages {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), count;
+    float *base;
+    Pages(size_t n, std::initializer_list<size_t> none) : count(n) {
+        void *m = mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        base = m == MAP_FAILED ? nullptr : static_cast<float *>(m);
+        for (size_t i : none)
+            if (base && mprotect(reinterpret_cast<char *>(base) + i * page, page, PROT_NONE) != 0) base = nullptr;
+    }
+    ~Pages() {
+        if (base) munmap(base, count * page);
+    }
+    int64_t floats() const { return static_cast<int64_t>(page / sizeof(float)); }  // elements per page
+    float *at(size_t p) const { return base + static_cast<int64_t>(p) * floats(); }
+};
+
+// gradOutput's images on pages 0 and 3, gradInput's on pages 1 and 4, page 2 inaccessible: the
+// spans of the two views meet, their bytes do not, so nothing is copied (or read from page 2).
+TEST_F(AliasingTest, InterleavedInputAndOutputShareNoByteAndNothingIsCopied) {
+    AvgPool op;
+    Pages mem(5, {2});
+    ASSERT_NE(mem.base, nullptr);
+    const std::vector<float> go0 = ramp(AvgPool::n, 7, 3), go1 = ramp(AvgPool::n, 5, 2);
+    std::copy(go0.begin(), go0.end(), mem.at(0));
+    std::copy(go1.begin(), go1.end(), mem.at(3));
+    const int64_t stride = 3 * mem.floats();
+    ASSERT_NO_FATAL_FAILURE(runTwoImages(op, twoImages(mem.base, 0, stride), twoImages(mem.base, mem.floats(), stride)));
+    EXPECT_EQ(std::vector<float>(mem.at(1), mem.at(1) + AvgPool::n), op.apart(go0));
+    EXPECT_EQ(std::vector<float>(mem.at(4), mem.at(4) + AvgPool::n), op.apart(go1));
+}
+
+// In place (gradInput over gradOutput) with page 1 between the images inaccessible: the input is
+// copied, but only its own bytes.
+TEST_F(AliasingTest, InPlaceViewWithAGapIsCopiedWithoutItsGap) {
+    AvgPool op;
+    Pages mem(3, {1});
+    ASSERT_NE(mem.base, nullptr);
+    const std::vector<float> go0 = ramp(AvgPool::n, 7, 3), go1 = ramp(AvgPool::n, 5, 2);
+    std::copy(go0.begin(), go0.end(), mem.at(0));
+    std::copy(go1.begin(), go1.end(), mem.at(2));
+    ASSERT_NO_FATAL_FAILURE(runTwoImages(op, twoImages(mem.base, 0, 2 * mem.floats()), twoImages(mem.base, 0, 2 * mem.floats())));
+    EXPECT_EQ(std::vector<float>(mem.at(0), mem.at(0) + AvgPool::n), op.apart(go0));
+    EXPECT_EQ(std::vector<float>(mem.at(2), mem.at(2) + AvgPool::n), op.apart(go1));
+}
+
 // ConvolutionBackward 3x3 / padding 1, depthwise over 8 channels: gradInput has the shape of
 // gradOutput and of input, and gradWeight (8, 1, 3, 3) is an output that may be placed over
 // gradInput's memory.
@@ -154,6 +225,37 @@ TEST_F(AliasingTest, OverlappingOutputsAre161002InPhaseOne) {
     EXPECT_NE(msg.find("gradInput and gradWeight are outputs and must not share memory, got 2304 bytes at "), std::string::npos)
         << msg;
     EXPECT_EQ(buf, std::vector<float>(buf.size(), 0.0f));
+    aclDestroyTensor(gi), aclDestroyTensor(gw);
+}
+
+// gradInput on the even floats of a buffer and gradWeight on the odd ones: the spans meet, no byte is
+// shared, and both get what they get apart.
+TEST_F(AliasingTest, OutputsInterleavedInOneBufferAreApart) {
+    std::vector<float> gib(2 * 8 * 6 * 6, 0.0f), gwb(8 * 9, 0.0f);
+    {
+        Conv c;
+        aclTensor *gi = nchw({2, 8, 6, 6}, gib.data()), *gw = nchw({8, 1, 3, 3}, gwb.data());
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        ASSERT_EQ(c.plan(gi, gw, &ws, &exec), ACLNN_SUCCESS) << takeErr();
+        std::vector<double> workspace(ws / 8 + 1);
+        ASSERT_EQ(aclnnConvolutionBackward(workspace.data(), ws, exec, nullptr), ACLNN_SUCCESS) << takeErr();
+        aclDestroyTensor(gi), aclDestroyTensor(gw);
+    }
+    Conv c;
+    std::vector<float> buf(2 * gib.size(), -7.0f);
+    const int64_t giDims[4] = {2, 8, 6, 6}, giStr[4] = {576, 72, 12, 2}, gwDims[4] = {8, 1, 3, 3}, gwStr[4] = {18, 18, 6, 2};
+    const int64_t storage[1] = {static_cast<int64_t>(buf.size())};
+    aclTensor *gi = aclCreateTensor(giDims, 4, ACL_FLOAT, giStr, 0, ACL_FORMAT_NCHW, storage, 1, buf.data());
+    aclTensor *gw = aclCreateTensor(gwDims, 4, ACL_FLOAT, gwStr, 1, ACL_FORMAT_NCHW, storage, 1, buf.data());
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(c.plan(gi, gw, &ws, &exec), ACLNN_SUCCESS) << takeErr();
+    std::vector<double> workspace(ws / 8 + 1);
+    ASSERT_EQ(aclnnConvolutionBackward(workspace.data(), ws, exec, nullptr), ACLNN_SUCCESS) << takeErr();
+    for (size_t i = 0; i < gib.size(); ++i) ASSERT_EQ(buf[2 * i], gib[i]) << "gradInput element " << i;
+    for (size_t i = 0; i < gwb.size(); ++i) ASSERT_EQ(buf[2 * i + 1], gwb[i]) << "gradWeight element " << i;
+    for (size_t i = 2 * gwb.size() + 1; i < buf.size(); i += 2) ASSERT_EQ(buf[i], -7.0f) << "untouched float " << i;
     aclDestroyTensor(gi), aclDestroyTensor(gw);
 }
 
