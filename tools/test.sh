@@ -21,8 +21,6 @@ elif [[ "${1:-}" == "--tsan" ]]; then
   # must win (the binaries' RUNPATH names no TBB directory).
   export LD_LIBRARY_PATH=$PWD/$dir/tbb/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4
-  # TSan's shadow of this test's >2^31-element buffers exhausts the machine's 24 GB.
-  export GTEST_FILTER=-GridSampler2DShapes.OffsetsBeyond2Pow31
   # core_memory_test: its malloc counter runs before the TSan runtime is set up (segfault at start).
   skip=(-E '^core_memory_test$')
 fi
