@@ -161,34 +161,29 @@ struct Pages {
     float *at(size_t p) const { return base + static_cast<int64_t>(p) * floats(); }
 };
 
-// gradOutput's images on pages 0 and 3, gradInput's on pages 1 and 4, page 2 inaccessible: the
-// spans of the two views meet, their bytes do not, so nothing is copied (or read from page 2).
-TEST_F(AliasingTest, InterleavedInputAndOutputShareNoByteAndNothingIsCopied) {
+// AvgPool2dBackward with gradOutput's two images on pages g0 and g0 + step and gradInput's on i0 and
+// i0 + step, of `count` pages with those in `none` inaccessible: gradInput gets what it gets apart.
+void expectTwoImagesApart(size_t count, std::initializer_list<size_t> none, size_t g0, size_t i0, size_t step) {
     AvgPool op;
-    Pages mem(5, {2});
+    Pages mem(count, none);
     ASSERT_NE(mem.base, nullptr);
     const std::vector<float> go0 = ramp(AvgPool::n, 7, 3), go1 = ramp(AvgPool::n, 5, 2);
-    std::copy(go0.begin(), go0.end(), mem.at(0));
-    std::copy(go1.begin(), go1.end(), mem.at(3));
-    const int64_t stride = 3 * mem.floats();
-    ASSERT_NO_FATAL_FAILURE(runTwoImages(op, twoImages(mem.base, 0, stride), twoImages(mem.base, mem.floats(), stride)));
-    EXPECT_EQ(std::vector<float>(mem.at(1), mem.at(1) + AvgPool::n), op.apart(go0));
-    EXPECT_EQ(std::vector<float>(mem.at(4), mem.at(4) + AvgPool::n), op.apart(go1));
+    std::copy(go0.begin(), go0.end(), mem.at(g0));
+    std::copy(go1.begin(), go1.end(), mem.at(g0 + step));
+    const int64_t stride = static_cast<int64_t>(step) * mem.floats();
+    ASSERT_NO_FATAL_FAILURE(runTwoImages(op, twoImages(mem.base, static_cast<int64_t>(g0) * mem.floats(), stride),
+                                         twoImages(mem.base, static_cast<int64_t>(i0) * mem.floats(), stride)));
+    EXPECT_EQ(std::vector<float>(mem.at(i0), mem.at(i0) + AvgPool::n), op.apart(go0));
+    EXPECT_EQ(std::vector<float>(mem.at(i0 + step), mem.at(i0 + step) + AvgPool::n), op.apart(go1));
 }
+
+// gradOutput's images on pages 0 and 3, gradInput's on pages 1 and 4, page 2 inaccessible: the
+// spans of the two views meet, their bytes do not, so nothing is copied (or read from page 2).
+TEST_F(AliasingTest, InterleavedInputAndOutputShareNoByteAndNothingIsCopied) { expectTwoImagesApart(5, {2}, 0, 1, 3); }
 
 // In place (gradInput over gradOutput) with page 1 between the images inaccessible: the input is
 // copied, but only its own bytes.
-TEST_F(AliasingTest, InPlaceViewWithAGapIsCopiedWithoutItsGap) {
-    AvgPool op;
-    Pages mem(3, {1});
-    ASSERT_NE(mem.base, nullptr);
-    const std::vector<float> go0 = ramp(AvgPool::n, 7, 3), go1 = ramp(AvgPool::n, 5, 2);
-    std::copy(go0.begin(), go0.end(), mem.at(0));
-    std::copy(go1.begin(), go1.end(), mem.at(2));
-    ASSERT_NO_FATAL_FAILURE(runTwoImages(op, twoImages(mem.base, 0, 2 * mem.floats()), twoImages(mem.base, 0, 2 * mem.floats())));
-    EXPECT_EQ(std::vector<float>(mem.at(0), mem.at(0) + AvgPool::n), op.apart(go0));
-    EXPECT_EQ(std::vector<float>(mem.at(2), mem.at(2) + AvgPool::n), op.apart(go1));
-}
+TEST_F(AliasingTest, InPlaceViewWithAGapIsCopiedWithoutItsGap) { expectTwoImagesApart(3, {1}, 0, 0, 2); }
 
 // ConvolutionBackward 3x3 / padding 1, depthwise over 8 channels: gradInput has the shape of
 // gradOutput and of input, and gradWeight (8, 1, 3, 3) is an output that may be placed over
