@@ -79,7 +79,8 @@ std::optional<std::vector<ByteRange>> touched_runs(const acp_tensor_desc &d, con
             idx[k] = 0;
         }
     }
-    std::sort(runs.begin(), runs.end(), [](const ByteRange &a, const ByteRange &b) { return a.lo < b.lo; });
+    const auto by_start = [](const ByteRange &a, const ByteRange &b) { return a.lo < b.lo; };
+    if (!std::is_sorted(runs.begin(), runs.end(), by_start)) std::sort(runs.begin(), runs.end(), by_start);  // rows in order: the usual case
     size_t w = 0;  // merge runs that touch or overlap (a view may overlap itself)
     for (const ByteRange &r : runs)
         if (w > 0 && r.lo <= runs[w - 1].hi) runs[w - 1].hi = std::max(runs[w - 1].hi, r.hi);
