@@ -137,8 +137,7 @@ InputCopies copy_inputs_outputs_overlap(const aclOpExecutor &exec, std::span<uin
         if (!copy)
             fail(ACLNN_ERR_INNER, std::string(exec.args[i].name) + " shares memory with an output and its copy (" +
                                       std::to_string(span.hi - span.lo) + " bytes) does not fit in host memory");
-        const auto runs = touched_runs(d, data[i]);
-        for (const ByteRange &r : runs ? *runs : std::vector<ByteRange>{span})
+        for (const ByteRange &r : touched_runs(d, data[i]).value_or(std::vector<ByteRange>{span}))
             std::memcpy(copy.get() + (r.lo - span.lo), reinterpret_cast<const uint8_t *>(r.lo), r.hi - r.lo);
         data[i] = copy.get();  // same strides from the copy's element 0
         copies.push_back(std::move(copy));
