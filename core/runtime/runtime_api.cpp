@@ -98,8 +98,8 @@ aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size
     return ACL_SUCCESS;
 }
 
-// aclrtMalloc and aclrtMallocAlign32. "Device" memory is host memory, 64-byte aligned (cache line, one AVX-512 vector). The policies
-// mean what CANN documents: HUGE_FIRST (the default) and HUGE_ONLY put an allocation of more than
+// aclrtMalloc and aclrtMallocAlign32. "Device" memory is host memory, 64-byte aligned (cache line,
+// one AVX-512 vector). The policies mean what CANN documents: HUGE_FIRST (the default) and HUGE_ONLY put an allocation of more than
 // 1 MB on huge pages, NORMAL_ONLY and small allocations never. Here that is a 2 MB-aligned block
 // advised as MADV_HUGEPAGE (transparent huge pages; Debian's default mode honours the advice):
 // kernels that walk strided rows of large tensors (mask rows, channel planes) miss the TLB far less
