@@ -150,6 +150,12 @@ int64_t conv_out(int64_t in, const Attrs &a, const std::array<int64_t, 3> &k, si
     return static_cast<int64_t>(avail / a.stride[i] + 1);
 }
 
+bool unreachable(const Geometry &g) {
+    for (int i = 0; i < g.sd; ++i)
+        if (g.src_used[static_cast<size_t>(i)] == 0) return true;
+    return false;
+}
+
 // Spatial sizes. Non-transposed: y = conv_out(x). Transposed: gradOutput (y) is the transposed
 // output of input (x): y = (x-1)*stride - padL - padR + dilation*(k-1) + 1 + outputPadding.
 Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor_desc &y, const char *y_name,
@@ -205,15 +211,14 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
         for (size_t i = 0; i < sd; ++i) {
             g.src[i] = y.dims[i + 2];
             g.dst[i] = x.dims[i + 2];
+            // Where the last window ends before y's first row (padding and outputPadding alone make y),
+            // no row is used: Problem::unreachable, no pass runs.
             const I128 reach = static_cast<I128>(g.dst[i] - 1) * a.stride[i] - a.pl[i] + dilated(g.k[i], a.dil[i]);
-            require(reach >= 1, kInvalid,
-                    cat("padding[", i, "] (", a.pl[i], ") leaves no ", y_name, " position reachable along spatial dim ", i,
-                        " (the last window ends at ", static_cast<int64_t>(reach), ")"));
-            g.src_used[i] = std::min<int64_t>(g.src[i], static_cast<int64_t>(reach));
+            g.src_used[i] = reach < 1 ? 0 : std::min<int64_t>(g.src[i], static_cast<int64_t>(reach));
             g.stride[i] = a.stride[i];
             g.dil[i] = a.dil[i];
             g.pad_l[i] = a.pl[i];
-            g.pad_r[i] = static_cast<int64_t>(reach) - g.src_used[i];
+            g.pad_r[i] = reach < 1 ? 0 : static_cast<int64_t>(reach) - g.src_used[i];
         }
         return g;
     }
@@ -343,6 +348,7 @@ Problem check_backward(const acp::Args &a) {
     } else {
         check_channels(go, "gradOutput", in, "input", w, groups);
         p.g = geometry(in, "input", go, "gradOutput", w, groups, at, true);
+        p.unreachable = unreachable(p.g);
     }
     return p;
 }
@@ -379,6 +385,7 @@ Problem check_forward(const acp::Args &a) {
     } else {
         check_channels(out, "output", in, "input", w, groups);
         p.g = geometry(in, "input", out, "output", w, groups, at, true);
+        p.unreachable = unreachable(p.g);
     }
     p.empty = in.dims[0] == 0;
     return p;

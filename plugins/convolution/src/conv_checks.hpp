@@ -13,6 +13,10 @@ struct Problem {
     Geometry g;               // in plain-convolution roles (conv_types.hpp)
     bool transposed = false;
     bool empty = false;       // Huawei's empty-tensor path: zero the selected weight/bias grads only
+    // Transposed, and along some dim every gradOutput (output) row lies past the last window:
+    // outputPadding and padding alone make that extent. No element of input meets one of gradOutput,
+    // so gradInput and gradWeight are zero (the forward's output: the bias alone), as in PyTorch.
+    bool unreachable = false;
     bool mask[3] = {false, false, false};
     int64_t bias_size = 0;    // the empty path's gradBias length (biasSizes[0])
 };

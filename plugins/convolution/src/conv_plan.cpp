@@ -237,6 +237,12 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         }
         float *out = s->out.address(s->host, run);
         if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
+        if (!s->pass) {  // Problem::unreachable's forward: the (zeroed) output plus the bias
+            if (s->bias.arg >= 0)
+                add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
+            s->out.finish(s->host, run);
+            return acp_status{0};
+        }
         if (s->out.own_dt != OutDt::F32) {  // the pass rounds into the caller's tensor itself
             s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), s->host->arg_data(run, s->out.arg),
                          s->out.own_dt, s->ptrs.data(), {}, s->prepared);
@@ -338,12 +344,15 @@ void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
     ctx->host->set_plan_state(ctx->plan, plan.release(), [](void *s) { delete static_cast<Plan *>(s); });
 }
 
-// The empty-tensor path: zeros into the selected gradWeight / gradBias, nothing else.
-void plan_empty(const acp_plan_ctx *ctx, const acp::Args &a, const Problem &p, Plan &plan) {
-    for (const int32_t arg : {13, 14}) {
+// Zeros into the selected gradients among `args` (12 gradInput, 13 gradWeight, 14 gradBias): the
+// empty-tensor path's gradWeight and gradBias, an unreachable transposed problem's gradInput and gradWeight.
+void plan_zeros(const acp_plan_ctx *ctx, const acp::Args &a, const Problem &p, Plan &plan,
+                std::initializer_list<int32_t> args) {
+    for (const int32_t arg : args) {
         if (!p.mask[arg - 12] || acp::numel(*a.tensor(static_cast<uint32_t>(arg))) == 0) continue;
         auto z = std::make_unique<ZeroNode>(ZeroNode{ctx->host, arg, view_of(*a.tensor(static_cast<uint32_t>(arg)))});
-        add_node(ctx, arg == 13 ? "conv_zero_grad_weight" : "conv_zero_grad_bias", run_zero, z.get(), {});
+        static constexpr const char *kNames[3] = {"conv_zero_grad_input", "conv_zero_grad_weight", "conv_zero_grad_bias"};
+        add_node(ctx, kNames[arg - 12], run_zero, z.get(), {});
         plan.zero.push_back(std::move(z));
     }
 }
@@ -378,14 +387,17 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const Problem p = check_backward(a);
         auto plan = std::make_unique<Plan>();
         if (p.empty) {
-            plan_empty(ctx, a, p, *plan);
+            plan_zeros(ctx, a, p, *plan, {13, 14});
             hand_over(ctx, std::move(plan));
             return 0;
         }
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &w = *a.tensor(2);
         const Dt dt = engine_dt(in);
         Sources src{ctx, {}};
-        if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
+        if (p.unreachable) {
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "no gradOutput row is reached: gradInput and gradWeight are zero");
+            plan_zeros(ctx, a, p, *plan, {12, 13});
+        } else if (DepthwisePass::applies(p.g, p.transposed) && (p.mask[0] || p.mask[1])) {
             // One independent node per selected gradient, each transposing the blocks of gradOutput
             // (and input) it reads itself: no node waits for another. gradBias is the general node
             // below (a plain sum of the caller's NCHW gradOutput costs less than another transpose).
@@ -517,13 +529,17 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         auto plan = std::make_unique<Plan>();
         auto n = std::make_unique<DataNode>();
         n->host = ctx->host;
-        // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
-        n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
-                                             engine_dt(in), ctx->threads);
-        log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
         Sources src{ctx, {}};
-        n->a = src(0, in);
-        n->w = src(1, w);
+        if (p.unreachable) {  // no pass: the output is the bias alone (or zero)
+            ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "no output row is reached: the output is the bias");
+        } else {
+            // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
+            n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
+                                                 engine_dt(in), ctx->threads);
+            log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
+            n->a = src(0, in);
+            n->w = src(1, w);
+        }
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
         if (p.transposed && p.g.src_used != p.g.src) n->zero_bytes = static_cast<uint64_t>(acp::numel(out)) * sizeof(float);
         n->n = out.dims[0];
@@ -538,7 +554,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
             require(n->bias.node >= 0, acp::kInner, "cannot plan the conversion of the bias");
             deps.push_back(n->bias.node);
         }
-        n->bufs = reserve_all(ctx, n->pass->buffers());
+        if (n->pass) n->bufs = reserve_all(ctx, n->pass->buffers());
         const int32_t id = add_node(ctx, "conv_forward", run_data, n.get(), deps);
         plan_store(ctx, n->out, id);
         plan->data.push_back(std::move(n));

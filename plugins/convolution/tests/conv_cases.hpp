@@ -158,6 +158,22 @@ inline std::vector<Named> corpus() {
         c.transposed = true;
         v.push_back({"transposed_3d", c, {}});
     }
+    // Every gradOutput row past the last window (outputPadding and padding alone make H): gradInput
+    // and gradWeight are zero, gradBias the sums, the forward's output the bias (PyTorch's answer).
+    {
+        cref::Conv c;
+        c.sd = 1, c.N = 2, c.Cin = 3, c.Cout = 4, c.in = {1, 1, 1}, c.k = {1, 1, 1}, c.s = {3, 1, 1}, c.pl = c.pr = {1, 0, 0};
+        c.op = {2, 0, 0};
+        c.transposed = true;
+        v.push_back({"transposed_unreachable_1d", c, {}});
+    }
+    {  // unreachable along H only (W is an ordinary transposed dim)
+        cref::Conv c = conv2d(2, 4, 6, 1, 5, 1, 3, 1, 2, 1, 1, 2);
+        c.transposed = true;
+        c.d = {3, 1, 1};
+        c.op = {2, 1, 0};
+        v.push_back({"transposed_unreachable_h", c, {}});
+    }
     return v;
 }
 
