@@ -3,6 +3,7 @@
 // aclGetRecentErrMsg() returns.
 #include <new>
 
+#include "../runtime/callbacks.hpp"
 #include "../runtime/log.hpp"
 #include "aclnn_cpu/opapi_abi.h"
 #include "executor.hpp"
@@ -46,35 +47,75 @@ std::shared_ptr<aclOpExecutor> live_executor(aclOpExecutor *handle, int32_t null
     return exec;
 }
 
-// CANN's aclSetInputTensorAddr/aclSetOutputTensorAddr: `index` counts every input (output) tensor of
-// the operator's signature, present or not; NULL executor or tensor 561103; an index out of range, or
-// a tensor that was NULL (or unselected) in phase 1, 161002.
+// Which of the signature's tensors an address setter's index counts.
+enum class TensorSide { Input, Output, Any };
+
+const char *side_name(TensorSide side) {
+    return side == TensorSide::Input ? "input" : side == TensorSide::Output ? "output" : "";
+}
+
+// Argument indices of the signature's tensors on `side`, in signature order.
+std::vector<size_t> tensor_params(const OpManifest &op, TensorSide side) {
+    std::vector<size_t> list;
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        if (p.type == ParamType::Tensor && (side == TensorSide::Any || p.output == (side == TensorSide::Output)))
+            list.push_back(i);
+    }
+    return list;
+}
+
+// CANN's aclSetInputTensorAddr/aclSetOutputTensorAddr/aclSetTensorAddr: `index` counts every input
+// (output, any) tensor of the operator's signature, present or not; NULL executor or tensor 561103; an
+// index out of range, or a tensor that was NULL (or unselected) in phase 1, 161002.
 aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *handle, size_t index, aclTensor *tensor, void *addr,
-                            bool output) {
+                            TensorSide side) {
     return reported({fn}, [&] {
         const auto exec = live_executor(handle, ACLNN_ERR_INNER_NULLPTR);
         if (!tensor) fail(ACLNN_ERR_INNER_NULLPTR, "tensor must not be NULL");
-        const char *kind = output ? "output" : "input";
-        std::vector<size_t> list;  // argument indices of the signature's input (output) tensors
-        for (size_t i = 0; i < exec->manifest->params.size(); ++i) {
-            const Param &p = exec->manifest->params[i];
-            if (p.type == ParamType::Tensor && p.output == output) list.push_back(i);
-        }
+        const std::string kind = side == TensorSide::Any ? "tensor" : side_name(side);
+        const std::vector<size_t> list = tensor_params(*exec->manifest, side);
         if (index >= list.size())
-            fail(ACLNN_ERR_PARAM_INVALID, std::string("index ") + std::to_string(index) + " is out of range: aclnn" +
-                                              exec->op_name + " has " + std::to_string(list.size()) + " " + kind + " tensor(s)");
+            fail(ACLNN_ERR_PARAM_INVALID, "index " + std::to_string(index) + " is out of range: aclnn" + exec->op_name +
+                                              " has " + std::to_string(list.size()) + " " +
+                                              (side == TensorSide::Any ? "" : kind + " ") + "tensor(s)");
         const size_t arg = list[index];
         aclTensor *bound = exec->tensors[arg];
         if (!bound)
-            fail(ACLNN_ERR_PARAM_INVALID, std::string(kind) + " " + std::to_string(index) + " (" + exec->args[arg].name +
+            fail(ACLNN_ERR_PARAM_INVALID, kind + " " + std::to_string(index) + " (" + exec->args[arg].name +
                                               ") was NULL or unselected in phase 1, so it has no address to update");
         if (tensor != bound)
-            fail(ACLNN_ERR_PARAM_INVALID, std::string("tensor is not ") + kind + " " + std::to_string(index) + " (" +
+            fail(ACLNN_ERR_PARAM_INVALID, "tensor is not " + kind + " " + std::to_string(index) + " (" +
                                               exec->args[arg].name + ") of this executor");
         // Not while another thread runs this executor: a run reads the addresses under run_mutex.
         std::lock_guard<std::mutex> lock(exec->run_mutex);
         bound->data = addr;
         return ACLNN_SUCCESS;
+    });
+}
+
+// CANN's aclSetDynamic{Input,Output,}TensorAddr, for tensor-list parameters: NULL executor or tensors
+// 561103; relativeIndex past the list, or irIndex past the signature's tensors, 161002. The plugin ABI
+// has no tensor-list parameter, so an irIndex in range names a plain tensor: 161002 saying so.
+aclnnStatus set_dynamic_tensor_addr(const char *fn, aclOpExecutor *handle, size_t irIndex, size_t relativeIndex,
+                                    const aclTensorList *tensors, TensorSide side) {
+    return reported({fn}, [&]() -> aclnnStatus {
+        const auto exec = live_executor(handle, ACLNN_ERR_INNER_NULLPTR);
+        if (!tensors) fail(ACLNN_ERR_INNER_NULLPTR, "tensors must not be NULL");
+        if (relativeIndex >= tensors->tensors.size())
+            fail(ACLNN_ERR_PARAM_INVALID, "relativeIndex " + std::to_string(relativeIndex) +
+                                              " is out of range: tensors holds " +
+                                              std::to_string(tensors->tensors.size()) + " tensor(s)");
+        const std::string kind = side == TensorSide::Any ? "tensor" : std::string(side_name(side)) + " tensor";
+        const std::vector<size_t> list = tensor_params(*exec->manifest, side);
+        if (irIndex >= list.size())
+            fail(ACLNN_ERR_PARAM_INVALID, "irIndex " + std::to_string(irIndex) + " is out of range: aclnn" +
+                                              exec->op_name + " has " + std::to_string(list.size()) + " " + kind + "(s)");
+        const std::string setter = side == TensorSide::Input    ? "aclSetInputTensorAddr"
+                                   : side == TensorSide::Output ? "aclSetOutputTensorAddr"
+                                                                : "aclSetTensorAddr";
+        fail(ACLNN_ERR_PARAM_INVALID, "irIndex " + std::to_string(irIndex) + " (" + exec->args[list[irIndex]].name +
+                                          ") is a tensor, not a tensor list: use " + setter);
     });
 }
 
@@ -131,6 +172,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuRun(const char *opName, void *workspace,
             fail(ACLNN_ERR_PARAM_INVALID, "stream is not a live stream (destroyed, or not made by aclrtCreateStream)");
         if (opName && planned->op_name != opName)  // (not consumed: the call was misdirected)
             fail(ACLNN_ERR_PARAM_INVALID, "executor was planned by aclnn" + planned->op_name + "GetWorkspaceSize");
+        wait_for_callbacks(stream, /*blocking_only=*/true);  // work after a blocking host callback waits for it
         // A single-use executor is consumed by this call whatever its outcome.
         const auto exec = claim_for_run(executor);
         if (!exec) fail_not_live();
@@ -155,12 +197,37 @@ ACL_FUNC_VISIBILITY aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 
 ACL_FUNC_VISIBILITY aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
                                                       void *addr) {
-    return set_tensor_addr("aclSetInputTensorAddr", executor, index, tensor, addr, false);
+    return set_tensor_addr("aclSetInputTensorAddr", executor, index, tensor, addr, TensorSide::Input);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index,
                                                        aclTensor *tensor, void *addr) {
-    return set_tensor_addr("aclSetOutputTensorAddr", executor, index, tensor, addr, true);
+    return set_tensor_addr("aclSetOutputTensorAddr", executor, index, tensor, addr, TensorSide::Output);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                                 void *addr) {
+    return set_tensor_addr("aclSetTensorAddr", executor, index, tensor, addr, TensorSide::Any);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor *executor, size_t irIndex,
+                                                             const size_t relativeIndex, aclTensorList *tensors,
+                                                             void *) {
+    return set_dynamic_tensor_addr("aclSetDynamicInputTensorAddr", executor, irIndex, relativeIndex, tensors,
+                                   TensorSide::Input);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicOutputTensorAddr(aclOpExecutor *executor, size_t irIndex,
+                                                              const size_t relativeIndex, aclTensorList *tensors,
+                                                              void *) {
+    return set_dynamic_tensor_addr("aclSetDynamicOutputTensorAddr", executor, irIndex, relativeIndex, tensors,
+                                   TensorSide::Output);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex,
+                                                        const size_t relativeIndex, aclTensorList *tensors, void *) {
+    return set_dynamic_tensor_addr("aclSetDynamicTensorAddr", executor, irIndex, relativeIndex, tensors,
+                                   TensorSide::Any);
 }
 
 }  // extern "C"

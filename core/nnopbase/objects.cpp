@@ -49,6 +49,72 @@ aclnnStatus hand_out(const std::vector<int64_t> &v, int64_t **out, uint64_t *n) 
     return ACLNN_SUCCESS;
 }
 
+// Fills `t` from aclCreateTensor's arguments after checking them all. On a bad argument: false, the
+// error set with `fn`'s name, and `t` partly written (callers fill a fresh tensor, never a live one).
+bool describe_tensor(const char *fn, aclTensor &t, const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                     const int64_t *stride, int64_t offset, aclFormat format, const int64_t *storageDims,
+                     uint64_t storageDimsNum, void *tensorData) {
+    const auto bad = [fn](const std::string &why) {
+        aclcpu::set_error(ACLNN_ERR_PARAM_INVALID, std::string(fn) + ": " + why);
+        return false;
+    };
+    if (viewDimsNum > kMaxRank) return bad("viewDimsNum must be <= 8, got " + std::to_string(viewDimsNum));
+    if (viewDimsNum && !viewDims) return bad("viewDims must not be NULL");
+    if (storageDimsNum > kMaxRank) return bad("storageDimsNum must be <= 8, got " + std::to_string(storageDimsNum));
+    if (storageDimsNum && !storageDims) return bad("storageDims must not be NULL");
+    if (acp::dtype_size(dataType) == 0)
+        return bad("dataType " + std::to_string(static_cast<int>(dataType)) + " has no element size");
+    if (format != ACL_FORMAT_UNDEFINED && acp::format_name(format) == "UNDEFINED")
+        return bad("unknown format " + std::to_string(static_cast<int>(format)));
+    if (offset < 0) return bad("offset must be >= 0, got " + std::to_string(offset));
+    t.dims.assign(viewDims, viewDims + viewDimsNum);
+    t.dtype = dataType;
+    t.format = format;
+    t.offset = offset;
+    t.data = tensorData;
+    for (uint64_t d = 0; d < viewDimsNum; ++d)
+        if (t.dims[d] < 0) return bad("viewDims[" + std::to_string(d) + "] must be >= 0, got " + std::to_string(viewDims[d]));
+    // NULL strides mean a contiguous view; NULL storage means storage exactly the view.
+    if (stride) {
+        t.strides.assign(stride, stride + viewDimsNum);
+    } else {
+        t.strides.assign(viewDimsNum, 1);
+        for (int64_t d = static_cast<int64_t>(viewDimsNum) - 2; d >= 0; --d)
+            // (an empty view's other dims may be huge: its strides can overflow where its count cannot)
+            if (__builtin_mul_overflow(t.strides[d + 1], std::max<int64_t>(t.dims[d + 1], 1), &t.strides[d]))
+                return bad("the contiguous strides of viewDims overflow int64 (stride is NULL)");
+    }
+    for (uint64_t d = 0; d < viewDimsNum; ++d)
+        if (t.strides[d] < 0) return bad("stride[" + std::to_string(d) + "] must be >= 0, got " + std::to_string(stride[d]));
+    if (storageDims) t.storage_dims.assign(storageDims, storageDims + storageDimsNum);
+    else t.storage_dims = t.dims;
+    int64_t storage = 1;
+    for (int64_t d : t.storage_dims)
+        if (d < 0 || __builtin_mul_overflow(storage, d, &storage))
+            return bad("storageDims must be >= 0 with a product below 2^63");
+    // Every address a kernel forms, (offset + index) * element size, must fit in int64.
+    const auto elem = static_cast<int64_t>(acp::dtype_size(dataType));
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(storage, elem, &bytes) || __builtin_mul_overflow(offset, elem, &bytes))
+        return bad("storage of " + std::to_string(storage) + " elements and offset " + std::to_string(offset) +
+                   " must stay below 2^63 bytes (" + std::to_string(elem) + " bytes an element)");
+    int64_t count = 1;
+    for (int64_t d : t.dims)
+        if (__builtin_mul_overflow(count, d, &count)) return bad("viewDims have more than 2^63 elements");
+    // Every element of a non-empty view must lie inside the storage, so kernels never leave it.
+    if (count > 0) {
+        int64_t last = offset, step = 0;
+        bool overflow = false;
+        for (uint64_t d = 0; d < viewDimsNum && !overflow; ++d)
+            overflow = __builtin_mul_overflow(t.dims[d] - 1, t.strides[d], &step) || __builtin_add_overflow(last, step, &last);
+        if (overflow) return bad("the view's last element offset overflows int64");
+        if (last >= storage)
+            return bad("the view reaches element " + std::to_string(last) + " but the storage holds " +
+                       std::to_string(storage) + " elements");
+    }
+    return true;
+}
+
 }  // namespace
 
 int64_t aclTensor::numel() const {
@@ -63,86 +129,27 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
                                                const int64_t *stride, int64_t offset, aclFormat format,
                                                const int64_t *storageDims, uint64_t storageDimsNum,
                                                void *tensorData) {
-    const char *fn = "aclCreateTensor";
-    if (viewDimsNum > kMaxRank)
-        return creation_failed<aclTensor>(fn, "viewDimsNum must be <= 8, got " + std::to_string(viewDimsNum));
-    if (viewDimsNum && !viewDims) return creation_failed<aclTensor>(fn, "viewDims must not be NULL");
-    if (storageDimsNum > kMaxRank)
-        return creation_failed<aclTensor>(fn, "storageDimsNum must be <= 8, got " + std::to_string(storageDimsNum));
-    if (storageDimsNum && !storageDims) return creation_failed<aclTensor>(fn, "storageDims must not be NULL");
-    if (acp::dtype_size(dataType) == 0)
-        return creation_failed<aclTensor>(fn, "dataType " + std::to_string(static_cast<int>(dataType)) +
-                                                  " has no element size");
-    if (format != ACL_FORMAT_UNDEFINED && acp::format_name(format) == "UNDEFINED")
-        return creation_failed<aclTensor>(fn, "unknown format " + std::to_string(static_cast<int>(format)));
-    if (offset < 0) return creation_failed<aclTensor>(fn, "offset must be >= 0, got " + std::to_string(offset));
     auto *t = new (std::nothrow) aclTensor;
-    if (!t) return nullptr;
-    t->dims.assign(viewDims, viewDims + viewDimsNum);
-    t->dtype = dataType;
-    t->format = format;
-    t->offset = offset;
-    t->data = tensorData;
-    for (uint64_t d = 0; d < viewDimsNum; ++d)
-        if (t->dims[d] < 0) {
-            delete t;
-            return creation_failed<aclTensor>(fn, "viewDims[" + std::to_string(d) + "] must be >= 0, got " +
-                                                      std::to_string(viewDims[d]));
-        }
-    // NULL strides mean a contiguous view; NULL storage means storage exactly the view.
-    if (stride) {
-        t->strides.assign(stride, stride + viewDimsNum);
-    } else {
-        t->strides.assign(viewDimsNum, 1);
-        for (int64_t d = static_cast<int64_t>(viewDimsNum) - 2; d >= 0; --d)
-            // (an empty view's other dims may be huge: its strides can overflow where its count cannot)
-            if (__builtin_mul_overflow(t->strides[d + 1], std::max<int64_t>(t->dims[d + 1], 1), &t->strides[d])) {
-                delete t;
-                return creation_failed<aclTensor>(fn, "the contiguous strides of viewDims overflow int64 (stride is NULL)");
-            }
-    }
-    for (uint64_t d = 0; d < viewDimsNum; ++d)
-        if (t->strides[d] < 0) {
-            delete t;
-            return creation_failed<aclTensor>(fn, "stride[" + std::to_string(d) + "] must be >= 0, got " +
-                                                      std::to_string(stride[d]));
-        }
-    if (storageDims) t->storage_dims.assign(storageDims, storageDims + storageDimsNum);
-    else t->storage_dims = t->dims;
-    int64_t storage = 1;
-    for (int64_t d : t->storage_dims) {
-        if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) {
-            delete t;
-            return creation_failed<aclTensor>(fn, "storageDims must be >= 0 with a product below 2^63");
-        }
-    }
-    // Every address a kernel forms, (offset + index) * element size, must fit in int64.
-    const auto elem = static_cast<int64_t>(acp::dtype_size(dataType));
-    int64_t bytes = 0;
-    if (__builtin_mul_overflow(storage, elem, &bytes) || __builtin_mul_overflow(offset, elem, &bytes)) {
-        delete t;
-        return creation_failed<aclTensor>(fn, "storage of " + std::to_string(storage) + " elements and offset " + std::to_string(offset) +
-                                                  " must stay below 2^63 bytes (" + std::to_string(elem) + " bytes an element)");
-    }
-    int64_t count = 1;
-    for (int64_t d : t->dims)
-        if (__builtin_mul_overflow(count, d, &count)) {
-            delete t;
-            return creation_failed<aclTensor>(fn, "viewDims have more than 2^63 elements");
-        }
-    // Every element of a non-empty view must lie inside the storage, so kernels never leave it.
-    if (count > 0) {
-        int64_t last = offset, step = 0;
-        bool overflow = false;
-        for (uint64_t d = 0; d < viewDimsNum && !overflow; ++d)
-            overflow = __builtin_mul_overflow(t->dims[d] - 1, t->strides[d], &step) || __builtin_add_overflow(last, step, &last);
-        if (overflow || last >= storage) {
-            delete t;
-            return creation_failed<aclTensor>(fn, overflow ? std::string("the view's last element offset overflows int64") : "the view reaches element " + std::to_string(last) +
-                                                      " but the storage holds " + std::to_string(storage) + " elements");
-        }
-    }
-    return t;
+    if (!t) return creation_failed<aclTensor>("aclCreateTensor", "out of host memory", ACLNN_ERR_INNER);
+    if (describe_tensor("aclCreateTensor", *t, viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+                        storageDimsNum, tensorData))
+        return t;
+    delete t;
+    return nullptr;
+}
+
+// A bad argument leaves the tensor as it was: a tensor half re-described would pass for a good one.
+ACL_FUNC_VISIBILITY aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum,
+                                              aclDataType dataType, const int64_t *stride, int64_t offset,
+                                              aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
+                                              void *tensorDataAddr) {
+    if (!tensor) return null_arg("aclInitTensor", "tensor");
+    aclTensor fresh;
+    if (!describe_tensor("aclInitTensor", fresh, viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+                         storageDimsNum, tensorDataAddr))
+        return ACLNN_ERR_PARAM_INVALID;
+    *tensor = std::move(fresh);
+    return ACLNN_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclScalar *aclCreateScalar(void *value, aclDataType dataType) {
@@ -260,6 +267,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclGetFloatArraySize(const aclFloatArray *array,
 ACL_FUNC_VISIBILITY aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size) {
     if (!array || !size) return null_arg("aclGetBoolArraySize", "array and size");
     *size = array->values.size();
+    return ACLNN_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclGetScalarListSize(const aclScalarList *scalarList, uint64_t *size) {
+    if (!scalarList || !size) return null_arg("aclGetScalarListSize", "scalarList and size");
+    *size = scalarList->scalars.size();
     return ACLNN_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 // of the view lies inside the declared storage shape.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,9 +34,25 @@ struct aclScalar {
     aclDataType dtype = ACL_DT_UNDEFINED;
     double value = 0.0;
 };
+// A list owns its items, as in CANN: aclDestroyTensorList (aclDestroyScalarList) destroys them, and the
+// caller must not destroy them again. An item listed twice is destroyed once.
+template <class Item>
+void destroy_distinct(std::vector<const Item *> &items) {
+    std::sort(items.begin(), items.end());
+    items.erase(std::unique(items.begin(), items.end()), items.end());
+    for (const Item *item : items) delete item;
+}
 struct aclTensorList {
     std::vector<const aclTensor *> tensors;
+    aclTensorList() = default;
+    aclTensorList(const aclTensorList &) = delete;
+    aclTensorList &operator=(const aclTensorList &) = delete;
+    ~aclTensorList() { destroy_distinct(tensors); }
 };
 struct aclScalarList {
     std::vector<const aclScalar *> scalars;
+    aclScalarList() = default;
+    aclScalarList(const aclScalarList &) = delete;
+    aclScalarList &operator=(const aclScalarList &) = delete;
+    ~aclScalarList() { destroy_distinct(scalars); }
 };

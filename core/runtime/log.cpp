@@ -41,9 +41,12 @@ int set_error(int code, const std::string &message) {
         if (c == '\n' || c == '\r') c = ' ';
     t_has_recent = true;
     // A rejected argument (161xxx) is the caller's error and already reaches it as a status and
-    // message: log it as a warning. Runtime and internal failures are errors.
+    // message: log it as a warning. aclrtProcessReport's timeout and "no subscription" are what a
+    // polling loop sees most of the time: info, as CANN logs them. Other failures are errors.
     const bool caller_error = code / 1000 == 161;
-    log(caller_error ? LogLevel::Warning : LogLevel::Error, t_recent + " (status " + std::to_string(code) + ")");
+    const bool polling = code == ACL_ERROR_RT_REPORT_TIMEOUT || code == ACL_ERROR_RT_THREAD_SUBSCRIBE;
+    log(caller_error ? LogLevel::Warning : polling ? LogLevel::Info : LogLevel::Error,
+        t_recent + " (status " + std::to_string(code) + ")");
     return code;
 }
 

@@ -1,6 +1,6 @@
 // The runtime subset of acl/acl_rt.h on the CPU: one device, its contexts, host memory, synchronous streams.
 // Work submitted to a stream completes before the submitting call returns, so synchronizing a
-// stream or an event only has to validate its handle.
+// stream only has to validate its handle and wait for host callbacks still pending (callbacks.cpp).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 
 #include "acl/acl.h"
 #include "aclnn_cpu/dtype.hpp"
+#include "callbacks.hpp"
 #include "context.hpp"
 #include "log.hpp"
 
@@ -214,13 +215,16 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
-    if (!stream || !streams().destroy(stream)) return dead_stream("aclrtDestroyStream");
+    if (!stream || !streams().contains(stream)) return dead_stream("aclrtDestroyStream");
+    aclcpu::forget_stream_callbacks(stream);
+    if (!streams().destroy(stream)) return dead_stream("aclrtDestroyStream");  // (another thread was first)
     return ACL_SUCCESS;
 }
 
-// Work runs synchronously on submission, so a live stream (or the default NULL stream) is idle here.
+// Work runs synchronously on submission: only host callbacks (callbacks.cpp) can still be pending.
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
     if (stream && !streams().contains(stream)) return dead_stream("aclrtSynchronizeStream");
+    aclcpu::wait_for_callbacks(stream, false);
     return ACL_SUCCESS;
 }
 
@@ -228,10 +232,16 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream strea
     if (timeout < -1)
         return bad("aclrtSynchronizeStreamWithTimeout", "timeout must be -1 (none) or >= 0 ms, got " + std::to_string(timeout));
     if (stream && !streams().contains(stream)) return dead_stream("aclrtSynchronizeStreamWithTimeout");
+    if (!aclcpu::wait_for_callbacks(stream, false, timeout))
+        return aclcpu::set_error(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout: callbacks on the "
+                                 "stream still pending after " + std::to_string(timeout) + " ms");
     return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) { return ACL_SUCCESS; }
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
+    aclcpu::wait_for_all_callbacks();
+    return ACL_SUCCESS;
+}
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event) {
     if (!event) return bad("aclrtCreateEvent", "event must not be NULL");
@@ -244,14 +254,19 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
     return ACL_SUCCESS;
 }
 
+// Recording and waiting are work on the stream: they come after its blocking callbacks.
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     if (!event || !events().contains(event)) return bad("aclrtRecordEvent", "not a live event");
-    return aclrtSynchronizeStream(stream);
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtRecordEvent");
+    aclcpu::wait_for_callbacks(stream, true);
+    return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     if (!event || !events().contains(event)) return bad("aclrtStreamWaitEvent", "not a live event");
-    return aclrtSynchronizeStream(stream);
+    if (stream && !streams().contains(stream)) return dead_stream("aclrtStreamWaitEvent");
+    aclcpu::wait_for_callbacks(stream, true);
+    return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
@@ -308,13 +323,27 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                               aclrtMemcpyKind kind, aclrtStream stream) {
     if (stream && !streams().contains(stream)) return dead_stream("aclrtMemcpyAsync");
+    aclcpu::wait_for_callbacks(stream, true);
     return copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream) {
     if (stream && !streams().contains(stream)) return dead_stream("aclrtMemsetAsync");
+    aclcpu::wait_for_callbacks(stream, true);
     return fill("aclrtMemsetAsync", devPtr, maxCount, value, count);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t) { return ACL_SUCCESS; }
+ACL_FUNC_VISIBILITY aclError aclrtSetOpExecuteTimeOut(uint32_t) { return ACL_SUCCESS; }
+
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
+    if (!majorVersion || !minorVersion || !patchVersion)
+        return bad("aclrtGetVersion", "majorVersion, minorVersion and patchVersion must not be NULL");
+    *majorVersion = ACLNN_CPU_VERSION_MAJOR;
+    *minorVersion = ACLNN_CPU_VERSION_MINOR;
+    *patchVersion = ACLNN_CPU_VERSION_PATCH;
+    return ACL_SUCCESS;
 }
 
 }  // extern "C"

@@ -12,6 +12,8 @@ extern "C" {
 /* configPath: a YAML file (product, plugin_paths, threads, log_level) or NULL for defaults. */
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
+/* The version of this library (aclnn-cpu), in CANN's A.B.C form. */
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,11 @@ typedef void *aclrtContext;
 #define ACL_ERROR_RT_PARAM_INVALID 107000
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_RT_STREAM_NOT_FOUND 107004
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011  /* stream not subscribed, or subscribed already */
+#define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012  /* thread subscribed to no stream, or not to this one */
+#define ACL_ERROR_RT_STREAM_NO_CB_REG 107015  /* callback launched on a stream no thread subscribed to */
+#define ACL_ERROR_RT_REPORT_TIMEOUT 507012    /* aclrtProcessReport: no callback within the timeout */
+#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046
 #define ACL_ERROR_BAD_ALLOC 200000
 #define ACL_ERROR_INTERNAL_ERROR 500000
 

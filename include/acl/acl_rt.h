@@ -39,6 +39,9 @@ typedef enum aclrtMemAttr {
     ACL_HBM_MEM_P2P_HUGE1G = 11
 } aclrtMemAttr;
 
+typedef enum aclrtCallbackBlockType { ACL_CALLBACK_NO_BLOCK = 0, ACL_CALLBACK_BLOCK = 1 } aclrtCallbackBlockType;
+typedef void (*aclrtCallback)(void *userData);
+
 /* Where the program runs: always ACL_HOST here (as with an Ascend card in a host). */
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
 
@@ -84,6 +87,21 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
                                               aclrtMemcpyKind kind, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream);
+
+/* Host callbacks on a stream. threadId is the pthread_t of the thread that will call
+   aclrtProcessReport; it runs the stream's callbacks in launch order. Work submitted to the stream
+   after an ACL_CALLBACK_BLOCK callback waits for it, and synchronizing the stream or the device waits
+   for all of them. aclrtUnSubscribeReport runs any callback still pending on the calling thread. */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                                                 aclrtStream stream);
+/* timeout: -1 (no limit) or > 0 ms. */
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+
+/* Kernels here never wait on device events, so these timeouts are accepted and have nothing to bound. */
+ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtSetOpExecuteTimeOut(uint32_t timeout);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,11 @@ TEST_F(CLinkageTest, PublicSymbolsAreUnmangled) {
           "aclrtGetSocName", "aclGetRecentErrMsg", "aclCreateTensor", "aclDestroyTensor", "aclGetViewShape",
           "aclCreateIntArray", "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclSetInputTensorAddr",
           "aclSetOutputTensorAddr", "aclSetRawTensorAddr", "aclGetRawTensorAddr", "aclnnAvgPool2dBackwardGetWorkspaceSize",
-          "aclnnAvgPool2dBackward", "aclnnAvgPool2dGetWorkspaceSize", "aclnnAvgPool2d", "aclnnInit", "aclnnFinalize", "aclrtMallocAlign32", "aclrtGetMemInfo"})
+          "aclnnAvgPool2dBackward", "aclnnAvgPool2dGetWorkspaceSize", "aclnnAvgPool2d", "aclnnInit", "aclnnFinalize", "aclrtMallocAlign32", "aclrtGetMemInfo",
+          "aclInitTensor", "aclGetScalarListSize", "aclSetTensorAddr", "aclSetDynamicInputTensorAddr",
+          "aclSetDynamicOutputTensorAddr", "aclSetDynamicTensorAddr", "aclrtSubscribeReport", "aclrtUnSubscribeReport",
+          "aclrtLaunchCallback", "aclrtProcessReport", "aclrtGetVersion", "aclrtSetOpWaitTimeout",
+          "aclrtSetOpExecuteTimeOut"})
         EXPECT_NE(dlsym(RTLD_DEFAULT, name), nullptr) << name << " is not exported with C linkage";
 }
 

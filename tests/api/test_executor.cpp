@@ -2,7 +2,10 @@
 // NULL out-pointers, consumed and destroyed executors, repeatable executors with address updates,
 // workspace checks, NULL data at run time, and the message left for aclGetRecentErrMsg.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -337,6 +340,122 @@ TEST_F(ExecutorTest, AddressUpdatesRejectBadIndexAndWrongTensor) {
     EXPECT_NE(takeErr().find("tensor must not be NULL"), std::string::npos);
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
     EXPECT_NE(aclSetInputTensorAddr(exec, 0, p.tGo, other.data()), ACLNN_SUCCESS) << "destroyed executor";
+}
+
+// aclSetTensorAddr counts all the signature's tensors: gradOutput 0, self 1, gradInput 2.
+TEST_F(ExecutorTest, SetTensorAddrCountsEveryTensorInSignatureOrder) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    std::vector<float> go2(p.go.size()), gi2(p.gi.size(), 5.0f);
+    for (size_t i = 0; i < go2.size(); ++i) go2[i] = 4.0f * static_cast<float>(i + 7);
+    ASSERT_EQ(aclSetTensorAddr(exec, 0, p.tGo, go2.data()), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetTensorAddr(exec, 2, p.tGi, gi2.data()), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(gi2, Problem::expected(go2));
+    EXPECT_EQ(p.gi, std::vector<float>(p.gi.size(), -1.0f)) << "the old gradInput was written";
+
+    std::vector<float> other(p.gi.size(), 0.0f);
+    EXPECT_EQ(aclSetTensorAddr(exec, 3, p.tGi, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("index 3 is out of range: aclnnAvgPool2dBackward has 3 tensor(s)"), std::string::npos);
+    EXPECT_EQ(aclSetTensorAddr(exec, 1, p.tGo, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("tensor is not tensor 1 (self)"), std::string::npos);
+    EXPECT_EQ(aclSetTensorAddr(nullptr, 0, p.tGo, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_EQ(aclSetTensorAddr(exec, 0, nullptr, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    (void)takeErr();
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+}
+
+// The tensor-list setters: CANN's codes for NULLs and ranges, and for an index that names a plain
+// tensor a message pointing at the setter that applies. No address changes.
+TEST_F(ExecutorTest, DynamicTensorAddrSettersSayNoTensorListIsThere) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    std::vector<float> other(p.gi.size(), 0.0f);
+    const int64_t dims[1] = {2};
+    const aclTensor *items[1] = {aclCreateTensor(dims, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, other.data())};
+    aclTensorList *list = aclCreateTensorList(items, 1);
+    ASSERT_NE(list, nullptr) << takeErr();
+
+    EXPECT_EQ(aclSetDynamicInputTensorAddr(exec, 0, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("aclSetDynamicInputTensorAddr: irIndex 0 (gradOutput) is a tensor, not a tensor list: "
+                             "use aclSetInputTensorAddr"),
+              std::string::npos);
+    EXPECT_EQ(aclSetDynamicInputTensorAddr(exec, 2, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("irIndex 2 is out of range: aclnnAvgPool2dBackward has 2 input tensor(s)"), std::string::npos);
+    EXPECT_EQ(aclSetDynamicInputTensorAddr(exec, 0, 1, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("relativeIndex 1 is out of range: tensors holds 1 tensor(s)"), std::string::npos);
+    EXPECT_EQ(aclSetDynamicOutputTensorAddr(exec, 0, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("irIndex 0 (gradInput) is a tensor, not a tensor list: use aclSetOutputTensorAddr"),
+              std::string::npos);
+    EXPECT_EQ(aclSetDynamicOutputTensorAddr(exec, 1, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(aclSetDynamicTensorAddr(exec, 2, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("irIndex 2 (gradInput) is a tensor, not a tensor list: use aclSetTensorAddr"),
+              std::string::npos);
+    EXPECT_EQ(aclSetDynamicTensorAddr(exec, 3, 0, list, other.data()), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(takeErr().find("has 3 tensor(s)"), std::string::npos);
+    // CANN's page: a NULL executor or list is 561103.
+    EXPECT_EQ(aclSetDynamicInputTensorAddr(nullptr, 0, 0, list, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_EQ(aclSetDynamicOutputTensorAddr(exec, 0, 0, nullptr, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    EXPECT_NE(takeErr().find("tensors must not be NULL"), std::string::npos);
+    EXPECT_EQ(aclSetDynamicTensorAddr(nullptr, 0, 0, nullptr, other.data()), ACLNN_ERR_INNER_NULLPTR);
+    (void)takeErr();
+
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclDestroyTensorList(list), ACLNN_SUCCESS);
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+}
+
+// aclInitTensor on a bound tensor: the executor keeps the view it planned on and takes the new address.
+TEST_F(ExecutorTest, InitTensorOnABoundTensorRetargetsItsAddress) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    std::vector<float> go2(p.go.size());
+    for (size_t i = 0; i < go2.size(); ++i) go2[i] = -4.0f * static_cast<float>(i + 2);
+    const int64_t dims[4] = {N, C, Ho, Wo};
+    ASSERT_EQ(aclInitTensor(p.tGo, dims, 4, ACL_FLOAT, nullptr, 0, ACL_FORMAT_NCHW, nullptr, 0, go2.data()), ACLNN_SUCCESS)
+        << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.gi, Problem::expected(go2));
+    EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS) << takeErr();
+}
+
+// An operator submitted after a blocking host callback on its stream runs after the callback: it
+// sees the gradOutput the callback wrote (CANN's ACL_CALLBACK_BLOCK).
+TEST_F(ExecutorTest, RunAfterABlockingCallbackSeesWhatItWrote) {
+    Problem p;
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> reporter_id{0};
+    std::thread reporter([&] {
+        reporter_id = static_cast<uint64_t>(pthread_self());
+        while (!stop) (void)aclrtProcessReport(10);
+    });
+    while (!reporter_id) std::this_thread::yield();
+    ASSERT_EQ(aclrtSubscribeReport(reporter_id, stream_), ACL_SUCCESS) << takeErr();
+    const auto double_late = [](void *data) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (float &g : *static_cast<std::vector<float> *>(data)) g *= 2.0f;
+    };
+    ASSERT_EQ(aclrtLaunchCallback(double_late, &p.go, ACL_CALLBACK_BLOCK, stream_), ACL_SUCCESS) << takeErr();
+    ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
+    EXPECT_EQ(p.go[0], 8.0f) << "the callback ran before the operator";
+    EXPECT_EQ(p.gi, Problem::expected(p.go));
+    EXPECT_EQ(aclrtUnSubscribeReport(reporter_id, stream_), ACL_SUCCESS) << takeErr();
+    stop = true;
+    reporter.join();
+    (void)takeErr();
 }
 
 TEST_F(ExecutorTest, DestroyTwiceIsAnErrorNotACrash) {

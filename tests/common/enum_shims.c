@@ -21,4 +21,15 @@ aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, i
                            storageDimsNum, tensorData);
 }
 
+aclnnStatus shim_aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum, int dataType,
+                              const int64_t *stride, int64_t offset, int format, const int64_t *storageDims,
+                              uint64_t storageDimsNum, void *tensorData) {
+    return aclInitTensor(tensor, viewDims, viewDimsNum, (aclDataType)dataType, stride, offset, (aclFormat)format,
+                         storageDims, storageDimsNum, tensorData);
+}
+
+aclError shim_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockType, aclrtStream stream) {
+    return aclrtLaunchCallback(fn, userData, (aclrtCallbackBlockType)blockType, stream);
+}
+
 aclScalar *shim_aclCreateScalar(void *value, int dataType) { return aclCreateScalar(value, (aclDataType)dataType); }

@@ -15,6 +15,10 @@ aclError shim_aclrtGetMemInfo(int attr, size_t *free, size_t *total);
 aclTensor *shim_aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int dataType, const int64_t *stride,
                                 int64_t offset, int format, const int64_t *storageDims, uint64_t storageDimsNum,
                                 void *tensorData);
+aclnnStatus shim_aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum, int dataType,
+                              const int64_t *stride, int64_t offset, int format, const int64_t *storageDims,
+                              uint64_t storageDimsNum, void *tensorData);
+aclError shim_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockType, aclrtStream stream);
 aclScalar *shim_aclCreateScalar(void *value, int dataType);
 
 #ifdef __cplusplus
