@@ -7,10 +7,11 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -40,6 +41,9 @@ struct Callbacks {
     std::mutex m;
     std::condition_variable changed;  // a callback launched or finished, or a subscription ended
     std::map<const void *, Subscription> streams;
+    // streams.size(), readable without the lock: with no subscription (the usual program) the
+    // waits of every operator run and copy cost one load, not the lock.
+    std::atomic<size_t> subscribed{0};
 };
 
 Callbacks &callbacks() {
@@ -83,6 +87,7 @@ namespace aclcpu {
 // runs them here, in order, as CANN's device would have run them before the waiting work.
 ACL_FUNC_VISIBILITY bool wait_for_callbacks(const void *stream, bool blocking_only, int32_t timeout_ms) {
     auto &c = callbacks();
+    if (c.subscribed.load(std::memory_order_acquire) == 0) return true;
     const uint64_t self = this_thread_id();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
     std::unique_lock<std::mutex> lock(c.m);
@@ -113,7 +118,10 @@ ACL_FUNC_VISIBILITY void wait_for_all_callbacks() {
 ACL_FUNC_VISIBILITY void forget_stream_callbacks(const void *stream) {
     auto &c = callbacks();
     std::lock_guard<std::mutex> lock(c.m);
-    if (c.streams.erase(stream)) c.changed.notify_all();
+    if (c.streams.erase(stream)) {
+        c.subscribed.store(c.streams.size(), std::memory_order_release);
+        c.changed.notify_all();
+    }
 }
 
 }  // namespace aclcpu
@@ -121,8 +129,7 @@ ACL_FUNC_VISIBILITY void forget_stream_callbacks(const void *stream) {
 extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-    if (!aclcpu::stream_is_live(stream))
-        return fail(ACL_ERROR_INVALID_PARAM, "aclrtSubscribeReport", "stream is not a live stream");
+    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtSubscribeReport", "not a live stream");
     auto &c = callbacks();
     std::lock_guard<std::mutex> lock(c.m);
     auto [it, added] = c.streams.try_emplace(stream);
@@ -130,6 +137,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream
         return fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, "aclrtSubscribeReport",
                     "the stream is already subscribed by thread " + std::to_string(it->second.thread));
     it->second.thread = threadId;
+    c.subscribed.store(c.streams.size(), std::memory_order_release);
     return ACL_SUCCESS;
 }
 
@@ -153,6 +161,7 @@ ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStre
             c.changed.wait(lock);  // the subscribed thread is still inside one
         } else {
             c.streams.erase(it);
+            c.subscribed.store(c.streams.size(), std::memory_order_release);
             break;
         }
     }
@@ -167,8 +176,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchCallback",
                     "blockType must be ACL_CALLBACK_NO_BLOCK (0) or ACL_CALLBACK_BLOCK (1), got " +
                         std::to_string(static_cast<int>(blockType)));
-    if (!aclcpu::stream_is_live(stream))
-        return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchCallback", "stream is not a live stream");
+    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtLaunchCallback", "not a live stream");
     auto &c = callbacks();
     std::lock_guard<std::mutex> lock(c.m);
     auto it = c.streams.find(stream);
@@ -179,6 +187,17 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
     it->second.queue.push_back({fn, userData, blocking});
     if (blocking) ++it->second.blocking_unfinished;
     c.changed.notify_all();
+    return ACL_SUCCESS;
+}
+
+// CANN runs the function on a thread of its own when the stream reaches it, and holds the stream's
+// later work until it returns. Here the stream has reached it once its blocking callbacks have run,
+// and the function runs then, on the caller's thread, before the call returns.
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
+    if (!fn) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostFunc", "fn must not be NULL");
+    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtLaunchHostFunc", "not a live stream");
+    aclcpu::wait_for_callbacks(stream, true);
+    fn(args);
     return ACL_SUCCESS;
 }
 

@@ -41,6 +41,7 @@ typedef enum aclrtMemAttr {
 
 typedef enum aclrtCallbackBlockType { ACL_CALLBACK_NO_BLOCK = 0, ACL_CALLBACK_BLOCK = 1 } aclrtCallbackBlockType;
 typedef void (*aclrtCallback)(void *userData);
+typedef void (*aclrtHostFunc)(void *args);
 
 /* Where the program runs: always ACL_HOST here (as with an Ascend card in a host). */
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
@@ -98,6 +99,9 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
                                                  aclrtStream stream);
 /* timeout: -1 (no limit) or > 0 ms. */
 ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+/* A host function in stream order, with no subscription: it runs (on the calling thread) once the
+   stream's blocking callbacks have, and the call returns after it. */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
 
 /* Kernels here never wait on device events, so these timeouts are accepted and have nothing to bound. */
 ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout);

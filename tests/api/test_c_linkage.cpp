@@ -30,7 +30,7 @@ TEST_F(CLinkageTest, PublicSymbolsAreUnmangled) {
           "aclnnAvgPool2dBackward", "aclnnAvgPool2dGetWorkspaceSize", "aclnnAvgPool2d", "aclnnInit", "aclnnFinalize", "aclrtMallocAlign32", "aclrtGetMemInfo",
           "aclInitTensor", "aclGetScalarListSize", "aclSetTensorAddr", "aclSetDynamicInputTensorAddr",
           "aclSetDynamicOutputTensorAddr", "aclSetDynamicTensorAddr", "aclrtSubscribeReport", "aclrtUnSubscribeReport",
-          "aclrtLaunchCallback", "aclrtProcessReport", "aclrtGetVersion", "aclrtSetOpWaitTimeout",
+          "aclrtLaunchCallback", "aclrtProcessReport", "aclrtLaunchHostFunc", "aclrtGetVersion", "aclrtSetOpWaitTimeout",
           "aclrtSetOpExecuteTimeOut"})
         EXPECT_NE(dlsym(RTLD_DEFAULT, name), nullptr) << name << " is not exported with C linkage";
 }

@@ -1,6 +1,6 @@
 // Host callbacks on streams (aclrtSubscribeReport / aclrtLaunchCallback / aclrtProcessReport /
-// aclrtUnSubscribeReport) and the runtime calls that wait for them; aclrtGetVersion and the
-// accepted timeouts.
+// aclrtUnSubscribeReport, aclrtLaunchHostFunc) and the runtime calls that wait for them;
+// aclrtGetVersion and the accepted timeouts.
 #include <gtest/gtest.h>
 #include <pthread.h>
 
@@ -223,11 +223,37 @@ TEST_F(CallbackTest, ErrorsCarryCannsCodes) {
 
     // A destroyed stream's subscription ends with it.
     ASSERT_EQ(aclrtDestroyStream(stream_), ACL_SUCCESS);
-    EXPECT_EQ(aclrtSubscribeReport(self_id(), stream_), ACL_ERROR_INVALID_PARAM);
-    EXPECT_NE(takeErr().find("stream is not a live stream"), std::string::npos);
+    EXPECT_EQ(aclrtSubscribeReport(self_id(), stream_), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_NE(takeErr().find("aclrtSubscribeReport: not a live stream"), std::string::npos);
+    EXPECT_EQ(aclrtLaunchCallback(record, &a, ACL_CALLBACK_BLOCK, stream_), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(aclrtLaunchHostFunc(stream_, record, &a), ACL_ERROR_RT_STREAM_NOT_FOUND);
     stream_ = nullptr;
     EXPECT_EQ(aclrtProcessReport(1), ACL_ERROR_RT_THREAD_SUBSCRIBE);
     (void)takeErr();
+}
+
+// A host function runs in stream order: after the blocking callbacks launched before it.
+TEST_F(CallbackTest, HostFunctionRunsAfterTheBlockingCallbacksBeforeIt) {
+    ReportThread reporter;
+    ASSERT_EQ(aclrtSubscribeReport(reporter.id(), stream_), ACL_SUCCESS) << takeErr();
+    Log log;
+    Item a{&log, 1}, b{&log, 2};
+    const auto record_late = [](void *p) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        record(p);
+    };
+    ASSERT_EQ(aclrtLaunchCallback(record_late, &a, ACL_CALLBACK_BLOCK, stream_), ACL_SUCCESS) << takeErr();
+    ASSERT_EQ(aclrtLaunchHostFunc(stream_, record, &b), ACL_SUCCESS) << takeErr();
+    {
+        std::lock_guard<std::mutex> lock(log.m);
+        EXPECT_EQ(log.order, (std::vector<int>{1, 2}));
+    }
+    EXPECT_EQ(aclrtUnSubscribeReport(reporter.id(), stream_), ACL_SUCCESS) << takeErr();
+    EXPECT_EQ(aclrtLaunchHostFunc(nullptr, record, &b), ACL_SUCCESS) << "the default stream, no subscription";
+    EXPECT_EQ(aclrtLaunchHostFunc(stream_, nullptr, &b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(takeErr().find("aclrtLaunchHostFunc: fn must not be NULL"), std::string::npos);
+    std::lock_guard<std::mutex> lock(log.m);
+    EXPECT_EQ(log.order, (std::vector<int>{1, 2, 2}));
 }
 
 TEST_F(CallbackTest, VersionIsThisLibrarysAndTimeoutsAreAccepted) {
