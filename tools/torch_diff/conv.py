@@ -1,0 +1,138 @@
+"""aclnnConvolutionBackward against PyTorch's convolution_backward in float64: 1-D/2-D/3-D, groups
+and depthwise, stride, dilation, symmetric and [top, bottom, left, right] padding, transposed with
+outputPadding, every outputMask, NULL biasSizes, empty batches. Two cases in five aim at the
+plugin's own kernels (README of plugins/convolution): MobileNet-like depthwise (direct kernels),
+other depthwise (blocked kernels), small Cin, strided pointwise, wide planes."""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from harness import Case
+
+KINDS = ["std", "dw_direct", "dw_general", "small_cin", "pointwise", "wide"]
+KIND_WEIGHTS = [0.6, 0.08, 0.08, 0.08, 0.08, 0.08]
+
+
+def _geometry(rng):
+    """A random problem, or None when the draw is inconsistent (the caller draws again)."""
+    kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
+    sd = rng.choices([1, 2, 3], [0.33, 0.42, 0.25])[0]
+    transposed = rng.random() < 0.5
+    n = 0 if rng.random() < 0.02 else rng.randint(1, 3)
+    maxc = 8 if kind in ("std", "pointwise") else 24
+    g = rng.choices(range(1, 9), [0.45, 0.15, 0.08, 0.1, 0.03, 0.04, 0.03, 0.12])[0]
+    depthwise = rng.random() < 0.3
+    if kind in ("dw_direct", "dw_general"):
+        transposed, depthwise = False, True
+        sd = 2 if kind == "dw_direct" else rng.choice([1, 2])
+        g = rng.randint(2, maxc)
+    elif kind == "small_cin":
+        transposed, sd, g, depthwise = False, 2, 1, False
+    elif kind == "pointwise":
+        transposed = False
+    cin_g = rng.randint(1, 5) if kind == "small_cin" else 1 if depthwise else rng.randint(1, max(1, maxc // g))
+    cout_g = rng.randint(1, max(1, maxc // g))
+    if depthwise and (kind in ("dw_direct", "dw_general") or rng.random() < 0.6):
+        cout_g = 1
+    if g * max(cin_g, cout_g) > maxc:
+        return None
+    maxsp = {"wide": 24 if sd < 3 else 8, "std": 9 if sd < 3 else 6, "pointwise": 9 if sd < 3 else 6}.get(
+        kind, 40 if sd == 2 else 64)
+    asym = sd == 2 and rng.random() < 0.25
+    dw_stride = rng.choice([1, 2])
+    p = dict(kind=kind, sd=sd, transposed=transposed, N=n, groups=g, Cin=g * cin_g, Cout=g * cout_g, asym=asym,
+             k=[], s=[], d=[], pl=[], pr=[], opad=[], x=[], y=[])
+    for _ in range(sd):
+        k, s = rng.randint(1, 4 if sd < 3 else 3), rng.choices([1, 2, 3], [0.5, 0.3, 0.2])[0]
+        d = rng.choices([1, 2, 3], [0.6, 0.25, 0.15])[0]
+        pl = rng.randint(0, 3)
+        pr = rng.randint(0, 3) if asym else pl
+        x = rng.randint(1, maxsp if not transposed else min(maxsp, 7))
+        if kind == "dw_direct":
+            k, s, d, pl, pr = 3, dw_stride, 1, 1, 1
+        elif kind == "small_cin":
+            k, s, d, pl, pr = 3, 1, 1, 1, 1
+        elif kind == "pointwise":
+            k, s, pl, pr = 1, rng.randint(1, 3), 0, 0
+        elif kind == "dw_general":
+            k = rng.randint(1, 8 if sd == 2 else 64)
+        op = 0
+        if not transposed:
+            reach = x + pl + pr - (d * (k - 1) + 1)
+            if reach < 0:
+                return None
+            y = reach // s + 1
+        else:
+            op = rng.randint(0, max(s, d) - 1) if rng.random() < 0.5 else 0
+            y = (x - 1) * s - pl - pr + d * (k - 1) + 1 + op
+            if not 1 <= y <= 30:
+                return None
+        for key, v in zip(("k", "s", "d", "pl", "pr", "opad", "x", "y"), (k, s, d, pl, pr, op, x, y)):
+            p[key].append(v)
+    if kind == "dw_general" and math.prod(p["k"]) > 64:
+        return None
+    if sd == 3 and n * p["Cin"] * math.prod(p["x"]) * p["Cout"] * math.prod(p["k"]) > 400000:
+        return None
+    return p
+
+
+def _reference(p, go, x, w):
+    """(gradInput, gradWeight, gradBias) in float64. Asymmetric padding, which aten's op has no
+    form for, goes through autograd on an explicitly padded input / a cropped full output."""
+    if p["pl"] == p["pr"]:
+        return torch.ops.aten.convolution_backward(go, x, w, [p["Cout"]], p["s"], p["pl"], p["d"], p["transposed"],
+                                                   p["opad"], p["groups"], [True, True, True])
+    sd = p["sd"]
+    x, w = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    if not p["transposed"]:
+        pads = [v for i in reversed(range(sd)) for v in (p["pl"][i], p["pr"][i])]
+        y = [F.conv1d, F.conv2d, F.conv3d][sd - 1](F.pad(x, pads), w, None, p["s"], 0, p["d"], p["groups"])
+    else:
+        full = [F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d][sd - 1](
+            x, w, None, p["s"], 0, 0, p["groups"], p["d"])
+        y = F.pad(full, [v for i in reversed(range(sd)) for v in (0, max(0, p["opad"][i] - p["pr"][i]))])
+        for i in range(sd):
+            y = y.narrow(2 + i, p["pl"][i], p["y"][i])
+    y.backward(go)
+    return x.grad, w.grad, go.sum(dim=[0] + list(range(2, 2 + sd)))
+
+
+def generate(rand, dtype):
+    rng = rand.rng
+    p = None
+    while p is None:
+        p = _geometry(rng)
+    sd, n, cin, cout = p["sd"], p["N"], p["Cin"], p["Cout"]
+    x_shape, go_shape = [n, cin] + p["x"], [n, cout] + p["y"]
+    w_shape = ([cin, cout // p["groups"]] if p["transposed"] else [cout, cin // p["groups"]]) + p["k"]
+    fmt = ["ND" if rng.random() < 0.3 else "NCL", "NCHW", "NCDHW"][sd - 1]
+    mask = [rng.random() < 0.7 for _ in range(3)] if rng.random() < 0.6 else [True] * 3
+    # CANN wants biasSizes on the empty-tensor path when gradBias is asked for; PyTorch does not.
+    bias_sizes = None if rng.random() < 0.15 and not (n == 0 and mask[2]) else [cout]
+    c = Case("conv", dtype, rand)
+    c.desc = dict(p, mask=mask, bias_sizes=bias_sizes, fmt=fmt)
+    go = c.input("go", rand.uniform(go_shape), fmt)
+    x = c.input("in", rand.uniform(x_shape), fmt)
+    w = c.input("w", rand.uniform(w_shape), fmt)
+    for on, name, shape, f in zip(mask, ("gi", "gw", "gb"), (x_shape, w_shape, [cout]), (fmt, fmt, "ND")):
+        if on or rng.random() < 0.7:  # a masked-off output is NULL or must stay untouched
+            c.output(name, shape, f, idle=not on)
+    c.ints("bias_sizes", bias_sizes)
+    c.ints("stride", p["s"])
+    c.ints("padding", [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"])
+    c.ints("dilation", p["d"])
+    c.num("transposed", p["transposed"])
+    c.ints("output_padding", p["opad"])
+    c.num("groups", p["groups"])
+    c.bools("mask", mask)
+    c.num("cube", 0)
+    try:
+        refs = _reference(p, go, x, w)
+        mags = _reference(p, go.abs(), x.abs(), w.abs())
+    except RuntimeError:
+        return None  # PyTorch rejects the problem too
+    for on, name, ref, mag in zip(mask, ("gi", "gw", "gb"), refs, mags):
+        if on:
+            c.expect(name, ref, mag)
+    return c

@@ -1,0 +1,128 @@
+// The operator families: each maps a case's named arguments onto its aclnn calls (both phases).
+#include <functional>
+#include <map>
+
+#include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "aclnnop/aclnn_convolution_backward.h"
+#include "aclnnop/aclnn_grid_sampler2d_backward.h"
+#include "aclnnop/aclnn_max_pool2d_with_mask.h"
+#include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
+#include "aclnnop/aclnn_max_unpool2d_backward.h"
+#include "case.hpp"
+
+namespace torch_diff {
+namespace {
+
+using Phase1 = std::function<aclnnStatus(uint64_t *, aclOpExecutor **)>;
+using Phase2 = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+struct Runner {
+    const Case &c;
+    aclrtStream stream;
+    std::string *failed_call;
+
+    // GetWorkspaceSize, then the run on a workspace placed like the tensors, then a synchronize.
+    int call(const char *name, const Phase1 &phase1, Phase2 phase2) const {
+        uint64_t ws = 0;
+        aclOpExecutor *exec = nullptr;
+        int st = phase1(&ws, &exec);
+        if (st == 0) {
+            // Rounded to 64 bytes: the workspace must be 16-byte aligned, also flush against the guard.
+            Buffer workspace(ws ? (ws + 63) / 64 * 64 : 0, c.placement());
+            st = phase2(ws ? workspace.data() : nullptr, ws, exec, stream);
+            if (st == 0) st = aclrtSynchronizeStream(stream);
+        }
+        if (st != 0) *failed_call = name;
+        return st;
+    }
+};
+
+int conv(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnConvolutionBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnConvolutionBackwardGetWorkspaceSize(
+                c.tensor("go"), c.tensor("in"), c.tensor("w"), c.ints("bias_sizes"), c.ints("stride"),
+                c.ints("padding"), c.ints("dilation"), c.num("transposed") != 0, c.ints("output_padding"),
+                static_cast<int>(c.num("groups")), c.bools("mask"), static_cast<int8_t>(c.num("cube")),
+                c.tensor("gi"), c.tensor("gw"), c.tensor("gb"), ws, ex);
+        },
+        aclnnConvolutionBackward);
+}
+
+int avgpool(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnAvgPool2dBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnAvgPool2dBackwardGetWorkspaceSize(
+                c.tensor("go"), c.tensor("self"), c.ints("kernel"), c.ints("stride"), c.ints("padding"),
+                c.num("ceil") != 0, c.num("count_include_pad") != 0, c.num("divisor"),
+                static_cast<int8_t>(c.num("cube")), c.tensor("gi"), ws, ex);
+        },
+        aclnnAvgPool2dBackward);
+}
+
+// The forward, then the backward on the forward's mask, or on "bmask" when the case gives one
+// (the backward alone, fed torch's indices with garbage past them).
+int maxpool(const Runner &r) {
+    const Case &c = r.c;
+    int st = r.call(
+        "aclnnMaxPool2dWithMask",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxPool2dWithMaskGetWorkspaceSize(c.tensor("self"), c.ints("kernel"), c.ints("stride"),
+                                                          c.ints("padding"), c.ints("dilation"), c.num("ceil") != 0,
+                                                          c.tensor("out"), c.tensor("mask"), ws, ex);
+        },
+        aclnnMaxPool2dWithMask);
+    if (st != 0) return st;
+    aclTensor *mask = c.tensor("bmask") ? c.tensor("bmask") : c.tensor("mask");
+    return r.call(
+        "aclnnMaxPool2dWithMaskBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize(
+                c.tensor("go"), c.tensor("self"), mask, c.ints("kernel"), c.ints("stride"), c.ints("padding"),
+                c.ints("dilation"), c.num("ceil") != 0, c.tensor("gi"), ws, ex);
+        },
+        aclnnMaxPool2dWithMaskBackward);
+}
+
+int unpool(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnMaxUnpool2dBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxUnpool2dBackwardGetWorkspaceSize(c.tensor("go"), c.tensor("self"), c.tensor("indices"),
+                                                            c.ints("output_size"), c.tensor("gi"), ws, ex);
+        },
+        aclnnMaxUnpool2dBackward);
+}
+
+int grid(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnGridSampler2DBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnGridSampler2DBackwardGetWorkspaceSize(
+                c.tensor("go"), c.tensor("input"), c.tensor("grid"), c.num("interpolation"), c.num("padding"),
+                c.num("align_corners") != 0, c.bools("mask"), c.tensor("input_grad"), c.tensor("grid_grad"), ws,
+                ex);
+        },
+        aclnnGridSampler2DBackward);
+}
+
+}  // namespace
+
+int run_family(const Case &c, aclrtStream stream, std::string *failed_call) {
+    static const std::map<std::string, int (*)(const Runner &)> families = {
+        {"conv", conv}, {"avgpool", avgpool}, {"maxpool", maxpool}, {"unpool", unpool}, {"grid", grid}};
+    auto it = families.find(c.op());
+    if (it == families.end()) {
+        *failed_call = "unknown op " + c.op();
+        return -1;
+    }
+    return it->second(Runner{c, stream, failed_call});
+}
+
+}  // namespace torch_diff

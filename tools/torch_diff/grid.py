@@ -1,0 +1,64 @@
+"""aclnnGridSampler2DBackward against PyTorch's grid_sample backward: bilinear, nearest, bicubic;
+zeros, border, reflection padding; alignCorners; each outputMask; grids inside, around and far
+outside [-1, 1], and on exact pixel centres and edges."""
+import torch
+import torch.nn.functional as F
+
+from harness import Case
+
+# gridGrad is a difference of neighbouring samples, scaled by the plane size: its rounding error
+# follows the tensor's scale, not the element's (hence the 0.1 * max term), and a coordinate on an
+# integer may floor either way between FLOAT and float64 (hence both references).
+GRID_RTOL = 1e-4
+
+
+def _grid(rand, n, ho, wo, w):
+    rng = rand.rng
+    r = rng.random()
+    if r < 0.6:
+        return rand.uniform([n, ho, wo, 2], -1.3, 1.3)
+    if r < 0.8:
+        return rand.uniform([n, ho, wo, 2], -4, 4)
+    special = [-1.0, 1.0, 0.0, -0.5, 0.5, 1.0001, -1.0001, 2.0, -3.0, 3.5]
+    special += [(2 * i + 1) / w - 1 for i in range(w)] + [2 * i / max(w - 1, 1) - 1 for i in range(w)]
+    g = rand.np.choice(special, size=(n, ho, wo, 2))
+    some = rand.np.random(g.shape) < 0.4
+    g[some] = rand.np.uniform(-1.2, 1.2, size=int(some.sum()))
+    return torch.from_numpy(g)
+
+
+def _backward(go, inp, grid, interp, pad, align, dtype):
+    i = inp.to(dtype, copy=True).requires_grad_(True)
+    g = grid.to(dtype, copy=True).requires_grad_(True)
+    y = F.grid_sample(i, g, mode=["bilinear", "nearest", "bicubic"][interp],
+                      padding_mode=["zeros", "border", "reflection"][pad], align_corners=align)
+    y.backward(go.to(dtype))
+    return i.grad.double(), g.grad.double()
+
+
+def generate(rand, dtype):
+    rng = rand.rng
+    n, ch, h, w = rng.randint(1, 3), rng.randint(1, 5), rng.randint(1, 12), rng.randint(1, 12)
+    ho, wo = rng.randint(1, 8), rng.randint(1, 8)
+    interp, pad, align = rng.randint(0, 2), rng.randint(0, 2), rng.random() < 0.5
+    mask = (True, True) if rng.random() < 0.8 else rng.choice([(True, False), (False, True)])
+    fmt = rng.choice(["ND", "NCHW"])
+    c = Case("grid", dtype, rand)
+    c.desc = dict(shape=[n, ch, h, w], out=[ho, wo], interpolation=interp, padding=pad, align_corners=align,
+                  mask=mask, fmt=fmt)
+    go = c.input("go", rand.randn([n, ch, ho, wo]), fmt)
+    inp = c.input("input", rand.randn([n, ch, h, w]), fmt)
+    grid = c.input("grid", _grid(rand, n, ho, wo, w), fmt)
+    c.output("input_grad", [n, ch, h, w], fmt, idle=not mask[0])
+    c.output("grid_grad", [n, ho, wo, 2], fmt, idle=not mask[1])
+    c.num("interpolation", interp)
+    c.num("padding", pad)
+    c.num("align_corners", align)
+    c.bools("mask", mask)
+    r64 = _backward(go, inp, grid, interp, pad, align, torch.float64)
+    r32 = _backward(go, inp, grid, interp, pad, align, torch.float32)
+    for on, name, ref, ref32 in zip(mask, ("input_grad", "grid_grad"), r64, r32):
+        if on:
+            scale = max(1.0, float(ref.abs().max())) if ref.numel() else 1.0
+            c.expect(name, [ref, ref32], ref.abs() + 0.1 * scale, rtol=GRID_RTOL)
+    return c
