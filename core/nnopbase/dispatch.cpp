@@ -50,8 +50,12 @@ std::shared_ptr<aclOpExecutor> live_executor(aclOpExecutor *handle, int32_t null
 // Which of the signature's tensors an address setter's index counts.
 enum class TensorSide { Input, Output, Any };
 
+// How messages name one of those tensors ("input 0") and count them ("2 input tensor(s)").
 const char *side_name(TensorSide side) {
-    return side == TensorSide::Input ? "input" : side == TensorSide::Output ? "output" : "";
+    return side == TensorSide::Input ? "input" : side == TensorSide::Output ? "output" : "tensor";
+}
+std::string counted(size_t n, TensorSide side) {
+    return std::to_string(n) + (side == TensorSide::Any ? " " : std::string(" ") + side_name(side) + " ") + "tensor(s)";
 }
 
 // Argument indices of the signature's tensors on `side`, in signature order.
@@ -73,12 +77,11 @@ aclnnStatus set_tensor_addr(const char *fn, aclOpExecutor *handle, size_t index,
     return reported({fn}, [&] {
         const auto exec = live_executor(handle, ACLNN_ERR_INNER_NULLPTR);
         if (!tensor) fail(ACLNN_ERR_INNER_NULLPTR, "tensor must not be NULL");
-        const std::string kind = side == TensorSide::Any ? "tensor" : side_name(side);
+        const std::string kind = side_name(side);
         const std::vector<size_t> list = tensor_params(*exec->manifest, side);
         if (index >= list.size())
             fail(ACLNN_ERR_PARAM_INVALID, "index " + std::to_string(index) + " is out of range: aclnn" + exec->op_name +
-                                              " has " + std::to_string(list.size()) + " " +
-                                              (side == TensorSide::Any ? "" : kind + " ") + "tensor(s)");
+                                              " has " + counted(list.size(), side));
         const size_t arg = list[index];
         aclTensor *bound = exec->tensors[arg];
         if (!bound)
@@ -106,11 +109,10 @@ aclnnStatus set_dynamic_tensor_addr(const char *fn, aclOpExecutor *handle, size_
             fail(ACLNN_ERR_PARAM_INVALID, "relativeIndex " + std::to_string(relativeIndex) +
                                               " is out of range: tensors holds " +
                                               std::to_string(tensors->tensors.size()) + " tensor(s)");
-        const std::string kind = side == TensorSide::Any ? "tensor" : std::string(side_name(side)) + " tensor";
         const std::vector<size_t> list = tensor_params(*exec->manifest, side);
         if (irIndex >= list.size())
             fail(ACLNN_ERR_PARAM_INVALID, "irIndex " + std::to_string(irIndex) + " is out of range: aclnn" +
-                                              exec->op_name + " has " + std::to_string(list.size()) + " " + kind + "(s)");
+                                              exec->op_name + " has " + counted(list.size(), side));
         const std::string setter = side == TensorSide::Input    ? "aclSetInputTensorAddr"
                                    : side == TensorSide::Output ? "aclSetOutputTensorAddr"
                                                                 : "aclSetTensorAddr";
