@@ -81,6 +81,14 @@ aclError dead_stream(const char *fn) {
     return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, std::string(fn) + ": not a live stream");
 }
 
+// Work submitted to a stream: the stream must be live, and the work takes its turn after the
+// stream's blocking host callbacks (callbacks.cpp).
+aclError submit_to(const char *fn, aclrtStream stream) {
+    if (stream && !streams().contains(stream)) return dead_stream(fn);
+    aclcpu::wait_for_callbacks(stream, /*blocking_only=*/true);
+    return ACL_SUCCESS;
+}
+
 // aclrtMemcpy and aclrtMemcpyAsync (fn names the caller in messages).
 aclError copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
     if (!dst || !src) return bad(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
@@ -257,16 +265,12 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
 // Recording and waiting are work on the stream: they come after its blocking callbacks.
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     if (!event || !events().contains(event)) return bad("aclrtRecordEvent", "not a live event");
-    if (stream && !streams().contains(stream)) return dead_stream("aclrtRecordEvent");
-    aclcpu::wait_for_callbacks(stream, true);
-    return ACL_SUCCESS;
+    return submit_to("aclrtRecordEvent", stream);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     if (!event || !events().contains(event)) return bad("aclrtStreamWaitEvent", "not a live event");
-    if (stream && !streams().contains(stream)) return dead_stream("aclrtStreamWaitEvent");
-    aclcpu::wait_for_callbacks(stream, true);
-    return ACL_SUCCESS;
+    return submit_to("aclrtStreamWaitEvent", stream);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
@@ -322,15 +326,13 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
 // A dead stream fails before anything is written.
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                               aclrtMemcpyKind kind, aclrtStream stream) {
-    if (stream && !streams().contains(stream)) return dead_stream("aclrtMemcpyAsync");
-    aclcpu::wait_for_callbacks(stream, true);
+    if (const aclError e = submit_to("aclrtMemcpyAsync", stream)) return e;
     return copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream) {
-    if (stream && !streams().contains(stream)) return dead_stream("aclrtMemsetAsync");
-    aclcpu::wait_for_callbacks(stream, true);
+    if (const aclError e = submit_to("aclrtMemsetAsync", stream)) return e;
     return fill("aclrtMemsetAsync", devPtr, maxCount, value, count);
 }
 

@@ -165,8 +165,10 @@ TEST_F(DeviceTest, RecordOnDeadStreamIsAnError) {
     ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
     ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
-    EXPECT_NE(aclrtRecordEvent(e, s), ACL_SUCCESS);
-    EXPECT_NE(aclrtStreamWaitEvent(s, e), ACL_SUCCESS);
+    EXPECT_EQ(aclrtRecordEvent(e, s), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_NE(takeErr().find("aclrtRecordEvent: not a live stream"), std::string::npos);
+    EXPECT_EQ(aclrtStreamWaitEvent(s, e), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_NE(takeErr().find("aclrtStreamWaitEvent: not a live stream"), std::string::npos);
     EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
 }
 
