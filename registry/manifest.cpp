@@ -354,6 +354,14 @@ struct Parser {
             only_keys(kv.second, {"dtypes", "formats", "ranks", "attrs"}, "product " + id);
             op.products[id] = rules(op, kv.second, true);
         }
+        for (const auto &[id, own] : op.products) {
+            Rules r = op.common;
+            for (const auto &kv : own.dtypes) r.dtypes[kv.first] = kv.second;
+            for (const auto &kv : own.formats) r.formats[kv.first] = kv.second;
+            for (const auto &kv : own.ranks) r.ranks[kv.first] = kv.second;
+            for (const auto &kv : own.attrs) r.attrs[kv.first] = kv.second;
+            op.in_force[id] = std::move(r);
+        }
         return op;
     }
 };
@@ -374,15 +382,9 @@ int OpManifest::index_of(const std::string &param) const {
     return -1;
 }
 
-std::optional<Rules> OpManifest::rules_for(const std::string &product) const {
-    const auto it = products.find(product);
-    if (it == products.end()) return std::nullopt;
-    Rules r = common;
-    for (const auto &kv : it->second.dtypes) r.dtypes[kv.first] = kv.second;
-    for (const auto &kv : it->second.formats) r.formats[kv.first] = kv.second;
-    for (const auto &kv : it->second.ranks) r.ranks[kv.first] = kv.second;
-    for (const auto &kv : it->second.attrs) r.attrs[kv.first] = kv.second;
-    return r;
+const Rules *OpManifest::rules_for(const std::string &product) const {
+    const auto it = in_force.find(product);
+    return it == in_force.end() ? nullptr : &it->second;
 }
 
 std::string Manifest::library_path() const {

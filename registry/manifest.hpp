@@ -75,11 +75,14 @@ struct OpManifest {
     bool format_fixes_rank = true;
     Rules common;
     std::map<std::string, Rules> products;  // product id -> rules; a product not listed is unsupported
+    // product id -> common overridden by the product's, merged once by parse_manifest: phase 1 looks
+    // them up on every call.
+    std::map<std::string, Rules> in_force;
     int line = 0;
 
     int index_of(const std::string &param) const;  // -1 when absent
-    // Rules in force on `product` (common overridden by the product's), or nullopt when unsupported.
-    std::optional<Rules> rules_for(const std::string &product) const;
+    // Rules in force on `product`, or nullptr when the product is unsupported.
+    const Rules *rules_for(const std::string &product) const;
 };
 
 struct Manifest {

@@ -90,34 +90,35 @@ std::string product_label(const RuntimeState &s) { return s.product.name; }
 
 void check_attr(const std::string &name, const acp_arg &a, const AttrRule &r, const RuntimeState &s, bool per_product) {
     if (!a.present) return;
-    const std::string on = per_product ? " on " + product_label(s) : "";
     const bool is_array = a.kind == ACP_ARG_INT_ARRAY || a.kind == ACP_ARG_BOOL_ARRAY || a.kind == ACP_ARG_FLOAT_ARRAY;
     if (is_array && !r.lengths.empty() &&
         std::find(r.lengths.begin(), r.lengths.end(), static_cast<int64_t>(a.count)) == r.lengths.end())
         fail(ACLNN_ERR_PARAM_INVALID, name + " must have " + alternatives(r.lengths) + " elements, got " + num(static_cast<int64_t>(a.count)));
     // Integer values compare exactly; floating ones (float, double, float_array, scalar) as doubles,
-    // where NaN is in no range and equals no value.
-    std::vector<int64_t> values;
-    std::vector<double> reals;
-    if (a.kind == ACP_ARG_INT_ARRAY) values.assign(a.ints, a.ints + a.count);
-    else if (a.kind == ACP_ARG_INT || a.kind == ACP_ARG_BOOL) values.push_back(a.i);
-    else if (a.kind == ACP_ARG_FLOAT_ARRAY) reals.assign(a.floats, a.floats + a.count);
-    else if (a.kind == ACP_ARG_FLOAT || a.kind == ACP_ARG_SCALAR) reals.push_back(a.f);
+    // where NaN is in no range and equals no value. Messages are formatted only on failure.
+    const bool real = a.kind == ACP_ARG_FLOAT_ARRAY || a.kind == ACP_ARG_FLOAT || a.kind == ACP_ARG_SCALAR;
     const bool array = a.kind == ACP_ARG_INT_ARRAY || a.kind == ACP_ARG_FLOAT_ARRAY;
-    for (size_t k = 0; k < values.size() + reals.size(); ++k) {
-        const std::string what = array ? name + "[" + num(static_cast<int64_t>(k)) + "]" : name;
-        const bool real = !reals.empty();
-        const double v = real ? reals[k] : 0.0;
-        const std::string got = real ? real_str(v) : num(values[k]);
+    uint64_t n = 0;
+    if (array) n = a.count;
+    else if (real || a.kind == ACP_ARG_INT || a.kind == ACP_ARG_BOOL) n = 1;
+    const auto int_at = [&](uint64_t k) { return a.kind == ACP_ARG_INT_ARRAY ? a.ints[k] : a.i; };
+    const auto real_at = [&](uint64_t k) { return a.kind == ACP_ARG_FLOAT_ARRAY ? a.floats[k] : a.f; };
+    for (uint64_t k = 0; k < n; ++k) {
+        const double v = real ? real_at(k) : 0.0;
+        const int64_t iv = real ? 0 : int_at(k);
+        const auto described = [&](const std::string &rule) {
+            const std::string what = array ? name + "[" + num(static_cast<int64_t>(k)) + "]" : name;
+            const std::string on = per_product ? " on " + product_label(s) : "";
+            return what + " must " + rule + on + ", got " + (real ? real_str(v) : num(iv));
+        };
         const bool in_range = !r.range || (real ? v >= static_cast<double>(r.range->first) && v <= static_cast<double>(r.range->second)
-                                                : values[k] >= r.range->first && values[k] <= r.range->second);
+                                                : iv >= r.range->first && iv <= r.range->second);
         if (!in_range)
-            fail(ACLNN_ERR_PARAM_INVALID, what + " must be in [" + num(r.range->first) + ", " + num(r.range->second) + "]" +
-                                              on + ", got " + got);
+            fail(ACLNN_ERR_PARAM_INVALID, described("be in [" + num(r.range->first) + ", " + num(r.range->second) + "]"));
         const bool listed = r.values.empty() || std::any_of(r.values.begin(), r.values.end(), [&](int64_t x) {
-                                return real ? v == static_cast<double>(x) : values[k] == x;
+                                return real ? v == static_cast<double>(x) : iv == x;
                             });
-        if (!listed) fail(ACLNN_ERR_PARAM_INVALID, what + " must be one of " + join(r.values, num) + on + ", got " + got);
+        if (!listed) fail(ACLNN_ERR_PARAM_INVALID, described("be one of " + join(r.values, num)));
     }
 }
 
@@ -162,15 +163,15 @@ void check_call_kinds(const OpManifest &op, const aclnnCpuCallArg *args) {
 }
 
 void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
-    auto check = [&](const Param &p) {
-        const auto i = static_cast<size_t>(op.index_of(p.name));
+    auto check = [&](size_t i) {
+        const Param &p = op.params[i];
         if (p.is_pointer() && !p.optional && !args[i].ptr && selected(op, p, args))
             fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL" +
                                               (p.required_if_mask.empty() ? std::string()
                                                                           : " when " + p.required_if_mask + "[" +
                                                                                 num(p.required_if_index) + "] is true"));
     };
-    for (const auto &name : op.null_order) check(op.params[static_cast<size_t>(op.index_of(name))]);
+    for (const auto &name : op.null_order) check(static_cast<size_t>(op.index_of(name)));
     for (const auto &e : op.early_checks) {
         const auto i = static_cast<size_t>(op.index_of(e.param));
         if (!args[i].ptr) continue;
@@ -184,7 +185,7 @@ void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
         if (std::find(e.lengths.begin(), e.lengths.end(), static_cast<int64_t>(n)) == e.lengths.end())
             fail(e.code, e.param + " must have " + alternatives(e.lengths) + " elements, got " + num(static_cast<int64_t>(n)));
     }
-    for (const auto &p : op.params) check(p);
+    for (size_t i = 0; i < op.params.size(); ++i) check(i);
 }
 
 int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std::vector<acp_arg> &args) {
@@ -201,8 +202,9 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
     auto dname = [](int32_t d) { return acp::dtype_name(d); };
     auto fname = [](int32_t f) { return acp::format_name(f); };
     // dtypes, per product
-    for (const auto &p : op.params) {
-        const acp_arg &a = arg_named(op, args, p.name);
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        const acp_arg &a = args[i];
         if (p.type != ParamType::Tensor || !a.present) continue;
         const auto it = rules->dtypes.find(p.name);
         if (it == rules->dtypes.end()) continue;
@@ -233,8 +235,9 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
         }
     }
     // Formats then ranks, each in signature order so the first offending parameter is named.
-    for (const auto &p : op.params) {
-        const acp_arg &a = arg_named(op, args, p.name);
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        const acp_arg &a = args[i];
         const auto it = rules->formats.find(p.name);
         if (!a.present || it == rules->formats.end()) continue;
         if (std::find(it->second.begin(), it->second.end(), a.tensor->format) == it->second.end())
@@ -247,24 +250,27 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " format " + std::string(fname(a.tensor->format)) + " is for rank-" +
                                               num(inherent) + " tensors, got rank " + num(a.tensor->rank));
     }
-    for (const auto &p : op.params) {
-        const acp_arg &a = arg_named(op, args, p.name);
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        const acp_arg &a = args[i];
         const auto it = rules->ranks.find(p.name);
         if (!a.present || it == rules->ranks.end()) continue;
         if (std::find(it->second.begin(), it->second.end(), static_cast<int64_t>(a.tensor->rank)) == it->second.end())
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) + ", got rank " +
-                                              num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank));
+                                              num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank).str());
     }
-    for (const auto &p : op.params) {
-        const acp_arg &a = arg_named(op, args, p.name);
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        const acp_arg &a = args[i];
         if (a.present && a.kind == ACP_ARG_TENSOR && element_bytes(*a.tensor) < 0)
-            fail(ACLNN_ERR_PARAM_INVALID, p.name + " shape " + acp::shape_str(a.tensor->dims, a.tensor->rank) +
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " shape " + acp::shape_str(a.tensor->dims, a.tensor->rank).str() +
                                               " has more elements than 2^62 bytes hold");
     }
     // An output that overlaps itself would make results depend on scheduling. (An empty one has no
     // elements to overlap: any strides, as PyTorch's overlap check has it.)
-    for (const auto &p : op.params) {
-        const acp_arg &a = arg_named(op, args, p.name);
+    for (size_t i = 0; i < op.params.size(); ++i) {
+        const Param &p = op.params[i];
+        const acp_arg &a = args[i];
         if (!p.output || !a.present || acp::numel(*a.tensor) == 0) continue;
         for (uint32_t d = 0; d < a.tensor->rank; ++d)
             if (a.tensor->strides[d] == 0 && a.tensor->dims[d] > 1)
@@ -272,14 +278,15 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
                                                   num(d) + " of size " + num(a.tensor->dims[d]));
         if (overlaps_itself(*a.tensor))
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " is an output and must not overlap itself, got shape " +
-                                              acp::shape_str(a.tensor->dims, a.tensor->rank) + " with strides " +
-                                              acp::shape_str(a.tensor->strides, a.tensor->rank));
+                                              acp::shape_str(a.tensor->dims, a.tensor->rank).str() + " with strides " +
+                                              acp::shape_str(a.tensor->strides, a.tensor->rank).str());
     }
-    for (const auto &p : op.params) {  // attributes in signature order
+    for (size_t i = 0; i < op.params.size(); ++i) {  // attributes in signature order
+        const Param &p = op.params[i];
         const auto it = rules->attrs.find(p.name);
         if (it == rules->attrs.end()) continue;
         const bool per_product = op.products.at(s.product.id).attrs.count(p.name) != 0;
-        check_attr(p.name, arg_named(op, args, p.name), it->second, s, per_product);
+        check_attr(p.name, args[i], it->second, s, per_product);
     }
     if (!op.cube_math) return ACP_PREC_NATIVE;
     const acp_arg &mode = arg_named(op, args, op.cube_math->param);

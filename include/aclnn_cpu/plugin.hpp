@@ -36,8 +36,12 @@ std::string cat(Parts &&...parts) {
 }
 
 [[noreturn]] inline void reject(acp_status code, std::string message) { throw Rejection{code, std::move(message)}; }
-inline void require(bool ok, acp_status code, const std::string &message) {
-    if (!ok) reject(code, message);
+// require(ok, code, "x must be ", n, ", got ", shape_str(t)): the parts are streamed into the message
+// only when the check fails, so a passing check costs no formatting (phase 1 runs on every call).
+template <class... Parts>
+inline void require(bool ok, acp_status code, const Parts &...parts) {
+    if (!ok) [[unlikely]]
+        reject(code, cat(parts...));
 }
 
 // Runs plan code; a Rejection or any exception becomes host->reject(). Never throws.
@@ -110,13 +114,37 @@ inline int64_t numel(const acp_tensor_desc &t) {
     for (uint32_t d = 0; d < t.rank; ++d) n *= t.dims[d];
     return n;
 }
-inline std::string shape_str(const int64_t *d, uint64_t n) {
-    std::string s = "[";
-    for (uint64_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(d[i]);
-    return s + "]";
-}
-inline std::string shape_str(const std::vector<int64_t> &v) { return shape_str(v.data(), v.size()); }
-inline std::string shape_str(const acp_tensor_desc &t) { return shape_str(t.dims, t.rank); }
+// A shape or int list as "[2,3,4]", formatted only when streamed or converted to a string. It holds
+// its own copy of the values (inline up to kInline, so passing checks do not allocate), so it never
+// refers to a temporary it was made from.
+class ShapeText {
+public:
+    ShapeText(const int64_t *d, uint64_t n) : n_(n) {
+        if (n <= kInline) {
+            for (uint64_t i = 0; i < n; ++i) inline_[i] = d[i];
+        } else {
+            heap_.assign(d, d + n);
+        }
+    }
+    const int64_t *data() const { return n_ <= kInline ? inline_ : heap_.data(); }
+    uint64_t size() const { return n_; }
+    std::string str() const {
+        std::string s = "[";
+        for (uint64_t i = 0; i < n_; ++i) s += (i ? "," : "") + std::to_string(data()[i]);
+        return s + "]";
+    }
+    operator std::string() const { return str(); }  // NOLINT: a drop-in for the string it once was
+    friend std::ostream &operator<<(std::ostream &os, const ShapeText &t) { return os << t.str(); }
+
+private:
+    static constexpr uint64_t kInline = 8;  // aclnn tensors have at most 8 dims
+    uint64_t n_;
+    int64_t inline_[kInline] = {};
+    std::vector<int64_t> heap_;
+};
+inline ShapeText shape_str(const int64_t *d, uint64_t n) { return {d, n}; }
+inline ShapeText shape_str(const std::vector<int64_t> &v) { return {v.data(), v.size()}; }
+inline ShapeText shape_str(const acp_tensor_desc &t) { return {t.dims, t.rank}; }
 
 // True when the view is dense row-major (strides of size-1 dims ignored).
 inline bool is_contiguous(const acp_tensor_desc &t) {

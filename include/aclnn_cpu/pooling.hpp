@@ -34,7 +34,7 @@ inline void pool_pair(const std::vector<int64_t> &v, const char *name, const int
 // computed from them (pooled sizes, kH * kW) fits int64.
 inline void require_int32(int64_t h, int64_t w, const char *name, const std::vector<int64_t> &given) {
     constexpr int64_t kMax = 2147483647;
-    require(h <= kMax && w <= kMax, kInvalid, cat(name, " values must be at most ", kMax, ", got ", shape_str(given)));
+    require(h <= kMax && w <= kMax, kInvalid, name, " values must be at most ", kMax, ", got ", shape_str(given));
 }
 
 // kernel > 0, stride > 0 (empty stride = kernel), padding >= 0 and <= kernel / 2, dilation > 0; all
@@ -45,21 +45,21 @@ inline Pool2dAttrs parse_pool2d(const std::vector<int64_t> &kernel, const std::v
                                 const char *padding_name = "padding", const char *dilation_name = "dilation") {
     Pool2dAttrs a;
     pool_pair(kernel, kernel_name, nullptr, a.kH, a.kW);
-    require(a.kH > 0 && a.kW > 0, kInvalid, cat(kernel_name, " values must be > 0, got ", shape_str(kernel)));
+    require(a.kH > 0 && a.kW > 0, kInvalid, kernel_name, " values must be > 0, got ", shape_str(kernel));
     require_int32(a.kH, a.kW, kernel_name, kernel);
     const int64_t k[2] = {a.kH, a.kW};
     pool_pair(stride, stride_name, k, a.sH, a.sW);
-    require(a.sH > 0 && a.sW > 0, kInvalid, cat(stride_name, " values must be > 0, got ", shape_str(stride)));
+    require(a.sH > 0 && a.sW > 0, kInvalid, stride_name, " values must be > 0, got ", shape_str(stride));
     require_int32(a.sH, a.sW, stride_name, stride);
     pool_pair(padding, padding_name, nullptr, a.pH, a.pW);
-    require(a.pH >= 0 && a.pW >= 0, kInvalid, cat(padding_name, " values must be >= 0, got ", shape_str(padding)));
+    require(a.pH >= 0 && a.pW >= 0, kInvalid, padding_name, " values must be >= 0, got ", shape_str(padding));
     require(a.pH <= a.kH / 2 && a.pW <= a.kW / 2, kInvalid,
-            cat(padding_name, " must be at most half of ", kernel_name, " (", a.kH / 2, ", ", a.kW / 2, "), got ",
-                shape_str(padding)));
+            padding_name, " must be at most half of ", kernel_name, " (", a.kH / 2, ", ", a.kW / 2, "), got ",
+            shape_str(padding));
     if (!dilation.empty()) {
         const int64_t one[2] = {1, 1};
         pool_pair(dilation, dilation_name, one, a.dH, a.dW);
-        require(a.dH > 0 && a.dW > 0, kInvalid, cat(dilation_name, " values must be > 0, got ", shape_str(dilation)));
+        require(a.dH > 0 && a.dW > 0, kInvalid, dilation_name, " values must be > 0, got ", shape_str(dilation));
         require_int32(a.dH, a.dW, dilation_name, dilation);
     }
     return a;

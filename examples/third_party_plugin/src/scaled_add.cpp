@@ -27,8 +27,8 @@ acp_status plan(const acp_plan_ctx *ctx) noexcept {
         const acp::Args a{ctx};
         const acp_tensor_desc &self = *a.tensor(0), &other = *a.tensor(1), &out = *a.tensor(3);
         acp::require(acp::dims_of(self) == acp::dims_of(other) && acp::dims_of(self) == acp::dims_of(out), acp::kInvalid,
-                     acp::cat("self ", acp::shape_str(self), ", other ", acp::shape_str(other), " and out ",
-                              acp::shape_str(out), " must have the same shape"));
+                     "self ", acp::shape_str(self), ", other ", acp::shape_str(other), " and out ",
+                     acp::shape_str(out), " must have the same shape");
         const int64_t n = acp::numel(self);
         if (n == 0) return 0;
         const acp_host_api *h = ctx->host;

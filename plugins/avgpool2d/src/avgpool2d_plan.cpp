@@ -34,7 +34,7 @@ Problem make_problem(const acp::Args &a, const acp_tensor_desc &self, uint32_t k
                                       padding_name);
     const uint32_t r = self.rank;
     const int64_t N = r == 4 ? self.dims[0] : 1, C = self.dims[r - 3], H = self.dims[r - 2], W = self.dims[r - 1];
-    require(C <= max_channels, kInvalid, cat("self channel count must be <= ", max_channels, ", got ", C));
+    require(C <= max_channels, kInvalid, "self channel count must be <= ", max_channels, ", got ", C);
     const bool ceil_mode = a.boolean(ceil);
     int64_t Ho = acp::pooled_size(H, at.kH, at.sH, at.pH, 1, ceil_mode);
     int64_t Wo = acp::pooled_size(W, at.kW, at.sW, at.pW, 1, ceil_mode);
@@ -44,8 +44,8 @@ Problem make_problem(const acp::Args &a, const acp_tensor_desc &self, uint32_t k
         Wo = std::max<int64_t>(Wo, 0);
     }
     require(p.empty || (Ho > 0 && Wo > 0), kInvalid,
-            cat("self spatial size [", H, ",", W, "] is too small for kernelSize [", at.kH, ",", at.kW, "] with ",
-                padding_name, " [", at.pH, ",", at.pW, "]: the pooled size would be [", Ho, ",", Wo, "]"));
+            "self spatial size [", H, ",", W, "] is too small for kernelSize [", at.kH, ",", at.kW, "] with ",
+            padding_name, " [", at.pH, ",", at.pW, "]: the pooled size would be [", Ho, ",", Wo, "]");
     p.g = {N, C, H, W, Ho, Wo, at.kH, at.kW, at.sH, at.sW, at.pH, at.pW, ceil_mode, a.boolean(include_pad), a.integer(divisor)};
     p.pooled_dims = acp::dims_of(self);
     p.pooled_dims[r - 2] = Ho;
@@ -120,12 +120,12 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp::Args a{ctx};
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &gi = *a.tensor(9);
         const Problem p = make_problem(a, self, 2, 3, 4, 5, 6, 7, "stride", "padding", kMaxChannels);  // attributes first, as CANN
-        require(go.rank == self.rank, kInvalid, cat("gradOutput rank ", go.rank, " must equal self rank ", self.rank));
+        require(go.rank == self.rank, kInvalid, "gradOutput rank ", go.rank, " must equal self rank ", self.rank);
         require(acp::dims_of(gi) == acp::dims_of(self), kInvalid,
-                cat("gradInput shape ", acp::shape_str(gi), " must equal self shape ", acp::shape_str(self)));
+                "gradInput shape ", acp::shape_str(gi), " must equal self shape ", acp::shape_str(self));
         require(acp::dims_of(go) == p.pooled_dims, kInvalid,
-                cat("gradOutput shape ", acp::shape_str(go), " must equal the pooled shape of self ",
-                    acp::shape_str(p.pooled_dims)));
+                "gradOutput shape ", acp::shape_str(go), " must equal the pooled shape of self ",
+                acp::shape_str(p.pooled_dims));
         return plan_kernel<BackwardKernel>(ctx, "avgpool2d_backward", p, go, 0, gi, 9);
     });
 }
@@ -138,10 +138,10 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &self = *a.tensor(0), &out = *a.tensor(8);
         // CANN's forward (CheckShape): only the batch may be empty.
         for (uint32_t d = self.rank - 3; d < self.rank; ++d)
-            require(self.dims[d] != 0, kInvalid, cat("self may be empty only in N, got ", acp::shape_str(self)));
+            require(self.dims[d] != 0, kInvalid, "self may be empty only in N, got ", acp::shape_str(self));
         const Problem p = make_problem(a, self, 1, 2, 3, 4, 5, 6, "strides", "paddings", INT64_MAX);
         require(acp::dims_of(out) == p.pooled_dims, kInvalid,
-                cat("out shape ", acp::shape_str(out), " must equal the pooled shape of self ", acp::shape_str(p.pooled_dims)));
+                "out shape ", acp::shape_str(out), " must equal the pooled shape of self ", acp::shape_str(p.pooled_dims));
         return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8);
     });
 }

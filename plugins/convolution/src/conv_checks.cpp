@@ -32,9 +32,9 @@ void nd_is_ncl(const acp_tensor_desc *t, const char *name) {
 void check_output_padding_values(const std::vector<int64_t> &op, bool transposed, const char *name) {
     for (size_t i = 0; i < op.size(); ++i) {
         if (transposed)
-            require(op[i] >= 0, kInvalid, cat(name, "[", i, "] must be >= 0 when transposed is true, got ", op[i]));
+            require(op[i] >= 0, kInvalid, name, "[", i, "] must be >= 0 when transposed is true, got ", op[i]);
         else
-            require(op[i] == 0, kInvalid, cat(name, " must be all 0 when transposed is false, got ", shape_str(op)));
+            require(op[i] == 0, kInvalid, name, " must be all 0 when transposed is false, got ", shape_str(op));
     }
 }
 
@@ -52,16 +52,16 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
     auto need = [&](const std::vector<int64_t> &v, const char *name, bool pairs_ok) {
         const size_t pairs = pairs_ok && (sd == 2 || (sd == 1 && pad_pair_1d)) ? 2 * sd : sd;
         require(v.size() == sd || v.size() == pairs, kInvalid,
-                cat(name, " must have ", sd, pairs != sd ? cat(" or ", pairs) : std::string(), " elements (", input_name,
-                    " rank ", rank, " minus 2), got ", v.size(), " ", shape_str(v)));
+                name, " must have ", sd, pairs != sd ? cat(" or ", pairs) : std::string(), " elements (", input_name,
+                " rank ", rank, " minus 2), got ", v.size(), " ", shape_str(v));
     };
     need(stride, "stride", false);
     need(dilation, "dilation", false);
     need(padding, "padding", true);
     need(op, "outputPadding", !pad_pair_1d);
     require(!(transposed && op.size() == 4), kInvalid,
-            cat("outputPadding of a transposed 2-D convolution must have 2 elements (one per spatial dim), got ",
-                shape_str(op)));
+            "outputPadding of a transposed 2-D convolution must have 2 elements (one per spatial dim), got ",
+            shape_str(op));
     Attrs a;
     for (size_t i = 0; i < sd; ++i) {
         a.stride[i] = stride[i];
@@ -77,8 +77,8 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
     if (transposed)
         for (size_t i = 0; i < sd; ++i)
             require(a.op[i] < a.stride[i] || a.op[i] < a.dil[i], kInvalid,
-                    cat("outputPadding[", i, "] must be smaller than stride[", i, "] or dilation[", i, "] (",
-                        a.stride[i], ", ", a.dil[i], "), got ", a.op[i]));
+                    "outputPadding[", i, "] must be smaller than stride[", i, "] or dilation[", i, "] (",
+                    a.stride[i], ", ", a.dil[i], "), got ", a.op[i]);
     return a;
 }
 
@@ -93,8 +93,8 @@ void check_documented_ranges(const Attrs &a, const acp_tensor_desc &w, bool tran
     const size_t sd = w.rank - 2;
     const auto range = [&](int64_t v, int64_t lo, int64_t hi, const std::string &what) {
         require(v >= lo && v <= hi, kInvalid,
-                cat(what, " must be in [", lo, ", ", hi, "] for a", transposed ? " transposed " : " non-transposed ", sd,
-                    "-D convolution (CANN's documented range), got ", v));
+                what, " must be in [", lo, ", ", hi, "] for a", transposed ? " transposed " : " non-transposed ", sd,
+                "-D convolution (CANN's documented range), got ", v);
     };
     for (size_t i = 0; i < sd; ++i) range(a.dil[i], 1, 255, cat("dilation[", i, "]"));
     if (transposed) return;
@@ -116,15 +116,15 @@ void check_engine_limits(const acp_tensor_desc &x, const Attrs &a, bool transpos
         const I128 padded = static_cast<I128>(x.dims[i + 2]) + a.pl[i] + a.pr[i];
         const I128 reach = static_cast<I128>(a.stride[i]) + std::max(a.pl[i], a.pr[i]);
         require(padded <= INT32_MAX && reach <= INT32_MAX, kInvalid,
-                cat("spatial dim ", i, ": input size plus padding (", static_cast<int64_t>(padded), ") and stride plus padding (",
-                    static_cast<int64_t>(reach), ") must stay below 2^31 for this CPU library's engine"));
+                "spatial dim ", i, ": input size plus padding (", static_cast<int64_t>(padded), ") and stride plus padding (",
+                static_cast<int64_t>(reach), ") must stay below 2^31 for this CPU library's engine");
     }
 }
 
 void require_shape(const acp_tensor_desc *t, const char *name, const acp_tensor_desc &like, const char *like_name) {
     if (!t) return;
     require(acp::dims_of(*t) == acp::dims_of(like), kInvalid,
-            cat(name, " shape ", shape_str(*t), " must equal ", like_name, " shape ", shape_str(like)));
+            name, " shape ", shape_str(*t), " must equal ", like_name, " shape ", shape_str(like));
 }
 
 // Channels and groups (CheckConvChannelAndGroup), in the roles of the plain convolution:
@@ -132,15 +132,15 @@ void require_shape(const acp_tensor_desc *t, const char *name, const acp_tensor_
 void check_channels(const acp_tensor_desc &x, const char *x_name, const acp_tensor_desc &y, const char *y_name,
                     const acp_tensor_desc &w, int64_t groups) {
     require(y.dims[1] == w.dims[0], kInvalid,
-            cat(y_name, " channels (dim 1) must equal weight dim 0: ", y.dims[1], " vs ", w.dims[0]));
+            y_name, " channels (dim 1) must equal weight dim 0: ", y.dims[1], " vs ", w.dims[0]);
     require(w.dims[1] != 0 && x.dims[1] % w.dims[1] == 0, kInvalid,
-            cat(x_name, " channels ", x.dims[1], " must be a multiple of weight dim 1 (", w.dims[1], ")"));
+            x_name, " channels ", x.dims[1], " must be a multiple of weight dim 1 (", w.dims[1], ")");
     require(x.dims[1] / w.dims[1] == groups, kInvalid,
-            cat(x_name, " channels ", x.dims[1], " must equal weight dim 1 (", w.dims[1], ") times groups (", groups,
-                ")"));
+            x_name, " channels ", x.dims[1], " must equal weight dim 1 (", w.dims[1], ") times groups (", groups,
+            ")");
     // CANN tests this for depthwise only; a partial group of output channels is never valid.
     require(y.dims[1] >= groups && y.dims[1] % groups == 0, kInvalid,
-            cat(y_name, " channels ", y.dims[1], " must be a multiple of groups (", groups, ")"));
+            y_name, " channels ", y.dims[1], " must be a multiple of groups (", groups, ")");
 }
 
 // The plain-convolution output size along one axis; -1 when the dilated kernel does not fit.
@@ -168,19 +168,19 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
     for (size_t i = 0; i < sd; ++i) g.k[i] = w.dims[i + 2];
     // Both sides share the batch.
     require(x.dims[0] == y.dims[0], kInvalid,
-            cat(y_name, " batch (dim 0) must equal ", x_name, " batch: ", y.dims[0], " vs ", x.dims[0]));
+            y_name, " batch (dim 0) must equal ", x_name, " batch: ", y.dims[0], " vs ", x.dims[0]);
     if (!transposed) {
         std::vector<int64_t> expect = acp::dims_of(y);
         for (size_t i = 0; i < sd; ++i) {
             const int64_t o = conv_out(x.dims[i + 2], a, g.k, i);
             require(o >= 1, kInvalid,
-                    cat(x_name, " spatial dim ", i, " (", x.dims[i + 2], ") plus padding (", a.pl[i], "+", a.pr[i],
-                        ") must be >= the dilated kernel (dilation ", a.dil[i], " * (", g.k[i], " - 1) + 1)"));
+                    x_name, " spatial dim ", i, " (", x.dims[i + 2], ") plus padding (", a.pl[i], "+", a.pr[i],
+                    ") must be >= the dilated kernel (dilation ", a.dil[i], " * (", g.k[i], " - 1) + 1)");
             expect[i + 2] = o;
         }
         require(acp::dims_of(y) == expect, kInvalid,
-                cat(y_name, " shape ", shape_str(y), " must be ", shape_str(expect), " (the convolution of ", x_name,
-                    " ", shape_str(x), ")"));
+                y_name, " shape ", shape_str(y), " must be ", shape_str(expect), " (the convolution of ", x_name,
+                " ", shape_str(x), ")");
         g.N = x.dims[0];
         g.IC = x.dims[1];
         g.OC = y.dims[1];
@@ -192,15 +192,15 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
             const I128 o = static_cast<I128>(x.dims[i + 2] - 1) * a.stride[i] - a.pl[i] - a.pr[i] +
                            dilated(g.k[i], a.dil[i]) + a.op[i];
             require(o >= 1 && o <= INT64_MAX, kInvalid,
-                    cat("the transposed output size along spatial dim ", i, " is ", static_cast<int64_t>(o),
-                        " for ", x_name, " size ", x.dims[i + 2], ", stride ", a.stride[i], ", padding ", a.pl[i], "+",
-                        a.pr[i], ", dilation ", a.dil[i], ", kernel ", g.k[i], ", outputPadding ", a.op[i],
-                        "; it must be >= 1"));
+                    "the transposed output size along spatial dim ", i, " is ", static_cast<int64_t>(o),
+                    " for ", x_name, " size ", x.dims[i + 2], ", stride ", a.stride[i], ", padding ", a.pl[i], "+",
+                    a.pr[i], ", dilation ", a.dil[i], ", kernel ", g.k[i], ", outputPadding ", a.op[i],
+                    "; it must be >= 1");
             expect[i + 2] = static_cast<int64_t>(o);
         }
         require(acp::dims_of(y) == expect, kInvalid,
-                cat(y_name, " shape ", shape_str(y), " must be ", shape_str(expect), " (the transposed convolution of ",
-                    x_name, " ", shape_str(x), ")"));
+                y_name, " shape ", shape_str(y), " must be ", shape_str(expect), " (the transposed convolution of ",
+                x_name, " ", shape_str(x), ")");
         // The plain convolution it mirrors: src = y (gradOutput), dst = x (input).
         g.N = x.dims[0];
         g.IC = y.dims[1];
@@ -252,8 +252,8 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
         }
     }
     require(acp::dims_of(go) == expect, kInvalid,
-            cat("gradOutput shape ", shape_str(go), " must be ", shape_str(expect), " (input ", shape_str(in), ", weight ",
-                shape_str(w), transposed ? ", transposed)" : ")"));
+            "gradOutput shape ", shape_str(go), " must be ", shape_str(expect), " (input ", shape_str(in), ", weight ",
+            shape_str(w), transposed ? ", transposed)" : ")");
 }
 
 }  // namespace
@@ -276,8 +276,8 @@ Problem check_backward(const acp::Args &a) {
     check_output_padding_values(a.ints(8), p.transposed, "outputPadding");
 
     // Ranks first: the empty path below reads weight's dims by input's rank.
-    require(go.rank == in.rank, kInvalid, cat("gradOutput rank ", go.rank, " must equal input rank ", in.rank));
-    require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
+    require(go.rank == in.rank, kInvalid, "gradOutput rank ", go.rank, " must equal input rank ", in.rank);
+    require(in.rank == w.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
 
     // Huawei's empty-tensor path (CheckEmptyTensor, CheckShapeEmpty): input or weight empty. Huawei
     // returns before the shape checks; the shapes that stay defined at size 0 are checked here too
@@ -287,11 +287,11 @@ Problem check_backward(const acp::Args &a) {
         if (p.mask[2]) {
             require(a.present(3), kInvalid, "biasSizes must not be NULL on the empty-tensor path when outputMask[2] is true");
             const std::vector<int64_t> bs = a.ints(3);
-            require(bs.size() == 1, kInvalid, cat("biasSizes must have 1 element, got ", bs.size(), " ", shape_str(bs)));
+            require(bs.size() == 1, kInvalid, "biasSizes must have 1 element, got ", bs.size(), " ", shape_str(bs));
             const int64_t expect = p.transposed ? w.dims[1] * groups : go.dims[1];
             require(bs[0] == expect, kInvalid,
-                    cat("biasSizes[0] must be ", expect,
-                        p.transposed ? " (weight dim 1 times groups)" : " (gradOutput channels)", ", got ", bs[0]));
+                    "biasSizes[0] must be ", expect,
+                    p.transposed ? " (weight dim 1 times groups)" : " (gradOutput channels)", ", got ", bs[0]);
             p.bias_size = bs[0];
         }
         if (p.mask[0] && acp::numel(in) != 0)  // (the empty path does not write gradInput)
@@ -299,44 +299,44 @@ Problem check_backward(const acp::Args &a) {
                                       shape_str(w), ", input ", shape_str(in)));
         if (p.mask[0])
             require(in.dims[0] == 0 || in.dims[1] == 0, kInvalid,
-                    cat("input may be empty only in N or C when outputMask[0] is true, got ", shape_str(in)));
+                    "input may be empty only in N or C when outputMask[0] is true, got ", shape_str(in));
         const Attrs at = parse_lengths(a.ints(4), a.ints(5), a.ints(6), a.ints(8), in.rank, p.transposed, "input");
         check_documented_ranges(at, w, p.transposed);
         require(w.dims[0] % groups == 0, kInvalid,
-                cat("weight dim 0 (", w.dims[0], ") must be a multiple of groups (", groups, ")"));
+                "weight dim 0 (", w.dims[0], ") must be a multiple of groups (", groups, ")");
         const acp_tensor_desc &x = p.transposed ? go : in;
         const bool batchless = p.transposed && in.dims[0] == 0;
         if (!batchless && (x.dims[1] != 0 || w.dims[1] != 0))
             require(w.dims[1] != 0 && x.dims[1] % w.dims[1] == 0 && x.dims[1] / w.dims[1] == groups, kInvalid,
-                    cat(p.transposed ? "gradOutput" : "input", " channels ", x.dims[1], " must equal weight dim 1 (",
-                        w.dims[1], ") times groups (", groups, ")"));
+                    p.transposed ? "gradOutput" : "input", " channels ", x.dims[1], " must equal weight dim 1 (",
+                    w.dims[1], ") times groups (", groups, ")");
         if (p.transposed) {
             require(w.dims[0] > 0 && w.dims[0] == in.dims[1], kInvalid,
-                    cat("weight dim 0 (", w.dims[0], ") must equal input channels (", in.dims[1], ") and be > 0"));
+                    "weight dim 0 (", w.dims[0], ") must equal input channels (", in.dims[1], ") and be > 0");
         } else {
             for (uint32_t i = 2; i < in.rank; ++i)
                 require(static_cast<I128>(in.dims[i]) + at.pl[i - 2] + at.pr[i - 2] >= dilated(w.dims[i], at.dil[i - 2]),
                         kInvalid,
-                        cat("input spatial dim ", i - 2, " (", in.dims[i], ") plus padding must be >= the dilated kernel (",
-                            static_cast<int64_t>(dilated(w.dims[i], at.dil[i - 2])), ")"));
+                        "input spatial dim ", i - 2, " (", in.dims[i], ") plus padding must be >= the dilated kernel (",
+                        static_cast<int64_t>(dilated(w.dims[i], at.dil[i - 2])), ")");
         }
         check_empty_shapes(go, in, w, groups, at, p.transposed);
         if (p.mask[0]) require_shape(gi, "gradInput", in, "input");
         if (p.mask[1]) require_shape(gw, "gradWeight", w, "weight");
         if (p.mask[2])
             require(gb->rank == 1 && gb->dims[0] == p.bias_size, kInvalid,
-                    cat("gradBias shape ", shape_str(*gb), " must be [", p.bias_size, "] (biasSizes)"));
+                    "gradBias shape ", shape_str(*gb), " must be [", p.bias_size, "] (biasSizes)");
         return p;
     }
 
     // shapes (CheckConvShape)
-    require(acp::numel(go) != 0, kInvalid, cat("gradOutput must not be empty, got ", shape_str(go)));
+    require(acp::numel(go) != 0, kInvalid, "gradOutput must not be empty, got ", shape_str(go));
     require_shape(gi, "gradInput", in, "input");
     require_shape(gw, "gradWeight", w, "weight");
     if (gb) {
-        require(gb->rank == 1, kInvalid, cat("gradBias must have rank 1, got rank ", gb->rank, " ", shape_str(*gb)));
+        require(gb->rank == 1, kInvalid, "gradBias must have rank 1, got rank ", gb->rank, " ", shape_str(*gb));
         require(gb->dims[0] == go.dims[1], kInvalid,
-                cat("gradBias shape ", shape_str(*gb), " must be [", go.dims[1], "] (gradOutput channels)"));
+                "gradBias shape ", shape_str(*gb), " must be [", go.dims[1], "] (gradOutput channels)");
     }
     const Attrs at = parse_lengths(a.ints(4), a.ints(5), a.ints(6), a.ints(8), in.rank, p.transposed, "input");
     check_documented_ranges(at, w, p.transposed);
@@ -367,18 +367,18 @@ Problem check_forward(const acp::Args &a) {
     if (p.transposed) require(a.present(7), acp::kNullptr, "outputPadding must not be NULL when transposed is true");
     const std::vector<int64_t> op = p.transposed ? a.ints(7) : std::vector<int64_t>(in.rank - 2, 0);  // (ranks 3-5: manifest)
     check_output_padding_values(op, p.transposed, "outputPadding");
-    require(in.rank == w.rank, kInvalid, cat("weight rank ", w.rank, " must equal input rank ", in.rank));
-    require(out.rank == in.rank, kInvalid, cat("output rank ", out.rank, " must equal input rank ", in.rank));
+    require(in.rank == w.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
+    require(out.rank == in.rank, kInvalid, "output rank ", out.rank, " must equal input rank ", in.rank);
     const Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), op, in.rank, p.transposed, "input", !p.transposed);
     check_documented_ranges(at, w, p.transposed);
     check_engine_limits(in, at, p.transposed);
-    require(acp::numel(w) != 0, kInvalid, cat("weight must not be empty, got ", shape_str(w)));
+    require(acp::numel(w) != 0, kInvalid, "weight must not be empty, got ", shape_str(w));
     for (uint32_t d = 1; d < in.rank; ++d)
-        require(in.dims[d] != 0, kInvalid, cat("input may be empty only in N, got ", shape_str(in)));
+        require(in.dims[d] != 0, kInvalid, "input may be empty only in N, got ", shape_str(in));
     const int64_t cout = p.transposed ? w.dims[1] * groups : w.dims[0];
     if (bias)
         require(bias->rank == 1 && bias->dims[0] == cout, kInvalid,
-                cat("bias shape ", shape_str(*bias), " must be [", cout, "] (the output channels)"));
+                "bias shape ", shape_str(*bias), " must be [", cout, "] (the output channels)");
     if (!p.transposed) {
         check_channels(in, "input", out, "output", w, groups);
         p.g = geometry(in, "input", out, "output", w, groups, at, false);

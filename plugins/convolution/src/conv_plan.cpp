@@ -66,7 +66,7 @@ Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &
         s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
         s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
                                         nullptr, 0);
-        require(s.node >= 0, acp::kInner, cat("cannot plan the conversion of argument ", arg));
+        require(s.node >= 0, acp::kInner, "cannot plan the conversion of argument ", arg);
     }
     return s;
 }
@@ -327,7 +327,7 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
     for (const int32_t x : deps)
         if (x >= 0) d.push_back(x);
     const int32_t id = ctx->host->add_node(ctx->plan, name, fn, data, d.data(), static_cast<uint32_t>(d.size()));
-    require(id >= 0, acp::kInner, cat("cannot add the node ", name));
+    require(id >= 0, acp::kInner, "cannot add the node ", name);
     // the graph's shape at debug level ("node 3 conv_x after 0 1"): tests check which nodes are independent
     std::string after;
     for (const int32_t x : d) after += cat(" ", x);

@@ -40,18 +40,18 @@ Elem elem_of(int32_t dtype) {
 // `out` is gradOutput (backward) or out (forward), `out_name` its parameter name.
 Geometry make_geometry(const acp::Args &a, const acp_tensor_desc &in, const acp_tensor_desc &grid,
                        const acp_tensor_desc &out, const char *out_name, uint32_t modes) {
-    require(grid.dims[3] == 2, kInvalid, cat("grid last dimension must be 2 (x, y), got shape ", shape_str(grid)));
+    require(grid.dims[3] == 2, kInvalid, "grid last dimension must be 2 (x, y), got shape ", shape_str(grid));
     require(grid.dims[0] == in.dims[0], kInvalid,
-            cat("grid batch ", grid.dims[0], " must equal input batch ", in.dims[0], " (grid ", shape_str(grid),
-                ", input ", shape_str(in), ")"));
+            "grid batch ", grid.dims[0], " must equal input batch ", in.dims[0], " (grid ", shape_str(grid),
+            ", input ", shape_str(in), ")");
     require(out.dims[0] == in.dims[0] && out.dims[1] == in.dims[1], kInvalid,
-            cat(out_name, " shape ", shape_str(out), " must have input's batch and channels [", in.dims[0], ",",
-                in.dims[1], "] in its first two dimensions"));
+            out_name, " shape ", shape_str(out), " must have input's batch and channels [", in.dims[0], ",",
+            in.dims[1], "] in its first two dimensions");
     require(out.dims[2] == grid.dims[1] && out.dims[3] == grid.dims[2], kInvalid,
-            cat(out_name, " spatial size [", out.dims[2], ",", out.dims[3], "] must equal grid's [", grid.dims[1], ",",
-                grid.dims[2], "]"));
+            out_name, " spatial size [", out.dims[2], ",", out.dims[3], "] must equal grid's [", grid.dims[1], ",",
+            grid.dims[2], "]");
     require(in.dims[2] != 0 && in.dims[3] != 0, kInvalid,
-            cat("input H and W must not be 0, got shape ", shape_str(in)));
+            "input H and W must not be 0, got shape ", shape_str(in));
     Geometry g{};
     g.N = in.dims[0];
     g.C = in.dims[1];
@@ -105,7 +105,7 @@ Operand input_operand(const acp_plan_ctx *ctx, const acp::Args &a, uint32_t arg,
     o.buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(t)) * (f64 ? 8 : 4));
     o.elem = f64 ? Elem::F64 : Elem::F32;
     const int32_t id = ctx->host->add_convert(ctx->plan, o.arg, o.buffer, compute_dtype(f64), ACP_PREC_NATIVE, nullptr, 0);
-    require(id >= 0, acp::kInner, cat("cannot plan the conversion of ", a.at(arg).name));
+    require(id >= 0, acp::kInner, "cannot plan the conversion of ", a.at(arg).name);
     deps.push_back(id);
     return o;
 }
@@ -198,9 +198,9 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &go = *a.tensor(0), &in = *a.tensor(1), &grid = *a.tensor(2);
         const Geometry g = make_geometry(a, in, grid, go, "gradOutput", 3);
         require(acp::dims_of(*a.tensor(7)) == acp::dims_of(in), kInvalid,
-                cat("inputGrad shape ", shape_str(*a.tensor(7)), " must equal input shape ", shape_str(in)));
+                "inputGrad shape ", shape_str(*a.tensor(7)), " must equal input shape ", shape_str(in));
         require(acp::dims_of(*a.tensor(8)) == acp::dims_of(grid), kInvalid,
-                cat("gridGrad shape ", shape_str(*a.tensor(8)), " must equal grid shape ", shape_str(grid)));
+                "gridGrad shape ", shape_str(*a.tensor(8)), " must equal grid shape ", shape_str(grid));
         if ((!want_ig && !want_gg) || empty(g)) return 0;  // nothing to compute, workspace 0
 
         const bool f64 = in.dtype == kDouble;

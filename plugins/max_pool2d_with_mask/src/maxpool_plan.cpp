@@ -44,7 +44,7 @@ bool fp16_compute(const acp_plan_ctx *ctx, const acp_tensor_desc &t) {
 
 void require_same_format(const acp_tensor_desc &a, const char *an, const acp_tensor_desc &b, const char *bn) {
     require(a.format == b.format, kInvalid,
-            cat(bn, " format ", acp::format_name(b.format), " must equal ", an, " format ", acp::format_name(a.format)));
+            bn, " format ", acp::format_name(b.format), " must equal ", an, " format ", acp::format_name(a.format));
 }
 
 // Attributes, the input plane and the pooled size, in CANN's CheckShape order after the caller's
@@ -59,7 +59,7 @@ struct Problem {
 Problem make_problem(const acp::Args &a, uint32_t kernel, uint32_t stride, uint32_t padding, uint32_t dilation) {
     const auto at = acp::parse_pool2d(a.ints(kernel), a.ints(stride), a.ints(padding), a.ints(dilation));
     require(at.dH == 1 && at.dW == 1, kInvalid,
-            cat("dilation must be 1, got ", shape_str(a.ints(dilation))));
+            "dilation must be 1, got ", shape_str(a.ints(dilation)));
     return Problem{{0, 0, 0, 0, 0, 0, at.kH, at.kW, at.sH, at.sW, at.pH, at.pW}, {}, {}, false};
 }
 
@@ -72,12 +72,12 @@ void size_problem(Problem &p, const acp_tensor_desc &self, bool ceil_mode, const
     g.H = self.dims[r - 2];
     g.W = self.dims[r - 1];
     require(g.C != 0 && g.H != 0 && g.W != 0, kInvalid,
-            cat(what, " must be non-empty in C, H and W (only the batch may be 0), got ", shape_str(self)));
+            what, " must be non-empty in C, H and W (only the batch may be 0), got ", shape_str(self));
     g.Ho = acp::pooled_size(g.H, g.kH, g.sH, g.pH, 1, ceil_mode);
     g.Wo = acp::pooled_size(g.W, g.kW, g.sW, g.pW, 1, ceil_mode);
     require(g.Ho > 0 && g.Wo > 0, kInvalid,
-            cat(what, " spatial size [", g.H, ",", g.W, "] is too small for kernelSize [", g.kH, ",", g.kW,
-                "] with padding [", g.pH, ",", g.pW, "]: the pooled size would be [", g.Ho, ",", g.Wo, "]"));
+            what, " spatial size [", g.H, ",", g.W, "] is too small for kernelSize [", g.kH, ",", g.kW,
+            "] with padding [", g.pH, ",", g.pW, "]: the pooled size would be [", g.Ho, ",", g.Wo, "]");
     p.pooled = acp::dims_of(self);
     p.pooled[r - 2] = g.Ho;
     p.pooled[r - 1] = g.Wo;
@@ -89,11 +89,11 @@ void size_problem(Problem &p, const acp_tensor_desc &self, bool ceil_mode, const
 void check_mask(const Problem &p, const acp_tensor_desc &mask, MaskLayout layout) {
     const Geometry &g = p.g;
     require(acp::dims_of(mask) == p.mask, kInvalid,
-            cat("indices shape ", shape_str(mask), " must be the mask shape ", shape_str(p.mask),
-                " ([N,] C, kH*kW, (ceil(Ho*Wo/16)+1)*32 with Ho, Wo = ", g.Ho, ", ", g.Wo, ")"));
+            "indices shape ", shape_str(mask), " must be the mask shape ", shape_str(p.mask),
+            " ([N,] C, kH*kW, (ceil(Ho*Wo/16)+1)*32 with Ho, Wo = ", g.Ho, ", ", g.Wo, ")");
     if (layout != MaskLayout::Int32) return;  // (layout_of chose Int32 only where the values fit)
     require(g.H * g.W <= INT32_MAX, kInvalid,
-            cat("self plane H*W = ", g.H * g.W, " does not fit the int32 argmax of this product"));
+            "self plane H*W = ", g.H * g.W, " does not fit the int32 argmax of this product");
 }
 
 // ---- executor nodes ----
@@ -174,10 +174,10 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         require_same_format(self, "self", gi, "gradInput");
         Problem p = make_problem(a, 3, 4, 5, 6);
         require(acp::dims_of(gi) == acp::dims_of(self), kInvalid,
-                cat("gradInput shape ", shape_str(gi), " must equal self shape ", shape_str(self)));
+                "gradInput shape ", shape_str(gi), " must equal self shape ", shape_str(self));
         size_problem(p, self, a.boolean(7), "self");
         require(acp::dims_of(go) == p.pooled, kInvalid,
-                cat("gradOutput shape ", shape_str(go), " must equal the pooled shape of self ", shape_str(p.pooled)));
+                "gradOutput shape ", shape_str(go), " must equal the pooled shape of self ", shape_str(p.pooled));
         const MaskLayout layout = layout_of(ctx, p.g);
         check_mask(p, mask, layout);
         if (p.empty) return 0;  // N == 0: nothing to compute, workspace 0
@@ -210,7 +210,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         Problem p = make_problem(a, 1, 2, 3, 4);
         size_problem(p, self, a.boolean(5), "self");
         require(acp::dims_of(out) == p.pooled, kInvalid,
-                cat("out shape ", shape_str(out), " must equal the pooled shape of self ", shape_str(p.pooled)));
+                "out shape ", shape_str(out), " must equal the pooled shape of self ", shape_str(p.pooled));
         const MaskLayout layout = layout_of(ctx, p.g);
         check_mask(p, mask, layout);
         if (p.empty) return 0;

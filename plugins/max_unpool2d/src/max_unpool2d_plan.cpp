@@ -89,30 +89,30 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &idx = *a.tensor(2), &out = *a.tensor(4);
         // Huawei's CheckShape, in its order.
         require(go.rank == self.rank, kInvalid,
-                cat("Expected dim of self and gradOutput to be equal, instead got self: ", self.rank,
-                    ", gradOutput: ", go.rank));
+                "Expected dim of self and gradOutput to be equal, instead got self: ", self.rank,
+                ", gradOutput: ", go.rank);
         const Shape4 s = shape4(self), g = shape4(go);
         if (self.rank == 3)
             require(s.C == g.C, kInvalid,
-                    cat("Expected (C) of self and gradOutput to be equal, instead got self: (", s.C, "), gradOutput: (",
-                        g.C, ")"));
+                    "Expected (C) of self and gradOutput to be equal, instead got self: (", s.C, "), gradOutput: (",
+                    g.C, ")");
         else
             require(s.N == g.N && s.C == g.C, kInvalid,
-                    cat("Expected (N, C) of self and gradOutput to be equal, instead got self: (", s.N, ", ", s.C,
-                        "), gradOutput: (", g.N, ", ", g.C, ")"));
+                    "Expected (N, C) of self and gradOutput to be equal, instead got self: (", s.N, ", ", s.C,
+                    "), gradOutput: (", g.N, ", ", g.C, ")");
         require(acp::dims_of(idx) == acp::dims_of(self), kInvalid,
-                cat("indices shape ", acp::shape_str(idx), " must equal self shape ", acp::shape_str(self)));
+                "indices shape ", acp::shape_str(idx), " must equal self shape ", acp::shape_str(self));
         require(acp::dims_of(out) == acp::dims_of(self), kInvalid,
-                cat("out shape ", acp::shape_str(out), " must equal self shape ", acp::shape_str(self)));
+                "out shape ", acp::shape_str(out), " must equal self shape ", acp::shape_str(self));
         const std::vector<int64_t> os = a.ints(3);
-        require(os.size() == 2, kInvalid, cat("Expected size of outputSize must be 2, but got: ", os.size()));
+        require(os.size() == 2, kInvalid, "Expected size of outputSize must be 2, but got: ", os.size());
         require(os[0] == g.H && os[1] == g.W, kInvalid,
-                cat("Inconsistent gradOutput size. output height = ", os[0], ", output width = ", os[1],
-                    ", but got gradOutput: ", g.H, "x", g.W));
+                "Inconsistent gradOutput size. output height = ", os[0], ", output width = ", os[1],
+                ", but got gradOutput: ", g.H, "x", g.W);
         const bool self_empty = acp::numel(self) == 0;
         require(acp::numel(go) != 0 || self_empty, kInvalid,
-                cat("gradOutput is an empty tensor ", acp::shape_str(go), ", so self must be empty too, got ",
-                    acp::shape_str(self)));
+                "gradOutput is an empty tensor ", acp::shape_str(go), ", so self must be empty too, got ",
+                acp::shape_str(self));
         if (self_empty) return 0;  // nothing to compute: workspace 0, no nodes (Huawei's empty path)
 
         const int elem = static_cast<int>(acp::dtype_size(go.dtype));
@@ -145,29 +145,29 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const acp_tensor_desc &self = *a.tensor(0), &idx = *a.tensor(1), &out = *a.tensor(3);
         // Huawei's CheckShape, CheckInpuNullTensor, CheckOutputSize, then the out shape its page asks for.
         require(idx.rank == self.rank, kInvalid,
-                cat("Expected dim of self and indices to be equal, instead got self: ", self.rank, ", indices: ",
-                    idx.rank));
+                "Expected dim of self and indices to be equal, instead got self: ", self.rank, ", indices: ",
+                idx.rank);
         require(acp::dims_of(idx) == acp::dims_of(self), kInvalid,
-                cat("indices shape ", acp::shape_str(idx), " must equal self shape ", acp::shape_str(self)));
+                "indices shape ", acp::shape_str(idx), " must equal self shape ", acp::shape_str(self));
         for (uint32_t d = 1; d < self.rank; ++d)
             require(self.dims[d] > 0, kInvalid,
-                    cat("expected self to have non-empty spatial dimensions, but self ", acp::shape_str(self),
-                        " has dimension ", d, " empty"));
+                    "expected self to have non-empty spatial dimensions, but self ", acp::shape_str(self),
+                    " has dimension ", d, " empty");
         const std::vector<int64_t> os = a.ints(2);
-        require(os.size() == 2, kInvalid, cat("outputSize length should be 2, but now is ", os.size()));
+        require(os.size() == 2, kInvalid, "outputSize length should be 2, but now is ", os.size());
         for (size_t i = 0; i < 2; ++i)
-            require(os[i] > 0, kInvalid, cat("outputSize[", i, "] must be greater than 0, got ", os[i]));
+            require(os[i] > 0, kInvalid, "outputSize[", i, "] must be greater than 0, got ", os[i]);
         const Shape4 s = shape4(self);
         require(os[0] <= INT64_MAX / os[1], kInvalid,
-                cat("outputSize ", os[0], " x ", os[1], " has more than 2^63 - 1 elements"));
+                "outputSize ", os[0], " x ", os[1], " has more than 2^63 - 1 elements");
         require(os[0] * os[1] >= s.H * s.W, kInvalid,
-                cat("outputSize ", os[0], " x ", os[1], " must hold at least self's ", s.H, " x ", s.W, " elements"));
+                "outputSize ", os[0], " x ", os[1], " must hold at least self's ", s.H, " x ", s.W, " elements");
         std::vector<int64_t> want = acp::dims_of(self);
         want[self.rank - 2] = os[0];
         want[self.rank - 1] = os[1];
         require(acp::dims_of(out) == want, kInvalid,
-                cat("out shape ", acp::shape_str(out), " must be ", acp::shape_str(want),
-                    " (self's N, C and outputSize)"));
+                "out shape ", acp::shape_str(out), " must be ", acp::shape_str(want),
+                " (self's N, C and outputSize)");
         if (acp::numel(self) == 0) return 0;  // N = 0 (or C = 0 in rank 3): nothing to write
 
         const int elem = static_cast<int>(acp::dtype_size(self.dtype));
