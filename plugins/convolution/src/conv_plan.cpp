@@ -26,6 +26,7 @@
 #include "conv_kernels.hpp"
 #include "depthwise.hpp"
 #include "dnnl_pass.hpp"
+#include "pass_cache.hpp"
 #include "small_cin.hpp"
 #include "strided_pointwise.hpp"
 
@@ -140,7 +141,7 @@ View view_of(const acp_tensor_desc &t) { return View{t.dtype, acp::dims_of(t), a
 
 struct DataNode {
     const acp_host_api *host = nullptr;
-    std::unique_ptr<DataPass> pass;
+    std::shared_ptr<DataPass> pass;  // lent by pass_cache.hpp for the plan's lifetime
     Source a, w;
     Sink out;
     std::vector<int32_t> bufs;
@@ -174,7 +175,7 @@ struct PrepNode {
 
 struct WeightNode {
     const acp_host_api *host = nullptr;
-    std::unique_ptr<WeightPass> pass;
+    std::shared_ptr<WeightPass> pass;  // lent by pass_cache.hpp for the plan's lifetime
     Source src, ddst;
     Sink out;
     std::vector<int32_t> bufs;
@@ -335,9 +336,15 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
     return id;
 }
 
-void log_impl(const acp_plan_ctx *ctx, const char *what, const char *impl, int64_t blocks) {
+// "gradInput: oneDNN <implementation>[, by <n> channel blocks][, reused]": reused when the pass was
+// built by an earlier plan (pass_cache.hpp).
+template <class Pass>
+void log_impl(const acp_plan_ctx *ctx, const char *what, const Pass &pass, bool reused) {
+    const int64_t blocks = pass.channel_blocks();
     ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
-                   cat(what, ": oneDNN ", impl, blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string()).c_str());
+                   cat(what, ": oneDNN ", pass.impl(), blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string(),
+                       reused ? ", reused" : "")
+                       .c_str());
 }
 
 void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
@@ -446,9 +453,10 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             if (p.mask[0]) {
                 dn = std::make_unique<DataNode>();
                 dn->host = ctx->host;
-                dn->pass = std::make_unique<DataPass>(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt,
-                                                      ctx->threads);
-                log_impl(ctx, "gradInput", dn->pass->impl(), dn->pass->channel_blocks());
+                bool reused = false;
+                dn->pass = lend_data_pass(g, p.transposed ? DataPass::Kind::Forward : DataPass::Kind::BackwardData, dt,
+                                          ctx->threads, &reused);
+                log_impl(ctx, "gradInput", *dn->pass, reused);
                 if (dn->pass->mirrored())
                     ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradInput: the forward of the mirrored convolution (flipped, swapped weights)");
                 dn->a = src(0, go);
@@ -464,11 +472,11 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
             if (p.mask[1]) {
                 wn = std::make_unique<WeightNode>();
                 wn->host = ctx->host;
-                wn->pass = std::make_unique<WeightPass>(g, dt, ctx->threads);
-                log_impl(ctx, "gradWeight", wn->pass->impl(), wn->pass->channel_blocks());
+                bool reused = false;
+                wn->pass = lend_weight_pass(g, dt, ctx->threads, &reused);
+                log_impl(ctx, "gradWeight", *wn->pass, reused);
                 wn->shared_is_ddst = !p.transposed;  // gradOutput's role in the weight pass
                 if (dn && dn->pass->blocks_operand() && wn->pass->can_share(*dn->pass, wn->shared_is_ddst)) {
-                    wn->pass->drop_blocked_buffers(wn->shared_is_ddst);
                     wn->shared = dn->bufs[DataPass::kBlockedOperandBuffer];
                     dn->prepared = true;
                     ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "gradOutput blocked once for gradInput and gradWeight");
@@ -488,7 +496,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                 wn->src = p.transposed ? y : x;
                 wn->ddst = p.transposed ? x : y;
                 wn->out = plan_sink(ctx, 13, *a.tensor(13), false, wn->pass->rounds_output());
-                wn->bufs = reserve_all(ctx, wn->pass->buffers());
+                wn->bufs = reserve_all(ctx, wn->shared >= 0 ? wn->pass->buffers_sharing(wn->shared_is_ddst) : wn->pass->buffers());
             }
             int32_t prep = -1;
             if (dn && dn->prepared) {
@@ -534,9 +542,10 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "no output row is reached: the output is the bias");
         } else {
             // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
-            n->pass = std::make_unique<DataPass>(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
-                                                 engine_dt(in), ctx->threads);
-            log_impl(ctx, "output", n->pass->impl(), n->pass->channel_blocks());
+            bool reused = false;
+            n->pass = lend_data_pass(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
+                                     engine_dt(in), ctx->threads, &reused);
+            log_impl(ctx, "output", *n->pass, reused);
             n->a = src(0, in);
             n->w = src(1, w);
         }

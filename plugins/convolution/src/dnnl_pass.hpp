@@ -92,8 +92,8 @@ public:
     // True when the data pass's prepared operand has the blocked layout this pass reads for its
     // src (diff_dst = false) or diff_dst (true), image for image.
     bool can_share(const DataPass &d, bool diff_dst) const;
-    // Stop reserving this pass's own blocked copy of that operand (it will read the shared one).
-    void drop_blocked_buffers(bool diff_dst);
+    // buffers() without this pass's own blocked copy of that operand (it reads the shared one).
+    std::vector<uint64_t> buffers_sharing(bool diff_dst) const;
     const char *impl() const;
     int64_t channel_blocks() const;  // output-channel blocks, 0 when split by the minibatch
 

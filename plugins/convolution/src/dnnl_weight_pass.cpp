@@ -182,13 +182,14 @@ bool WeightPass::can_share(const DataPass &d, bool diff_dst) const {
     return true;
 }
 
-void WeightPass::drop_blocked_buffers(bool diff_dst) {
+std::vector<uint64_t> WeightPass::buffers_sharing(bool diff_dst) const {
+    std::vector<uint64_t> b = buffers_;
     if (s_->by_channel) {
-        if (!diff_dst) buffers_[0] = 0;
-        return;
+        if (!diff_dst) b[0] = 0;
+        return b;
     }
-    for (size_t j = 0; j < static_cast<size_t>(s_->slots.size()); ++j)
-        buffers_[split_buffer(*s_, diff_dst ? Split::Ddst : Split::Src, j)] = 0;
+    for (size_t j = 0; j < static_cast<size_t>(s_->slots.size()); ++j) b[split_buffer(*s_, diff_dst ? Split::Ddst : Split::Src, j)] = 0;
+    return b;
 }
 
 void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src,

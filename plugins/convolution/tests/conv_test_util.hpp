@@ -256,6 +256,8 @@ struct PlannedGraph {
     std::map<int, std::pair<std::string, std::vector<int>>> nodes;  // id -> name, dependencies
     std::map<std::string, int64_t> channel_blocks;                  // pass -> blocks, 0: by images
     std::map<std::string, std::string> impl;                        // pass -> oneDNN's implementation name
+    std::map<std::string, bool> reused;                             // pass -> built by an earlier plan (pass_cache.hpp)
+    Result result;                                                  // the call's
     std::map<int, unsigned> priority;                               // id -> set_node_priority's hint (0 when unset)
     unsigned priority_of(int id) const {
         const auto it = priority.find(id);
@@ -284,7 +286,7 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
     const std::string saved = old ? old : "";
     setenv("ASCEND_GLOBAL_LOG_LEVEL", "0", 1);
     ::testing::internal::CaptureStderr();
-    const Result r = runBackward(k, go, in, w);
+    Result r = runBackward(k, go, in, w);
     const std::string log = ::testing::internal::GetCapturedStderr();
     if (old) setenv("ASCEND_GLOBAL_LOG_LEVEL", saved.c_str(), 1);
     else unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
@@ -295,10 +297,12 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
         for (const char *pass : {"gradInput", "gradWeight"}) {
             const size_t p = line.find(std::string(": ") + pass + ": oneDNN ");
             if (p == std::string::npos) continue;
-            const size_t by = line.find(", by ", p);
+            const size_t by = line.find(", by ", p), re = line.find(", reused", p);
             g.channel_blocks[pass] = by == std::string::npos ? 0 : std::stoll(line.substr(by + 5));
+            g.reused[pass] = re != std::string::npos;
             const size_t name = p + std::string(": ").size() + std::string(pass).size() + std::string(": oneDNN ").size();
-            g.impl[pass] = line.substr(name, by == std::string::npos ? std::string::npos : by - name);
+            const size_t end = std::min(by, re);
+            g.impl[pass] = line.substr(name, end == std::string::npos ? std::string::npos : end - name);
         }
         const size_t at = line.find(": node ");
         if (at == std::string::npos) continue;
@@ -316,6 +320,7 @@ inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, cons
             if (dep != "none") deps.push_back(std::stoi(dep));
         g.nodes[id] = {name, deps};
     }
+    g.result = std::move(r);
     return g;
 }
 

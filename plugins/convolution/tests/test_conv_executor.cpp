@@ -1,6 +1,8 @@
 // ConvolutionBackward beyond the corpus: outputMask combinations, non-contiguous views, determinism
 // across thread counts, random-data tolerances per dtype, cubeMathType rounding per product, the
 // empty-tensor path, and the executor contract (workspace, consumed and repeatable executors).
+#include <memory>
+
 #include "aclnn_cpu/isa.hpp"
 #include "conv_cases.hpp"
 #include "conv_test_util.hpp"
@@ -438,6 +440,144 @@ TEST(Split, MirroredGradInputWhereItPays) {
             EXPECT_EQ(g.impl.at("gradInput").rfind("brgconv", 0) == 0, want)
                 << e.c.inputDims()[1] << " channels " << dtName(dt) << ": " << g.impl.at("gradInput");
         }
+}
+
+// ---- oneDNN passes kept from one plan for the next (pass_cache.hpp) ----
+
+// Runs f with the library's debug log captured; returns the log.
+template <class F>
+std::string withDebugLog(F &&f) {
+    const char *old = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
+    const std::string saved = old ? old : "";
+    setenv("ASCEND_GLOBAL_LOG_LEVEL", "0", 1);
+    ::testing::internal::CaptureStderr();
+    f();
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    if (old) setenv("ASCEND_GLOBAL_LOG_LEVEL", saved.c_str(), 1);
+    else unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
+    return log;
+}
+size_t countOf(const std::string &log, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+}
+
+// A later plan of the same problem (the first executor gone) reuses both passes, and the bytes are
+// the reference's and the first plan's, over a workspace of NaNs. The shapes are in no other test,
+// so the first plan builds its passes.
+TEST(PassCache, ALaterPlanReusesThePassesWithTheSameBytes) {
+    Runtime::use("atlas-a2", 2);
+    for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+        Call k;
+        k.c = conv2d(3, 20, 24, 11, 10, 3, 3, 1, 1, 1, 1);
+        k.dt = dt;
+        k.wsFill = 0xff;
+        const Data d = intData(k.c, 17);
+        const cref::Grads ref = cref::backward(k.c, d.go, d.in, d.w);
+        const PlannedGraph first = planGraph(k, d.go, d.in, d.w), second = planGraph(k, d.go, d.in, d.w);
+        for (const char *pass : {"gradInput", "gradWeight"}) {
+            ASSERT_EQ(first.reused.count(pass), 1u) << pass;
+            ASSERT_EQ(second.reused.count(pass), 1u) << pass;
+            EXPECT_FALSE(first.reused.at(pass)) << dtName(dt) << " " << pass << ": a new problem builds its pass";
+            EXPECT_TRUE(second.reused.at(pass)) << dtName(dt) << " " << pass;
+            EXPECT_EQ(first.impl.at(pass), second.impl.at(pass)) << pass;
+        }
+        EXPECT_TRUE(sameBits(dt, second.result.gi, ref.gradInput, "gradInput")) << dtName(dt);
+        EXPECT_TRUE(sameBits(dt, second.result.gw, ref.gradWeight, "gradWeight")) << dtName(dt);
+        EXPECT_EQ(second.result.gi, first.result.gi) << dtName(dt);
+        EXPECT_EQ(second.result.gw, first.result.gw) << dtName(dt);
+        EXPECT_EQ(second.result.gb, first.result.gb) << dtName(dt);
+        EXPECT_EQ(second.result.workspace, first.result.workspace) << dtName(dt);
+    }
+}
+
+// A weight pass reads the blocked gradOutput its data pass made when both run, and blocks its own
+// copy when it runs alone. Reused across the two plans in either order, it reserves what this plan
+// needs: gradWeight is the reference's each time, over a workspace of NaNs.
+TEST(PassCache, AWeightPassReusedWithAndWithoutTheSharedOperand) {
+    Runtime::use("atlas-a2", 2);
+    struct Case {
+        cref::Conv c;
+        aclDataType dt;
+    };
+    for (const Case &e : {Case{conv2d(4, 16, 16, 26, 26, 3, 3, 2, 2, 1, 1), ACL_FLOAT}, Case{conv2d(4, 24, 32, 13, 12, 3, 3, 1, 1, 1, 1), ACL_BF16}}) {
+        Call k;
+        k.c = e.c;
+        k.dt = e.dt;
+        k.wsFill = 0xff;
+        const Data d = intData(k.c, 19);
+        const cref::Grads ref = cref::backward(k.c, d.go, d.in, d.w);
+        bool shared_seen = false;
+        for (const std::vector<bool> &mask : {std::vector<bool>{true, true, false}, {false, true, false}, {true, true, true},
+                                              {false, true, true}, {true, true, false}}) {
+            k.mask = mask;
+            const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+            const std::string at = std::string(dtName(e.dt)) + " mask " + (mask[0] ? "1" : "0") + (mask[1] ? "1" : "0") + (mask[2] ? "1" : "0");
+            ASSERT_EQ(g.result.phase2, ACLNN_SUCCESS) << at << " " << g.result.message;
+            EXPECT_TRUE(sameBits(e.dt, g.result.gw, ref.gradWeight, "gradWeight")) << at;
+            if (mask[0]) {
+                EXPECT_TRUE(sameBits(e.dt, g.result.gi, ref.gradInput, "gradInput")) << at;
+            }
+            EXPECT_EQ(g.find("conv_block_grad_output") >= 0, mask[0]) << at << ": gradOutput blocked once for both passes";
+            shared_seen = shared_seen || g.find("conv_block_grad_output") >= 0;
+            EXPECT_TRUE(g.result.canary) << at;
+        }
+        EXPECT_TRUE(shared_seen) << dtName(e.dt) << ": the shape no longer shares the blocked gradOutput: pick one that does";
+    }
+}
+
+// Two plans of one problem alive together each get a pass of their own (the second builds one);
+// both run, in the other order, to the reference's bytes. Once both are gone, a third plan reuses one.
+TEST(PassCache, PlansAliveTogetherGetPassesOfTheirOwn) {
+    Runtime::use("atlas-a2", 2);
+    const cref::Conv c = conv2d(2, 18, 20, 9, 8, 3, 3, 1, 1, 1, 1);
+    const Data d = intData(c, 23);
+    const cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+    struct Planned {
+        Tensor go, in, w, gi, gw;
+        aclOpExecutor *exec = nullptr;
+        uint64_t ws = 0;
+        explicit Planned(const cref::Conv &c)
+            : go(ACL_FLOAT, c.gradOutputDims()), in(ACL_FLOAT, c.inputDims()), w(ACL_FLOAT, c.weightDims()),
+              gi(ACL_FLOAT, c.inputDims()), gw(ACL_FLOAT, c.weightDims()) {}
+    };
+    IntArray stride(c.spatial(c.s)), pad(c.spatial(c.pl)), dil(c.spatial(c.d)), op(c.spatial(c.op)), bias(std::vector<int64_t>{c.Cout});
+    BoolArray mask(std::vector<bool>{true, true, false});
+    std::vector<std::unique_ptr<Planned>> ps;
+    std::string log;
+    for (int i = 0; i < 2; ++i) {
+        ps.push_back(std::make_unique<Planned>(c));
+        Planned &p = *ps.back();
+        p.go.setValues(d.go);
+        p.in.setValues(d.in);
+        p.w.setValues(d.w);
+        log += withDebugLog([&] {
+            ASSERT_EQ(aclnnConvolutionBackwardGetWorkspaceSize(p.go.get(), p.in.get(), p.w.get(), bias.a, stride.a, pad.a, dil.a,
+                                                               false, op.a, 1, mask.a, 0, p.gi.get(), p.gw.get(), nullptr,
+                                                               &p.ws, &p.exec),
+                      ACLNN_SUCCESS)
+                << lastError();
+        });
+    }
+    EXPECT_EQ(countOf(log, ": gradInput: oneDNN "), 2u) << log;
+    EXPECT_EQ(countOf(log, ", reused"), 0u) << "a plan reused a pass another live plan holds:\n" << log;
+    for (int i = 1; i >= 0; --i) {
+        Planned &p = *ps[static_cast<size_t>(i)];
+        Workspace ws;
+        void *wsp = ws.ptr(p.ws);
+        if (wsp) std::memset(wsp, 0xff, static_cast<size_t>(p.ws));
+        ASSERT_EQ(aclnnConvolutionBackward(wsp, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+        ASSERT_EQ(aclrtSynchronizeStream(Runtime::stream()), ACL_SUCCESS);
+        EXPECT_TRUE(sameBits(ACL_FLOAT, p.gi.bits(), ref.gradInput, "gradInput")) << "plan " << i;
+        EXPECT_TRUE(sameBits(ACL_FLOAT, p.gw.bits(), ref.gradWeight, "gradWeight")) << "plan " << i;
+    }
+    Call k;
+    k.c = c;
+    k.mask = {true, true, false};
+    const PlannedGraph third = planGraph(k, d.go, d.in, d.w);
+    EXPECT_TRUE(third.reused.at("gradInput"));
+    EXPECT_TRUE(third.reused.at("gradWeight"));
 }
 
 }  // namespace
