@@ -60,12 +60,15 @@ enum class Fill { Random, Zero };
 
 using Phase2Fn = aclnnStatus (*)(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                  aclrtStream stream);
+// Phase 1 again with the same arguments (BENCH_PLAN makes it): a whole-call case's timed runs.
+using Phase1Fn = std::function<aclnnStatus(uint64_t *workspaceSize, aclOpExecutor **executor)>;
 
 // Everything one case owns: buffers (aclrtMalloc'ed and first-touched), tensors, attribute arrays,
 // the repeatable executor and its workspace. Released in reverse order of creation.
 class Prepared {
 public:
-    explicit Prepared(aclrtStream stream);
+    // whole_calls: run() is phase 1, phase 2 and synchronization (Case::whole_call).
+    explicit Prepared(aclrtStream stream, bool whole_calls = false);
     ~Prepared();
     Prepared(const Prepared &) = delete;
     Prepared &operator=(const Prepared &) = delete;
@@ -80,14 +83,15 @@ public:
     // Phase 1 result: throws CallError on a failed status, makes the executor repeatable,
     // allocates and warms the workspace. Use BENCH_PLAN rather than calling this directly.
     void plan(const char *op, aclnnStatus status, aclOpExecutor *executor, uint64_t workspaceSize,
-              Phase2Fn phase2);
+              Phase2Fn phase2, Phase1Fn phase1 = {});
 
-    // One phase-2 call plus stream synchronisation; throws CallError on failure.
+    // One phase-2 call plus stream synchronisation (preceded by phase 1 for whole calls); throws
+    // CallError on failure.
     void run();
 
     uint64_t workspace_bytes() const { return workspaceSize_; }
     void *workspace() const { return workspace_; }  // (the phase-1 size, zeroed; tests refill it)
-    bool planned() const { return executor_ != nullptr; }
+    bool planned() const { return executor_ != nullptr || phase1_; }
     aclrtStream stream() const { return stream_; }
 
 private:
@@ -95,7 +99,9 @@ private:
     std::vector<void *> buffers_;
     std::vector<aclTensor *> tensors_;
     std::vector<aclIntArray *> intArrays_;
-    aclOpExecutor *executor_ = nullptr;
+    bool wholeCalls_ = false;
+    aclOpExecutor *executor_ = nullptr;  // the repeatable executor (none for whole calls)
+    Phase1Fn phase1_;                    // whole calls only
     Phase2Fn phase2_ = nullptr;
     std::string op_;
     void *workspace_ = nullptr;
@@ -103,13 +109,17 @@ private:
 };
 
 // Phase 1 of aclnn<OP>: calls OP##GetWorkspaceSize(args..., &size, &executor) and hands the result,
-// together with OP as the phase-2 function, to Prepared::plan.
-#define BENCH_PLAN(prepared, OP, ...)                                                        \
-    do {                                                                                     \
-        uint64_t bench_ws_ = 0;                                                              \
-        aclOpExecutor *bench_exec_ = nullptr;                                                \
-        aclnnStatus bench_st_ = OP##GetWorkspaceSize(__VA_ARGS__, &bench_ws_, &bench_exec_); \
-        (prepared).plan(#OP, bench_st_, bench_exec_, bench_ws_, &OP);                        \
+// together with OP as the phase-2 function and the same phase 1 again (its arguments copied: for a
+// whole-call case they must stay valid until the case is freed), to Prepared::plan.
+#define BENCH_PLAN(prepared, OP, ...)                                                                       \
+    do {                                                                                                    \
+        uint64_t bench_ws_ = 0;                                                                             \
+        aclOpExecutor *bench_exec_ = nullptr;                                                               \
+        aclnnStatus bench_st_ = OP##GetWorkspaceSize(__VA_ARGS__, &bench_ws_, &bench_exec_);                \
+        (prepared).plan(#OP, bench_st_, bench_exec_, bench_ws_, &OP,                                        \
+                        [=](uint64_t *bench_ws2_, aclOpExecutor **bench_exec2_) {                           \
+                            return OP##GetWorkspaceSize(__VA_ARGS__, bench_ws2_, bench_exec2_);             \
+                        });                                                                                 \
     } while (0)
 
 // The targets a case is held to (performance.md's table; the issues' Deliver lists), declared where
@@ -127,6 +137,9 @@ struct Case {
     aclDataType dtype = ACL_FLOAT;   // the case's main dtype (shown in the table, passed to the peer)
     std::string product = "atlas-a2";  // product profile the case runs under (aclInit config)
     std::string variant;             // optional extra tag, e.g. "cube1"
+    // Each timed run is a whole call - phase 1, phase 2 on a single-use executor, synchronization -
+    // as in a program that plans at every step: what a call costs beyond its kernels. Tag "call".
+    bool whole_call = false;
     bool quick = false;              // part of the --quick smoke set (keep these tiny)
     Work work;
     std::function<void(Prepared &)> prepare;  // allocate, warm, BENCH_PLAN; never timed
@@ -145,6 +158,9 @@ using RegisterFn = void (*)(CaseList &);
 bool register_op(const char *name, RegisterFn fn);
 // Cases of every registered operator, operators in name order, each operator's cases in its order.
 CaseList all_cases();
+
+// c as a whole-call case (Case::whole_call), tagged "call" after any variant.
+Case whole_call(Case c);
 
 // Helpers.
 size_t dtype_size(aclDataType dtype);

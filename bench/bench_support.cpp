@@ -50,6 +50,12 @@ CaseList all_cases() {
     return out;
 }
 
+Case whole_call(Case c) {
+    c.whole_call = true;
+    c.variant = c.variant.empty() ? "call" : c.variant + "_call";
+    return c;
+}
+
 std::string Case::id() const {
     std::string s = op + "/" + shape;
     if (!variant.empty()) s += "/" + variant;
@@ -177,7 +183,7 @@ void fill_random(void *data, size_t bytes, aclDataType dtype, uint64_t seed) {
 // ---------------------------------------------------------------------------------------------
 // Prepared
 
-Prepared::Prepared(aclrtStream stream) : stream_(stream) {}
+Prepared::Prepared(aclrtStream stream, bool whole_calls) : stream_(stream), wholeCalls_(whole_calls) {}
 
 Prepared::~Prepared() {
     if (executor_) aclDestroyAclOpExecutor(executor_);
@@ -220,14 +226,20 @@ aclIntArray *Prepared::ints(const std::vector<int64_t> &values) {
 }
 
 void Prepared::plan(const char *op, aclnnStatus status, aclOpExecutor *executor, uint64_t workspaceSize,
-                    Phase2Fn phase2) {
+                    Phase2Fn phase2, Phase1Fn phase1) {
     const std::string name(op);
     if (status != ACLNN_SUCCESS) throw CallError(name + "GetWorkspaceSize", status, recent_error());
     if (!executor) throw CallError(name + "GetWorkspaceSize", -1, "success but no executor");
-    if (executor_) throw CallError(name + "GetWorkspaceSize", -1, "a case may plan only one executor");
-    const aclnnStatus rs = aclSetAclOpExecutorRepeatable(executor);
-    if (rs != ACLNN_SUCCESS) throw CallError("aclSetAclOpExecutorRepeatable", rs, recent_error());
-    executor_ = executor;
+    if (planned()) throw CallError(name + "GetWorkspaceSize", -1, "a case may plan only one executor");
+    if (wholeCalls_) {  // every run plans again: this first executor only sizes the workspace
+        aclDestroyAclOpExecutor(executor);
+        if (!phase1) throw CallError(name + "GetWorkspaceSize", -1, "a whole-call case needs phase 1 again (BENCH_PLAN)");
+        phase1_ = std::move(phase1);
+    } else {
+        const aclnnStatus rs = aclSetAclOpExecutorRepeatable(executor);
+        if (rs != ACLNN_SUCCESS) throw CallError("aclSetAclOpExecutorRepeatable", rs, recent_error());
+        executor_ = executor;
+    }
     phase2_ = phase2;
     op_ = name;
     workspaceSize_ = workspaceSize;
@@ -241,8 +253,17 @@ void Prepared::plan(const char *op, aclnnStatus status, aclOpExecutor *executor,
 }
 
 void Prepared::run() {
-    if (!executor_) throw CallError("prepare", -1, "the case did not plan an executor (missing BENCH_PLAN)");
-    const aclnnStatus st = phase2_(workspace_, workspaceSize_, executor_, stream_);
+    if (!planned()) throw CallError("prepare", -1, "the case did not plan an executor (missing BENCH_PLAN)");
+    aclOpExecutor *executor = executor_;
+    if (wholeCalls_) {  // a single-use executor, consumed by its phase 2
+        uint64_t ws = 0;
+        const aclnnStatus ps = phase1_(&ws, &executor);
+        if (ps != ACLNN_SUCCESS) throw CallError(op_ + "GetWorkspaceSize", ps, recent_error());
+        if (ws > workspaceSize_)
+            throw CallError(op_ + "GetWorkspaceSize", -1, "asked for " + std::to_string(ws) + " workspace bytes, first " +
+                                                              std::to_string(workspaceSize_));
+    }
+    const aclnnStatus st = phase2_(workspace_, workspaceSize_, executor, stream_);
     if (st != ACLNN_SUCCESS) throw CallError(op_, st, recent_error());
     const aclError se = aclrtSynchronizeStream(stream_);
     if (se != ACL_SUCCESS) throw CallError("aclrtSynchronizeStream", se, recent_error());

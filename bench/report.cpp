@@ -71,7 +71,8 @@ void print_table(std::ostream &os, const std::vector<Result> &results, const Roo
     os << "\nmin/med ms: min and median of " << o.reps << " timed runs (after " << o.warmup << " warm-up"
        << (o.rounds > 1 ? " in each of " + std::to_string(o.rounds) + " rounds over all cases" : std::string())
        << (o.runs > 1 ? "; in each of " + std::to_string(o.runs) + " runs of the whole measurement" : std::string())
-       << "), phase 2 + stream sync; ws: workspace bytes\n"
+       << "), phase 2 + stream sync (rows tagged call: phase 1 + phase 2 + sync, a new executor each run);\n"
+          "ws: workspace bytes\n"
           "rate: bytes (inputs read + outputs written) or FLOPs per min time; %limit: of the copy bandwidth\n"
           "(GB/s rows) or FMA peak (GFLOP/s rows) measured above; %near: of the best copy bandwidth measured\n"
           "just before and just after the row's timed runs (the host's memory speed changes while it runs);\n"

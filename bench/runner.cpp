@@ -61,7 +61,7 @@ void time_runs(Prepared &p, int warmup, int reps, Result &r) {
 }
 
 std::unique_ptr<Prepared> prepare(const Case &c, aclrtStream stream) {
-    auto p = std::make_unique<Prepared>(stream);
+    auto p = std::make_unique<Prepared>(stream, c.whole_call);
     c.prepare(*p);
     if (!p->planned()) throw CallError(c.id(), -1, "prepare() did not plan an executor (BENCH_PLAN missing)");
     return p;

@@ -135,6 +135,11 @@ BENCH_OP(AvgPool2dBackward) {
     for (const Pool &p : corpus)
         for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) cases.push_back(backward_case(p, dt, false));
 
+    // whole calls (phase 1 + phase 2 each run): the 2x2 pooling of the sample client, and ResNet-50's
+    // stem geometry at one image
+    cases.push_back(bench::whole_call(backward_case(Pool{1, 2, 8, 8, 2, 2, 2, 2, 0, 0}, ACL_FLOAT, false)));
+    cases.push_back(bench::whole_call(backward_case(Pool{1, 64, 112, 112, 3, 3, 2, 2, 1, 1}, ACL_FLOAT, false)));
+
     // --quick smoke set: tiny problems, every dtype, ceil mode, exclude-pad, and the product switch
     const Pool tail{2, 17, 60, 60, 4, 3, 2, 2, 1, 1};
     for (aclDataType dt : all) cases.push_back(backward_case(tail, dt, true));

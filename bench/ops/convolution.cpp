@@ -108,10 +108,19 @@ BENCH_OP(ConvolutionBackward) {
             cases.push_back(std::move(c));
         }
     }
+    // whole calls (phase 1 + phase 2 each run), one image: a 4-channel 6x6 problem, ResNet-50's last 3x3
+    // layer and MobileNet's last depthwise one
+    Layer call_tiny{4, 6, 4, 3}, call_res{512, 7, 512, 3, 1, 1}, call_dw{1024, 7, 1024, 3, 1, 1, 1024};
+    call_tiny.n = call_res.n = call_dw.n = 1;
+    cases.push_back(bench::whole_call(backward_case(call_tiny, ACL_FLOAT, "")));
+    cases.push_back(bench::whole_call(backward_case(call_res, ACL_FLOAT, "resnet50")));
+    cases.push_back(bench::whole_call(backward_case(call_dw, ACL_FLOAT, "mobilenet_dw")));
+
     // --quick smoke set: tiny problems, every dtype, a depthwise one
     Layer tiny{16, 14, 24, 3, 1, 1};
     tiny.n = 2;
     for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(tiny, dt, "smoke", true));
+    cases.push_back(bench::whole_call(backward_case(tiny, ACL_FLOAT, "smoke", true)));
     Layer dw{32, 14, 32, 3, 2, 1, 32};
     dw.n = 2;
     cases.push_back(backward_case(dw, ACL_FLOAT, "smoke", true));

@@ -103,11 +103,12 @@ bench::Case backward_case(const Problem &p, aclDataType dt, bool quick, const st
         if (p.warp) fill_warp(p, grid, dt);
         aclTensor *inputGrad = pr.tensor(p.in(), dt, bench::Fill::Zero, ACL_FORMAT_ND);
         aclTensor *gridGrad = pr.tensor(p.grid(), dt, bench::Fill::Zero, ACL_FORMAT_ND);
+        // Prepared has no bool-array helper: one process-lifetime mask for every case (a whole-call
+        // case plans again with it at every run).
         static const bool both[2] = {true, true};
-        aclBoolArray *mask = aclCreateBoolArray(both, 2);  // phase 1 keeps its own copy of the values
+        static aclBoolArray *const mask = aclCreateBoolArray(both, 2);
         BENCH_PLAN(pr, aclnnGridSampler2DBackward, gradOutput, input, grid, p.interp, p.padding, p.align, mask, inputGrad,
                    gridGrad);
-        aclDestroyBoolArray(mask);
     };
     if (dt == ACL_FLOAT || dt == ACL_DOUBLE)
         c.torch = "go = randn(" + bench::py_list(p.out()) + ")\n" + "x = randn(" + bench::py_list(p.in()) + ")\n" +
@@ -166,6 +167,10 @@ BENCH_OP(GridSampler2DBackward) {
     // the warp shape with a random grid too (scattered taps over the whole 384 x 512 plane)
     for (int64_t interp : {0, 2})
         cases.push_back(backward_case(Problem{2, 3, 384, 512, 384, 512, interp, 1, true, "random"}, ACL_FLOAT, false));
+
+    // whole calls (phase 1 + phase 2 each run): a tiny bilinear sample, and one image of 32 channels
+    cases.push_back(bench::whole_call(backward_case(Problem{1, 2, 8, 8, 8, 8, 0, 0, false, ""}, ACL_FLOAT, false)));
+    cases.push_back(bench::whole_call(backward_case(Problem{1, 32, 64, 64, 64, 64, 0, 0, false, ""}, ACL_FLOAT, false)));
 
     // --quick smoke set: tiny problems, every mode and dtype, the training product
     for (int64_t interp : {0, 1, 2})

@@ -130,6 +130,9 @@ BENCH_OP(MaxPool2dWithMaskBackward) {
     const Pool branch{32, 192, 28, 28, 3, 1, 1};
     cases.push_back(backward_case(branch, ACL_FLOAT, false));
     cases.push_back(backward_case(branch, ACL_FLOAT, false, "atlas-training"));
+    // whole calls (phase 1 + phase 2 each run): a tiny plane, and ResNet-50's stem pool at one image
+    cases.push_back(bench::whole_call(backward_case(Pool{1, 2, 8, 8, 2, 2, 0}, ACL_FLOAT, false)));
+    cases.push_back(bench::whole_call(backward_case(Pool{1, 64, 112, 112, 3, 2, 1}, ACL_FLOAT, false)));
     // --quick smoke set
     const Pool small{2, 17, 30, 30, 3, 2, 1, true};
     for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) cases.push_back(backward_case(small, dt, true));

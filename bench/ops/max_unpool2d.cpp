@@ -183,6 +183,10 @@ BENCH_OP(MaxUnpool2dBackward) {
     cases.push_back(held(backward_case(k3, ACL_FLOAT16, ACL_INT64, false, ACL_FLOAT16)));
     cases.push_back(held(backward_case(k3, ACL_FLOAT16, ACL_INT64, false, ACL_FLOAT)));  // the cast through the store node
 
+    // whole calls (phase 1 + phase 2 each run): a tiny plane, and one image of the 56 -> 112 shape
+    cases.push_back(bench::whole_call(backward_case(Unpool{1, 2, 4, 4, 8, 8, 2, 2, 0}, ACL_FLOAT, ACL_INT64, false, ACL_FLOAT)));
+    cases.push_back(bench::whole_call(backward_case(Unpool{1, 64, 56, 56, 112, 112, 3, 2, 1}, ACL_FLOAT, ACL_INT64, false, ACL_FLOAT)));
+
     // --quick smoke set: tiny problems, the dtype paths, the cast, another product
     const Unpool tiny{2, 16, 14, 14, 28, 28, 2, 2, 0};
     cases.push_back(backward_case(tiny, ACL_FLOAT, ACL_INT64, true, ACL_FLOAT));
