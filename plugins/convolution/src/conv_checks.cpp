@@ -51,9 +51,9 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
     const size_t sd = rank - 2;
     auto need = [&](const std::vector<int64_t> &v, const char *name, bool pairs_ok) {
         const size_t pairs = pairs_ok && (sd == 2 || (sd == 1 && pad_pair_1d)) ? 2 * sd : sd;
-        require(v.size() == sd || v.size() == pairs, kInvalid,
-                name, " must have ", sd, pairs != sd ? cat(" or ", pairs) : std::string(), " elements (", input_name,
-                " rank ", rank, " minus 2), got ", v.size(), " ", shape_str(v));
+        if (v.size() != sd && v.size() != pairs)
+            acp::reject(kInvalid, cat(name, " must have ", sd, pairs != sd ? cat(" or ", pairs) : std::string(), " elements (",
+                                      input_name, " rank ", rank, " minus 2), got ", v.size(), " ", shape_str(v)));
     };
     need(stride, "stride", false);
     need(dilation, "dilation", false);
@@ -91,20 +91,21 @@ I128 dilated(int64_t k, int64_t d) { return static_cast<I128>(d) * (k - 1) + 1; 
 // primitives take time linear in the dilation to create (12 s at 1e7).
 void check_documented_ranges(const Attrs &a, const acp_tensor_desc &w, bool transposed) {
     const size_t sd = w.rank - 2;
-    const auto range = [&](int64_t v, int64_t lo, int64_t hi, const std::string &what) {
+    // (the name in three parts, e.g. "stride[", i, "]", put together only for a message)
+    const auto range = [&](int64_t v, int64_t lo, int64_t hi, const char *name, size_t i, const char *name_end) {
         require(v >= lo && v <= hi, kInvalid,
-                what, " must be in [", lo, ", ", hi, "] for a", transposed ? " transposed " : " non-transposed ", sd,
+                name, i, name_end, " must be in [", lo, ", ", hi, "] for a", transposed ? " transposed " : " non-transposed ", sd,
                 "-D convolution (CANN's documented range), got ", v);
     };
-    for (size_t i = 0; i < sd; ++i) range(a.dil[i], 1, 255, cat("dilation[", i, "]"));
+    for (size_t i = 0; i < sd; ++i) range(a.dil[i], 1, 255, "dilation[", i, "]");
     if (transposed) return;
     for (size_t i = 0; i < sd; ++i) {
         const bool depth = sd == 3 && i == 0;
         const int64_t stride_max = sd == 3 && !depth ? 63 : 2147483646, pad_max = depth ? 2147483646 : 255;
-        range(a.stride[i], 1, stride_max, cat("stride[", i, "]"));
-        range(a.pl[i], 0, pad_max, cat("padding before spatial dim ", i));
-        range(a.pr[i], 0, pad_max, cat("padding after spatial dim ", i));
-        if (!depth) range(w.dims[i + 2], 0, 255, cat("weight spatial dim ", i));
+        range(a.stride[i], 1, stride_max, "stride[", i, "]");
+        range(a.pl[i], 0, pad_max, "padding before spatial dim ", i, "");
+        range(a.pr[i], 0, pad_max, "padding after spatial dim ", i, "");
+        if (!depth) range(w.dims[i + 2], 0, 255, "weight spatial dim ", i, "");
     }
 }
 
