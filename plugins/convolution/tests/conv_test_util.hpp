@@ -280,16 +280,24 @@ struct PlannedGraph {
     }
 };
 
-inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, const std::vector<double> &in,
-                              const std::vector<double> &w) {
+// Runs f with the library's debug log on and captured (stderr); returns the log.
+template <class F>
+std::string withDebugLog(F &&f) {
     const char *old = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
     const std::string saved = old ? old : "";
     setenv("ASCEND_GLOBAL_LOG_LEVEL", "0", 1);
     ::testing::internal::CaptureStderr();
-    Result r = runBackward(k, go, in, w);
+    f();
     const std::string log = ::testing::internal::GetCapturedStderr();
     if (old) setenv("ASCEND_GLOBAL_LOG_LEVEL", saved.c_str(), 1);
     else unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
+    return log;
+}
+
+inline PlannedGraph planGraph(const Call &k, const std::vector<double> &go, const std::vector<double> &in,
+                              const std::vector<double> &w) {
+    Result r;
+    const std::string log = withDebugLog([&] { r = runBackward(k, go, in, w); });
     EXPECT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
     PlannedGraph g;
     std::istringstream lines(log);

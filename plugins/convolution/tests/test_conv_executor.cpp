@@ -444,19 +444,6 @@ TEST(Split, MirroredGradInputWhereItPays) {
 
 // ---- oneDNN passes kept from one plan for the next (pass_cache.hpp) ----
 
-// Runs f with the library's debug log captured; returns the log.
-template <class F>
-std::string withDebugLog(F &&f) {
-    const char *old = std::getenv("ASCEND_GLOBAL_LOG_LEVEL");
-    const std::string saved = old ? old : "";
-    setenv("ASCEND_GLOBAL_LOG_LEVEL", "0", 1);
-    ::testing::internal::CaptureStderr();
-    f();
-    const std::string log = ::testing::internal::GetCapturedStderr();
-    if (old) setenv("ASCEND_GLOBAL_LOG_LEVEL", saved.c_str(), 1);
-    else unsetenv("ASCEND_GLOBAL_LOG_LEVEL");
-    return log;
-}
 size_t countOf(const std::string &log, const std::string &what) {
     size_t n = 0;
     for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
