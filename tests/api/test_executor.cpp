@@ -68,6 +68,11 @@ struct Problem {
         return aclnnAvgPool2dBackwardGetWorkspaceSize(tGo, tSelf, kernel, stride, padding, false, true, 0, cube, tGi, ws,
                                                       exec);
     }
+    // plan(), then aclSetAclOpExecutorRepeatable: the first failing status, or success.
+    aclnnStatus planRepeatable(uint64_t *ws, aclOpExecutor **exec) const {
+        const aclnnStatus st = plan(ws, exec);
+        return st != ACLNN_SUCCESS ? st : aclSetAclOpExecutorRepeatable(*exec);
+    }
     // The expected gradInput for a gradOutput buffer.
     static std::vector<float> expected(const std::vector<float> &g) {
         std::vector<float> out(N * C * H * W);
@@ -247,8 +252,7 @@ TEST_F(ExecutorTest, RepeatableRunsThreeTimes) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     const auto want = Problem::expected(p.go);
     for (int run = 0; run < 3; ++run) {
         std::fill(p.gi.begin(), p.gi.end(), -1.0f);
@@ -266,8 +270,7 @@ TEST_F(ExecutorTest, RepeatableWithNewAddresses) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
     EXPECT_EQ(p.gi, Problem::expected(p.go));
 
@@ -305,8 +308,7 @@ TEST_F(ExecutorTest, AddressUpdatesRejectBadIndexAndWrongTensor) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     std::vector<float> other(p.go.size(), 0.0f);
 
     EXPECT_EQ(aclSetInputTensorAddr(exec, 2, p.tGo, other.data()), ACLNN_ERR_PARAM_INVALID) << "2 inputs: index 2";
@@ -347,8 +349,7 @@ TEST_F(ExecutorTest, SetTensorAddrCountsEveryTensorInSignatureOrder) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     std::vector<float> go2(p.go.size()), gi2(p.gi.size(), 5.0f);
     for (size_t i = 0; i < go2.size(); ++i) go2[i] = 4.0f * static_cast<float>(i + 7);
     ASSERT_EQ(aclSetTensorAddr(exec, 0, p.tGo, go2.data()), ACLNN_SUCCESS) << takeErr();
@@ -374,8 +375,7 @@ TEST_F(ExecutorTest, DynamicTensorAddrSettersSayNoTensorListIsThere) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     std::vector<float> other(p.gi.size(), 0.0f);
     const int64_t dims[1] = {2};
     const aclTensor *items[1] = {aclCreateTensor(dims, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, other.data())};
@@ -417,8 +417,7 @@ TEST_F(ExecutorTest, InitTensorOnABoundTensorRetargetsItsAddress) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS) << takeErr();
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     std::vector<float> go2(p.go.size());
     for (size_t i = 0; i < go2.size(); ++i) go2[i] = -4.0f * static_cast<float>(i + 2);
     const int64_t dims[4] = {N, C, Ho, Wo};
@@ -462,8 +461,7 @@ TEST_F(ExecutorTest, DestroyTwiceIsAnErrorNotACrash) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
     EXPECT_EQ(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
     EXPECT_NE(aclDestroyAclOpExecutor(exec), ACLNN_SUCCESS);
@@ -501,8 +499,7 @@ TEST_F(ExecutorTest, NullDataOnRepeatableExecutorAfterRetarget) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     ASSERT_EQ(aclSetOutputTensorAddr(exec, 0, p.tGi, nullptr), ACLNN_SUCCESS) << takeErr();
     EXPECT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_ERR_PARAM_NULLPTR);
     EXPECT_NE(takeErr().find("gradInput"), std::string::npos);
@@ -741,8 +738,7 @@ TEST_F(ExecutorTest, OneRepeatableExecutorRunFromTwoThreads) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     int failures = 0;
     std::thread a([&] {
         for (int i = 0; i < 50; ++i)
@@ -836,8 +832,7 @@ TEST_F(ExecutorTest, TimelineListsEveryNodeOfEveryRun) {
     Problem p;
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    ASSERT_EQ(p.plan(&ws, &exec), ACLNN_SUCCESS) << takeErr();
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(exec), ACLNN_SUCCESS);
+    ASSERT_EQ(p.planRepeatable(&ws, &exec), ACLNN_SUCCESS) << takeErr();
     coretest::StderrCapture err;
     for (int i = 0; i < 2; ++i) ASSERT_EQ(aclnnAvgPool2dBackward(nullptr, ws, exec, stream_), ACLNN_SUCCESS) << takeErr();
     const std::string text = err.text();
