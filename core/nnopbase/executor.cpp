@@ -63,10 +63,14 @@ void host_set_plan_state(void *plan, void *state, void (*destroy)(void *)) {
     e.destroy_plan_state = destroy;
 }
 
+LogLevel plugin_level(int32_t level) { return static_cast<LogLevel>(level < 0 ? 0 : level > 3 ? 3 : level); }
+
 void host_log(void *plan, int32_t level, const char *message) {
-    const auto l = static_cast<LogLevel>(level < 0 ? 0 : level > 3 ? 3 : level);
+    const auto l = plugin_level(level);
     if (log_enabled(l)) log(l, "aclnn" + plan_of(plan).op_name + ": " + (message ? message : ""));
 }
+
+int32_t host_log_enabled(void *, int32_t level) { return log_enabled(plugin_level(level)) ? 1 : 0; }
 
 void *host_arg_data(const acp_run_ctx *run, int32_t arg) {
     if (!run || arg < 0 || static_cast<size_t>(arg) >= run->arg_data.size()) return nullptr;
@@ -103,6 +107,7 @@ const acp_host_api kHostApi = {
     sizeof(acp_host_api), ACP_ABI_MINOR, host_reject, host_add_buffer, host_add_node, host_add_convert,
     host_add_store, host_set_plan_state, host_log, host_arg_data, host_buffer_data, host_fail,
     host_set_node_priority,  // ABI 1.1
+    host_log_enabled,        // ABI 1.2
 };
 
 // ---- executor handles ----

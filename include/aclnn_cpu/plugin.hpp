@@ -82,6 +82,21 @@ inline void set_node_priority(const acp_plan_ctx *ctx, int32_t node, uint32_t pr
         h->set_node_priority(ctx->plan, node, priority);
 }
 
+// Whether host->log() at `level` would write (ABI 1.2). On an older core, which cannot say, true:
+// the message is formatted and the core decides, as before.
+inline bool log_enabled(const acp_plan_ctx *ctx, acp_log_level level) {
+    const acp_host_api *h = ctx->host;
+    if (h->struct_size >= offsetof(acp_host_api, log_enabled) + sizeof h->log_enabled && h->log_enabled)
+        return h->log_enabled(ctx->plan, level) != 0;
+    return true;
+}
+// log(ctx, ACP_LOG_DEBUG, "node ", id, " after ", deps): the parts are streamed into the message
+// only when the core would write it.
+template <class... Parts>
+inline void log(const acp_plan_ctx *ctx, acp_log_level level, const Parts &...parts) {
+    if (log_enabled(ctx, level)) ctx->host->log(ctx->plan, level, cat(parts...).c_str());
+}
+
 // Typed access to plan arguments by signature index.
 struct Args {
     const acp_plan_ctx *ctx;

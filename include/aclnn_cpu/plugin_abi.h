@@ -1,5 +1,5 @@
 /*
- * aclnn-cpu plugin ABI, version 1.1 (1.1 appended set_node_priority to acp_host_api).
+ * aclnn-cpu plugin ABI, version 1.2 (1.1 appended set_node_priority to acp_host_api, 1.2 log_enabled).
  *
  * A plugin is a shared library exporting exactly one C entry point, aclnn_cpu_plugin(), that returns a
  * static descriptor. Nothing C++ crosses this boundary: plain structs (struct_size first, append-only),
@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define ACP_ABI_MAJOR 1u
-#define ACP_ABI_MINOR 1u
+#define ACP_ABI_MINOR 2u
 #define ACP_ENTRY_POINT "aclnn_cpu_plugin"
 
 #if defined(__GNUC__)
@@ -127,6 +127,11 @@ typedef struct acp_host_api {
      * that could run beside them: the run ends sooner when the longest work starts first. Never
      * changes what a node computes. Returns 0, or -1 when there is no such node. */
     int32_t (*set_node_priority)(void *plan, int32_t node, uint32_t priority);
+
+    /* ---- since ABI 1.2: present when struct_size covers it (acp::log_enabled checks) ---- */
+    /* Planning: non-zero when log() at `level` (acp_log_level) would write its message, so that a
+     * plugin formats debug lines only when someone reads them (plan() runs on every call). */
+    int32_t (*log_enabled)(void *plan, int32_t level);
 } acp_host_api;
 
 typedef struct acp_plan_ctx {

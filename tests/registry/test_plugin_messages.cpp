@@ -3,6 +3,7 @@
 // whatever it was made from.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -65,6 +66,45 @@ TEST(PluginMessages, ShapeOfATensorDescriptor) {
     const auto text = acp::shape_str(t);
     dims[0] = 1;  // the text was taken when it was made
     EXPECT_EQ(text.str(), "[8,64,56,56]");
+}
+
+// A host API whose log() records its lines and whose log_enabled() says yes from `threshold` up.
+struct FakeHost {
+    static inline std::vector<std::string> lines;
+    static inline int32_t threshold = ACP_LOG_WARNING;
+    static void log(void *, int32_t, const char *m) { lines.emplace_back(m); }
+    static int32_t enabled(void *, int32_t level) { return level >= threshold; }
+    acp_host_api api{};
+    acp_plan_ctx ctx{};
+    explicit FakeHost(uint32_t struct_size) {
+        lines.clear();
+        api.struct_size = struct_size;
+        api.log = log;
+        api.log_enabled = enabled;  // beyond struct_size on an "older core": never called there
+        ctx.struct_size = sizeof ctx;
+        ctx.host = &api;
+    }
+};
+
+TEST(PluginMessages, LogFormatsOnlyWhatTheCoreWrites) {
+    FakeHost h(sizeof(acp_host_api));
+    int streamed = 0;
+    acp::log(&h.ctx, ACP_LOG_DEBUG, "node ", Counted{&streamed});
+    acp::log(&h.ctx, ACP_LOG_INFO, "node ", Counted{&streamed});
+    EXPECT_EQ(streamed, 0);
+    EXPECT_TRUE(FakeHost::lines.empty());
+    EXPECT_FALSE(acp::log_enabled(&h.ctx, ACP_LOG_DEBUG));
+    EXPECT_TRUE(acp::log_enabled(&h.ctx, ACP_LOG_ERROR));
+    acp::log(&h.ctx, ACP_LOG_WARNING, "node ", Counted{&streamed}, " after ", 3);
+    EXPECT_EQ(streamed, 1);
+    EXPECT_EQ(FakeHost::lines, std::vector<std::string>{"node part after 3"});
+}
+
+TEST(PluginMessages, LogOnAnOlderCoreLeavesTheLevelToIt) {
+    FakeHost h(static_cast<uint32_t>(offsetof(acp_host_api, log_enabled)));  // an ABI 1.1 host API
+    EXPECT_TRUE(acp::log_enabled(&h.ctx, ACP_LOG_DEBUG));
+    acp::log(&h.ctx, ACP_LOG_DEBUG, "shape ", acp::shape_str(std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(FakeHost::lines, std::vector<std::string>{"shape [2,3]"});
 }
 
 }  // namespace

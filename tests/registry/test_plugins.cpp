@@ -323,6 +323,8 @@ TEST_F(PluginTest, ManifestThatDisagreesWithTheGeneratedHeaderIs561000NotAWrongR
                "  - name: FixtureAttrCheck\n    header: c.h\n    params: [{name: out, type: tensor, output: true}]\n"
                "    products: {atlas-a2: {}}\n"
                "  - name: FixtureGate\n    header: g.h\n    params: [{name: out, type: tensor, output: true}]\n"
+               "    products: {atlas-a2: {}}\n"
+               "  - name: FixtureLogLevels\n    header: l.h\n    params: [{name: out, type: tensor, output: true}]\n"
                "    products: {atlas-a2: {}}\n";
     }
     ASSERT_NO_FATAL_FAILURE(initWithEnvPath(dir.string()));

@@ -330,9 +330,11 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
     const int32_t id = ctx->host->add_node(ctx->plan, name, fn, data, d.data(), static_cast<uint32_t>(d.size()));
     require(id >= 0, acp::kInner, "cannot add the node ", name);
     // the graph's shape at debug level ("node 3 conv_x after 0 1"): tests check which nodes are independent
-    std::string after;
-    for (const int32_t x : d) after += cat(" ", x);
-    ctx->host->log(ctx->plan, ACP_LOG_DEBUG, cat("node ", id, " ", name, " after", after.empty() ? " none" : after).c_str());
+    if (acp::log_enabled(ctx, ACP_LOG_DEBUG)) {
+        std::string after;
+        for (const int32_t x : d) after += cat(" ", x);
+        acp::log(ctx, ACP_LOG_DEBUG, "node ", id, " ", name, " after", after.empty() ? " none" : after);
+    }
     return id;
 }
 
@@ -340,11 +342,10 @@ int32_t add_node(const acp_plan_ctx *ctx, const char *name, acp_node_fn fn, void
 // built by an earlier plan (pass_cache.hpp).
 template <class Pass>
 void log_impl(const acp_plan_ctx *ctx, const char *what, const Pass &pass, bool reused) {
+    if (!acp::log_enabled(ctx, ACP_LOG_DEBUG)) return;
     const int64_t blocks = pass.channel_blocks();
-    ctx->host->log(ctx->plan, ACP_LOG_DEBUG,
-                   cat(what, ": oneDNN ", pass.impl(), blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string(),
-                       reused ? ", reused" : "")
-                       .c_str());
+    acp::log(ctx, ACP_LOG_DEBUG, what, ": oneDNN ", pass.impl(), blocks > 0 ? cat(", by ", blocks, " channel blocks") : std::string(),
+             reused ? ", reused" : "");
 }
 
 void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Plan> plan) {
