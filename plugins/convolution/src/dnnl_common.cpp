@@ -2,7 +2,6 @@
 #include "dnnl_common.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace conv {
 namespace onednn {
@@ -209,12 +208,34 @@ void Reorder::run(dnnl::stream &st, const memory &from, const memory &to, void *
                       to.get_data_handle());
         return;
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    if (scratch) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, cpu(), scratch_ptr));
-    prim->execute(st, args);
+    ExecArgs args;
+    args.add(DNNL_ARG_FROM, from).add(DNNL_ARG_TO, to);
+    std::optional<memory> scratch_mem;
+    if (scratch) args.add(DNNL_ARG_SCRATCHPAD, scratch_mem.emplace(scratch_md, cpu(), scratch_ptr));
+    args.execute(*prim, st);
 }
 
 memory mem(const Md &md, const void *p) { return memory(md, cpu(), const_cast<void *>(p)); }
+
+const memory &SlotMemories::at(size_t role, const Md &md, const void *p) {
+    std::optional<memory> &m = m_.at(role);
+    if (m && m->get_desc() == md) {
+        m->set_data_handle(const_cast<void *>(p));
+    } else {
+        m.emplace(md, cpu(), const_cast<void *>(p));
+    }
+    return *m;
+}
+
+ExecArgs &ExecArgs::add(int arg, const memory &m) {
+    a_.at(static_cast<size_t>(n_)) = {arg, m.get()};
+    ++n_;
+    return *this;
+}
+
+void ExecArgs::execute(const dnnl::primitive &p, dnnl::stream &st) const {
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), st.get(), n_, a_.data()), "could not execute a primitive");
+}
 Md bytes_md(size_t n) { return Md({static_cast<int64_t>(std::max<size_t>(n, 1))}, DnnlDt::u8, memory::format_tag::x); }
 
 std::optional<MirrorLayout> mirror_layout(const Md &w) {

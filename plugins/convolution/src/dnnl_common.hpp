@@ -125,6 +125,33 @@ struct Reorder {
 memory mem(const Md &md, const void *p);
 Md bytes_md(size_t n);  // a scratchpad of n bytes
 
+// The memory objects of one task slot (DnnlState::memories), made on first use and re-pointed
+// (set_data_handle) after. Making one costs two allocations, and a task made four to six: on a
+// 1x4x6x6 3x3 problem that was a sixth of the run. A slot serves one task at a time (SlotPool), a
+// pass one executor (pass_cache.hpp), and an executor one run at a time: nothing here is shared.
+class SlotMemories {
+public:
+    static constexpr size_t kRoles = 8;
+    // The object of role `role` (each task body numbers its own) re-pointed at p, or made anew when
+    // the role held another descriptor. The reference stays valid until the role's next at().
+    const memory &at(size_t role, const Md &md, const void *p);
+
+private:
+    std::array<std::optional<memory>, kRoles> m_;
+};
+
+// One primitive's execute() arguments, passed to the C API as an array: the C++ API's
+// unordered_map cost a few allocations a task.
+class ExecArgs {
+public:
+    ExecArgs &add(int arg, const memory &m);
+    void execute(const dnnl::primitive &p, dnnl::stream &st) const;
+
+private:
+    std::array<dnnl_exec_arg_t, 6> a_{};
+    int n_ = 0;
+};
+
 // Layouts our own stores (blocked_store.hpp) read: a FLOAT result in nC[spatial]16c over the whole
 // spatial extent, and FLOAT ungrouped weights in 16x16 tiles (o_inner: ABcd16b16a). Whatever else
 // oneDNN picks goes through its reorder.
@@ -150,6 +177,11 @@ struct DnnlState {
     // task. (One per task had reserved, on ResNet-50's BF16 1x1 layers, 8 oneDNN scratchpads and
     // blocked results where 2 are ever in use: 26 MB of a 68 MB workspace never touched.)
     acp::SlotPool slots;
+    mutable std::vector<onednn::SlotMemories> memories;  // one set per slot
+    void set_slots(int64_t n) {
+        slots.resize(n);
+        memories.assign(static_cast<size_t>(slots.size()), {});
+    }
     // DataPass, BackwardData run as the mirrored forward (mirrored.hpp): g is the mirrored geometry,
     // the caller's weights are mirrored straight into w_blk
     std::optional<MirrorLayout> mirror;

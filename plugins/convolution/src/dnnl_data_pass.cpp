@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <type_traits>
-#include <unordered_map>
 
 #include "cpu.hpp"
 #include "dnnl_common.hpp"
@@ -29,14 +28,17 @@ int64_t data_images_per_call(const Geometry &g) {
     return (kMinCallPositions + plane - 1) / plane;
 }
 
+// A task's memory objects (DnnlState::memories), by role.
+enum DataRole : size_t { kAUser, kABlk, kCUser, kCBlk, kWUser, kWBlk, kScratch };
+
 // execute() arguments of a data pass: operand a and result c are src/dst of a forward pass and
-// diff_dst/diff_src of a data-gradient pass; the scratchpad only when oneDNN wants one.
-std::unordered_map<int, memory> data_args(const DnnlState &s, const memory &a, const memory &weights, const memory &c,
-                                          void *scratch) {
+// diff_dst/diff_src of a data-gradient pass; the scratchpad (the slot's) only when oneDNN wants one.
+ExecArgs data_args(const DnnlState &s, const memory &a, const memory &weights, const memory &c, SlotMemories &m,
+                   void *scratch) {
     const bool fwd = s.kind == DataPass::Kind::Forward;
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_WEIGHTS, weights}, {fwd ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, a}, {fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, c}};
-    if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, scratch));
+    ExecArgs args;
+    args.add(DNNL_ARG_WEIGHTS, weights).add(fwd ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, a).add(fwd ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, c);
+    if (s.scratch_md.get_size() > 1) args.add(DNNL_ARG_SCRATCHPAD, m.at(kScratch, s.scratch_md, scratch));
     return args;
 }
 
@@ -138,7 +140,7 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t 
     s.a_blk_at = {0};
     // [0] none, [1] the blocked operand (all images), then per slot (a block's task): blocked
     // weights, blocked result, scratchpad
-    s.slots.resize(acp::SlotPool::slots(blocks, threads));
+    s.set_slots(acp::SlotPool::slots(blocks, threads));
     buffers.push_back(0);
     buffers.push_back(v.a_in.prim ? v.a_blk.get_size() : 0);
     for (int64_t j = 0; j < s.slots.size(); ++j) {
@@ -236,7 +238,7 @@ void DataPass::init(const Geometry &g, Kind kind, Dt in_dt, int64_t threads) {
     size_t c_blk = 0;
     for (const DnnlState::DataVariant &v : s.dvars)
         if (v.c_out.prim) c_blk = std::max(c_blk, v.c_blk.get_size());
-    s.slots.resize(acp::SlotPool::slots(static_cast<int64_t>(s.chunk_size.size()), threads));
+    s.set_slots(acp::SlotPool::slots(static_cast<int64_t>(s.chunk_size.size()), threads));
     buffers_.push_back(s.w_in.prim ? s.w_blk.get_size() : 0);
     buffers_.push_back(blk);
     for (int64_t j = 0; j < s.slots.size(); ++j) {
@@ -266,8 +268,9 @@ void DataPass::prepare(const void *a, void *const *bufs) const {
         const DnnlState::DataVariant &v = s.dvar(ku);
         const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
         const acp::SlotPool::Lease slot(s.slots);
-        v.a_in.run(st, mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image),
-                   mem(v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * slot.index()], s.scratch_md);
+        SlotMemories &m = s.memories[slot.index()];
+        v.a_in.run(st, m.at(kAUser, v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image),
+                   m.at(kABlk, v.a_blk, static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku]), bufs[3 + 2 * slot.index()], s.scratch_md);
         st.wait();  // (the slot's scratch is free again once the reorder is done)
     });
 }
@@ -319,13 +322,14 @@ void DataPass::run(const void *a, const void *w, void *out, OutDt out_dt, void *
         const acp::SlotPool::Lease slot(s.slots);
         void *const b[3] = {static_cast<uint8_t *>(bufs[1]) + s.a_blk_at[ku], bufs[2 + 2 * slot.index()],
                             bufs[3 + 2 * slot.index()]};
-        const memory a_user = mem(v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image);
+        SlotMemories &m = s.memories[slot.index()];
+        const memory &a_user = m.at(kAUser, v.a_user, static_cast<const uint8_t *>(a) + n0 * s.a_image);
         uint8_t *const c_at = out_b + n0 * s.c_image * es;
-        const memory c_user = mem(v.c_user, c_at);
-        const memory a_blk = v.a_in.prim ? mem(v.a_blk, b[0]) : a_user;
-        const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
+        const memory &c_user = m.at(kCUser, v.c_user, c_at);
+        const memory &a_blk = v.a_in.prim ? m.at(kABlk, v.a_blk, b[0]) : a_user;
+        const memory &c_blk = v.c_out.prim ? m.at(kCBlk, v.c_blk, b[1]) : c_user;
         if (!prepared) v.a_in.run(st, a_user, a_blk, b[2], s.scratch_md);
-        v.conv->execute(st, data_args(s, a_blk, weights, c_blk, b[2]));
+        data_args(s, a_blk, weights, c_blk, m, b[2]).execute(*v.conv, st);
         store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
         st.wait();  // (the slot is free again once its work is done)
         if (done && out_dt == OutDt::F32) {
@@ -357,10 +361,11 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
     const memory a_mem = v.a_in.prim ? mem(v.a_blk, bufs[1]) : mem(v.a_user, a);
     each_task(s.d_blocks, [&](dnnl::stream &st, int64_t k) {
         const acp::SlotPool::Lease slot(s.slots);
+        SlotMemories &m = s.memories[slot.index()];
         void *const *b = bufs + 2 + 3 * slot.index();  // blocked weights, blocked result, scratchpad
         const auto ku = static_cast<size_t>(k);
-        const memory w_user = mem(s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
-        const memory weights = s.w_in.prim ? mem(s.w_blk, b[0]) : w_user;
+        const memory &w_user = m.at(kWUser, s.w_user, static_cast<const uint8_t *>(w) + ku * s.w_step);
+        const memory &weights = s.w_in.prim ? m.at(kWBlk, s.w_blk, b[0]) : w_user;
         if (s.mirror) {  // this block's input channels (columns) of the caller's weights (O, I, K)
             const int64_t K = s.g.k_size();
             mirror_weights(static_cast<const float *>(w) + ku * s.c_channels * K, s.g.IC, s.c_channels, K, s.g.OC * K, *s.mirror,
@@ -369,9 +374,9 @@ void DataPass::run_by_channel(const void *a, const void *w, void *out, OutDt out
             s.w_in.run(st, w_user, weights, b[2], s.scratch_md);
         }
         uint8_t *const c_at = static_cast<uint8_t *>(out) + ku * s.c_step * out_size(out_dt);
-        const memory c_user = mem(v.c_user, c_at);
-        const memory c_blk = v.c_out.prim ? mem(v.c_blk, b[1]) : c_user;
-        v.conv->execute(st, data_args(s, a_mem, weights, c_blk, b[2]));
+        const memory &c_user = m.at(kCUser, v.c_user, c_at);
+        const memory &c_blk = v.c_out.prim ? m.at(kCBlk, v.c_blk, b[1]) : c_user;
+        data_args(s, a_mem, weights, c_blk, m, b[2]).execute(*v.conv, st);
         store_result(st, s, v, c_blk, c_user, b[1], c_at, out_dt, b[2]);
         st.wait();
     });

@@ -5,7 +5,6 @@
 #include <tbb/partitioner.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "dnnl_common.hpp"
 #include "dnnl_pass.hpp"
@@ -90,7 +89,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::m
         s.dw_elems = s.dw_blk.get_size() / sizeof(float);
         // [0] blocked src (all images), then per slot (a block's task): blocked diff_dst, blocked
         // diff_W, scratchpad
-        s.slots.resize(acp::SlotPool::slots(s.blocks, threads));
+        s.set_slots(acp::SlotPool::slots(s.blocks, threads));
         buffers_.push_back(s.variants[0].src_in.prim ? s.variants[0].src_blk.get_size() : 0);
         for (int64_t j = 0; j < s.slots.size(); ++j) {
             buffers_.push_back(s.variants[0].ddst_in.prim ? s.variants[0].ddst_blk.get_size() : 0);
@@ -140,7 +139,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::m
         if (v.src_in.prim) src_blk = std::max(src_blk, v.src_blk.get_size());
         if (v.ddst_in.prim) ddst_blk = std::max(ddst_blk, v.ddst_blk.get_size());
     }
-    s.slots.resize(acp::SlotPool::slots(chunks, threads));
+    s.set_slots(acp::SlotPool::slots(chunks, threads));
     for (int64_t k = 0; k < chunks; ++k) buffers_.push_back(s.dw_blk.get_size());
     for (int64_t j = 0; j < s.slots.size(); ++j) {
         buffers_.push_back(src_blk);
@@ -153,6 +152,17 @@ namespace {
 // The split by the minibatch: where in the pass's buffers chunk k's partial diff weights (Partial)
 // and slot j's blocked src, blocked diff_dst and scratchpad lie.
 enum class Split { Partial, Src, Ddst, Scratch };
+
+// A task's memory objects (DnnlState::memories), by role.
+enum WeightRole : size_t { kSrcUser, kSrcBlk, kDdstUser, kDdstBlk, kDw, kDwUser, kScratch };
+
+// execute() arguments of a weight pass; the scratchpad (the slot's) only when oneDNN wants one.
+ExecArgs weight_args(const DnnlState &s, const memory &src, const memory &ddst, const memory &dw, SlotMemories &m, void *scratch) {
+    ExecArgs args;
+    args.add(DNNL_ARG_SRC, src).add(DNNL_ARG_DIFF_DST, ddst).add(DNNL_ARG_DIFF_WEIGHTS, dw);
+    if (s.scratch_md.get_size() > 1) args.add(DNNL_ARG_SCRATCHPAD, m.at(kScratch, s.scratch_md, scratch));
+    return args;
+}
 size_t split_buffer(const DnnlState &s, Split what, size_t i) {
     const size_t chunks = s.chunk_size.size();
     return what == Split::Partial ? i : chunks + 3 * i + static_cast<size_t>(what) - 1;
@@ -210,21 +220,19 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         void *const b[4] = {bufs[split_buffer(s, Split::Src, j)], bufs[split_buffer(s, Split::Ddst, j)],
                             bufs[split_buffer(s, Split::Partial, ku)], bufs[split_buffer(s, Split::Scratch, j)]};
         const auto n0 = static_cast<size_t>(s.chunk_start[ku]);
-        const memory src_user = mem(v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
-        const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
+        SlotMemories &m = s.memories[j];
+        const memory &src_user = m.at(kSrcUser, v.src_user, static_cast<const uint8_t *>(src) + n0 * s.src_image);
+        const memory &ddst_user = m.at(kDdstUser, v.ddst_user, static_cast<const uint8_t *>(diff_dst) + n0 * s.ddst_image);
         // a prepared operand: this chunk's images of the shared blocked copy
         const size_t src_img = v.src_blk.get_size() / static_cast<size_t>(v.n);
         const size_t ddst_img = v.ddst_blk.get_size() / static_cast<size_t>(v.n);
-        const memory src_blk = pre_src ? mem(v.src_blk, static_cast<const uint8_t *>(pre_src) + n0 * src_img)
-                               : v.src_in.prim ? mem(v.src_blk, b[0]) : src_user;
-        const memory ddst_blk = pre_diff_dst ? mem(v.ddst_blk, static_cast<const uint8_t *>(pre_diff_dst) + n0 * ddst_img)
-                                : v.ddst_in.prim ? mem(v.ddst_blk, b[1]) : ddst_user;
+        const memory &src_blk = pre_src ? m.at(kSrcBlk, v.src_blk, static_cast<const uint8_t *>(pre_src) + n0 * src_img)
+                                : v.src_in.prim ? m.at(kSrcBlk, v.src_blk, b[0]) : src_user;
+        const memory &ddst_blk = pre_diff_dst ? m.at(kDdstBlk, v.ddst_blk, static_cast<const uint8_t *>(pre_diff_dst) + n0 * ddst_img)
+                                 : v.ddst_in.prim ? m.at(kDdstBlk, v.ddst_blk, b[1]) : ddst_user;
         if (!pre_src) v.src_in.run(st, src_user, src_blk, b[3], s.scratch_md);
         if (!pre_diff_dst) v.ddst_in.run(st, ddst_user, ddst_blk, b[3], s.scratch_md);
-        std::unordered_map<int, memory> args{
-            {DNNL_ARG_SRC, src_blk}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, mem(s.dw_blk, b[2])}};
-        if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[3]));
-        v.prim->execute(st, args);
+        weight_args(s, src_blk, ddst_blk, m.at(kDw, s.dw_blk, b[2]), m, b[3]).execute(*v.prim, st);
         st.wait();  // (the slot is free again once its work is done)
     });
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
@@ -284,23 +292,22 @@ void WeightPass::run_by_channel(const void *src, const void *diff_dst, void *out
     const Md plain_dw = weights_plain(gb, DnnlDt::f32);
     each_task(s.blocks, [&](dnnl::stream &st, int64_t k) {
         const acp::SlotPool::Lease slot(s.slots);
+        SlotMemories &m = s.memories[slot.index()];
         void *const *b = bufs + 1 + 3 * slot.index();  // blocked diff_dst, blocked diff_W, scratchpad
         const auto ku = static_cast<size_t>(k);
-        const memory ddst_user = mem(v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
-        const memory ddst_blk = v.ddst_in.prim ? mem(v.ddst_blk, b[0]) : ddst_user;
+        const memory &ddst_user = m.at(kDdstUser, v.ddst_user, static_cast<const uint8_t *>(diff_dst) + ku * ddst_off);
+        const memory &ddst_blk = v.ddst_in.prim ? m.at(kDdstBlk, v.ddst_blk, b[0]) : ddst_user;
         v.ddst_in.run(st, ddst_user, ddst_blk, b[2], s.scratch_md);
         void *const rows = static_cast<uint8_t *>(out) + ku * dw_rows * out_size(out_dt);
-        const memory dw = s.dw_out.prim ? mem(s.dw_blk, b[1]) : mem(plain_dw, rows);
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DIFF_DST, ddst_blk}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
-        if (s.scratch_md.get_size() > 1) args.emplace(DNNL_ARG_SCRATCHPAD, mem(s.scratch_md, b[2]));
-        v.prim->execute(st, args);
+        const memory &dw = s.dw_out.prim ? m.at(kDw, s.dw_blk, b[1]) : m.at(kDwUser, plain_dw, rows);
+        weight_args(s, src_mem, ddst_blk, dw, m, b[2]).execute(*v.prim, st);
         if (s.dw_own >= 0) {
             st.wait();
             const auto *part = static_cast<const float *>(b[1]);
             unblock_weights(&part, 1, s.block_oc, s.g.IC, s.g.k_size(), s.dw_own == 1, rows, out_dt, 0,
                             (s.block_oc + 15) / 16);
         } else {
-            s.dw_out.run(st, dw, mem(plain_dw, rows), b[2], s.scratch_md);
+            s.dw_out.run(st, dw, m.at(kDwUser, plain_dw, rows), b[2], s.scratch_md);
         }
         st.wait();
     });

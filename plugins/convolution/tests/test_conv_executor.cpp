@@ -1,6 +1,7 @@
 // ConvolutionBackward beyond the corpus: outputMask combinations, non-contiguous views, determinism
 // across thread counts, random-data tolerances per dtype, cubeMathType rounding per product, the
 // empty-tensor path, and the executor contract (workspace, consumed and repeatable executors).
+#include <cstring>
 #include <memory>
 
 #include "aclnn_cpu/isa.hpp"
@@ -360,7 +361,9 @@ TEST(Executor, ConsumedRunFailsCleanly) {
     EXPECT_NE(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS);
 }
 
-// One repeatable executor, run again after the tensors moved to new addresses.
+// One repeatable executor, run again after the tensors moved to new addresses, and on two
+// workspaces in turn, the one not in use filled with NaNs (a task's memory objects are re-pointed
+// at every run, never left on the addresses of the last).
 TEST(Executor, RepeatableWithNewAddresses) {
     Runtime::use("atlas-a2");
     Prepared p;
@@ -384,8 +387,12 @@ TEST(Executor, RepeatableWithNewAddresses) {
     ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 0, p.gi.get(), gi2.data()), ACLNN_SUCCESS);
     ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 1, p.gw.get(), gw2.data()), ACLNN_SUCCESS);
     ASSERT_EQ(aclSetOutputTensorAddr(p.exec, 2, p.gb.get(), gb2.data()), ACLNN_SUCCESS);
-    for (int run = 0; run < 3; ++run) {
-        ASSERT_EQ(aclnnConvolutionBackward(ws, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
+    Workspace other;
+    void *const ws2 = other.ptr(p.ws);
+    for (int run = 0; run < 4; ++run) {
+        void *const use = run % 2 ? ws2 : ws;
+        std::memset(run % 2 ? ws : ws2, 0xff, static_cast<size_t>(p.ws));
+        ASSERT_EQ(aclnnConvolutionBackward(use, p.ws, p.exec, Runtime::stream()), ACLNN_SUCCESS) << lastError();
         const cref::Grads ref2 = cref::backward(p.c, d2.go, d2.in, d2.w);
         EXPECT_TRUE(sameBits(ACL_FLOAT, gi2.bits(), ref2.gradInput, "gradInput"));
         EXPECT_TRUE(sameBits(ACL_FLOAT, gw2.bits(), ref2.gradWeight, "gradWeight"));
