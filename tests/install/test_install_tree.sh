@@ -70,6 +70,8 @@ cmake --build "$work/tp" >/dev/null || fail "third-party plugin: build failed"
 ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$work/tp/scaled_add_client" | grep -q PASSED || fail "third-party operator failed"
 ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$prefix/bin/aclnn-cpu" list | grep -q aclnnScaledAdd \
   || fail "aclnn-cpu list does not show the third-party operator"
+ACLNN_CPU_PLUGIN_PATH="$work/tp/plugins" "$prefix/bin/aclnn-cpu" describe ScaledAdd | grep -q "plugin ABI 1\.2 (" \
+  || fail "aclnn-cpu describe does not give the third-party plugin's ABI version (built against this SDK: 1.2)"
 "$prefix/bin/aclnn-cpu" validate "$work/tp/plugins/scaled_add" >/dev/null || fail "aclnn-cpu validate rejects a good plugin"
 
 # The CLI's exit status: 2 for a usage error (unknown command or option, wrong operand count), 1 for a

@@ -126,7 +126,8 @@ int cmd_describe(const Options &o) {
     if (!e) throw std::invalid_argument("no loaded plugin provides operator '" + name + "' (see 'aclnn-cpu list')");
     const OpManifest &op = *e->manifest;
     std::cout << "aclnn" << op.name << "\n"
-              << "  plugin:  " << e->plugin->manifest.plugin << " " << e->plugin->manifest.version << " (" << e->plugin->library_path << ")\n"
+              << "  plugin:  " << e->plugin->manifest.plugin << " " << e->plugin->manifest.version << ", plugin ABI "
+              << e->plugin->descriptor->abi_major << "." << e->plugin->descriptor->abi_minor << " (" << e->plugin->library_path << ")\n"
               << "  manifest: " << e->plugin->manifest.file << "\n"
               << "  header:  " << join(op.headers, [](const std::string &h) { return "aclnnop/" + h; }) << "\n\n"
               << signature(op) << "\nparameters:\n";
