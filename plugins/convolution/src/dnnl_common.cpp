@@ -236,6 +236,7 @@ ExecArgs &ExecArgs::add(int arg, const memory &m) {
 void ExecArgs::execute(const dnnl::primitive &p, dnnl::stream &st) const {
     dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), st.get(), n_, a_.data()), "could not execute a primitive");
 }
+
 Md bytes_md(size_t n) { return Md({static_cast<int64_t>(std::max<size_t>(n, 1))}, DnnlDt::u8, memory::format_tag::x); }
 
 std::optional<MirrorLayout> mirror_layout(const Md &w) {

@@ -152,6 +152,10 @@ namespace {
 // The split by the minibatch: where in the pass's buffers chunk k's partial diff weights (Partial)
 // and slot j's blocked src, blocked diff_dst and scratchpad lie.
 enum class Split { Partial, Src, Ddst, Scratch };
+size_t split_buffer(const DnnlState &s, Split what, size_t i) {
+    const size_t chunks = s.chunk_size.size();
+    return what == Split::Partial ? i : chunks + 3 * i + static_cast<size_t>(what) - 1;
+}
 
 // A task's memory objects (DnnlState::memories), by role.
 enum WeightRole : size_t { kSrcUser, kSrcBlk, kDdstUser, kDdstBlk, kDw, kDwUser, kScratch };
@@ -163,10 +167,7 @@ ExecArgs weight_args(const DnnlState &s, const memory &src, const memory &ddst, 
     if (s.scratch_md.get_size() > 1) args.add(DNNL_ARG_SCRATCHPAD, m.at(kScratch, s.scratch_md, scratch));
     return args;
 }
-size_t split_buffer(const DnnlState &s, Split what, size_t i) {
-    const size_t chunks = s.chunk_size.size();
-    return what == Split::Partial ? i : chunks + 3 * i + static_cast<size_t>(what) - 1;
-}
+
 }  // namespace
 
 WeightPass::~WeightPass() = default;
