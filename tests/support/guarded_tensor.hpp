@@ -186,12 +186,14 @@ struct IntArray {
     IntArray &operator=(const IntArray &) = delete;
 };
 
-// A 64-byte aligned workspace of the size phase 1 asked for (NULL for 0).
+// A 64-byte aligned workspace of the size phase 1 asked for (NULL for 0). It starts as all-ones
+// bytes, a NaN in every floating dtype, as a device's uncleared memory might: a kernel that reads
+// scratch it did not write spreads them into its results, which every test then sees.
 struct Workspace {
     std::vector<uint8_t> buf;
     void *ptr(uint64_t n) {
         if (n == 0) return nullptr;
-        buf.assign(static_cast<size_t>(n) + 64, 0);
+        buf.assign(static_cast<size_t>(n) + 64, 0xff);
         const auto p = reinterpret_cast<uintptr_t>(buf.data());
         return buf.data() + (64 - p % 64) % 64;
     }

@@ -1,7 +1,8 @@
 // Bands of output pixels for the one-task-per-image path (K == 1): which input rows a band's taps
-// can touch, from the band's smallest and largest grid y alone (unnormalize is monotone and every
-// tap lies within floor(y) - 1 .. floor(y) + 2, padded), widened by a row of margin each way and
-// clamped to the plane; reflection padding and NaN give every row. A superset is all the streaming
+// can touch, from the band's smallest and largest grid y alone (unnormalize and border padding's
+// clip are monotone and every tap lies within floor(y) - 1 .. floor(y) + 2 of the clipped y),
+// widened by a row of margin each way and clamped to the plane; reflection padding and NaN give
+// every row. A superset is all the streaming
 // driver (stream_image) needs: it transposes those rows of input and zeroes those rows of the
 // accumulator just before the band runs, and finishes a row (phase C) once no later band can touch
 // it. With a smooth grid (image warps) both scratch arrays then stay in the core's cache from the
@@ -98,10 +99,17 @@ inline RowSpan band_rows(const BackwardPlan &P, const void *grid, int64_t n, int
     if (!ok) return all;
     T d;
     const T top = static_cast<T>(g.H - 1);
+    T ylo = unnormalize(ymin, g.H, g.align, &d), yhi = unnormalize(ymax, g.H, g.align, &d);
+    if (std::isnan(ylo) || std::isnan(yhi)) return all;  // (inf * 0: a one-row plane with alignCorners)
+    // Border padding clips the coordinate into the plane before its taps are taken, and a tap one
+    // row past a clipped coordinate is still read (with weight 0): clip first, as the taps do.
+    if (g.padding == Padding::Border) {
+        ylo = std::min(std::max(ylo, T(0)), top);
+        yhi = std::min(std::max(yhi, T(0)), top);
+    }
     // floor(y) - 1 and floor(y) + 2 are the outermost taps; one more row each way of margin.
-    const T lo = std::floor(unnormalize(ymin, g.H, g.align, &d)) - 2, hi = std::floor(unnormalize(ymax, g.H, g.align, &d)) + 3;
-    if (std::isnan(lo) || std::isnan(hi)) return all;  // (inf * 0: a one-row plane with alignCorners)
-    // Clamped at both ends: border padding clips every tap into the plane.
+    const T lo = std::floor(ylo) - 2, hi = std::floor(yhi) + 3;
+    // Clamped at both ends: no tap lies outside the plane that is read.
     auto clamp = [&](T r) { return static_cast<int32_t>(std::min(std::max(r, T(0)), top)); };
     return RowSpan{clamp(lo), clamp(hi)};
 }

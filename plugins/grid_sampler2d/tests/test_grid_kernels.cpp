@@ -169,7 +169,10 @@ TEST(GridSampler2DKernel, NarrowSmoothGridMatchesTheReference) {
 // and finishing inputGrad rows around each band from the rows its grid can touch. Those spans
 // decide only when the per-element phases run, never what is added: any band size gives the bytes
 // of one band, for smooth grids (rows finished early), scattered ones, NaN / inf / huge values in
-// some bands (every row), one-row planes, every mode and padding, FLOAT, FLOAT16 and DOUBLE.
+// some bands (every row), bands wholly above or below the plane (border padding clips them onto
+// its edge rows, and a tap one row inside is read with weight 0), one-row planes, every mode and
+// padding, FLOAT, FLOAT16 and DOUBLE. The workspace starts as NaNs: a row read before it was
+// transposed would spread one into the results.
 TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
     struct Shape {
         int64_t C, H, W, Ho, Wo;
@@ -177,7 +180,7 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
     for (const Shape sh : {Shape{3, 23, 17, 21, 19}, Shape{20, 12, 9, 14, 10}, Shape{2, 1, 13, 3, 11}})
         for (int interp = 0; interp < 3; ++interp)
             for (int padding = 0; padding < 3; ++padding)
-                for (int kind = 0; kind < 3; ++kind) {  // smooth, scattered, smooth with non-finite values
+                for (int kind = 0; kind < 4; ++kind) {  // smooth, scattered, smooth with non-finite values, off the plane
                     const gref::Problem p{2, sh.C, sh.H, sh.W, sh.Ho, sh.Wo, interp, padding, (interp + kind) % 2 == 0};
                     Rng r{static_cast<uint64_t>(sh.C * 1000 + interp * 100 + padding * 10 + kind)};
                     std::vector<double> go(static_cast<size_t>(p.outputCount())), in(static_cast<size_t>(p.inputCount())),
@@ -191,6 +194,11 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
                                 if (kind == 1) {
                                     grid[k] = r.lattice(80, 64);
                                     grid[k + 1] = r.lattice(80, 64);
+                                    continue;
+                                }
+                                if (kind == 3) {  // image 0 above the plane, image 1 below it; x anywhere
+                                    grid[k] = r.lattice(80, 64);
+                                    grid[k + 1] = (n == 0 ? -1.0 : 1.0) * (1.25 + static_cast<double>(r.next() % 64) / 32);
                                     continue;
                                 }
                                 grid[k] = 2.0 * static_cast<double>(x) / static_cast<double>(p.Wo) - 1 + r.lattice(4, 64);
@@ -211,7 +219,7 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
                             gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, e == Elem::F64);
                             kern.set_band_pixels(band);
                             Buf big(e, in.size()), bgg(e, grid.size());
-                            std::vector<uint8_t> ws(kern.scratch_bytes() + 64, 0xA5);
+                            std::vector<uint8_t> ws(kern.scratch_bytes() + 64, 0xFF);  // NaN in every float type
                             auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
                             kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                             if (ig0.empty()) {

@@ -1,4 +1,5 @@
 // The operator families: each maps a case's named arguments onto its aclnn calls (both phases).
+#include <cstring>
 #include <functional>
 #include <map>
 
@@ -29,6 +30,9 @@ struct Runner {
         if (st == 0) {
             // Rounded to 64 bytes: the workspace must be 16-byte aligned, also flush against the guard.
             Buffer workspace(ws ? (ws + 63) / 64 * 64 : 0, c.placement());
+            // All-ones bytes are a NaN in every floating dtype: a kernel that reads scratch it did
+            // not write spreads them into its results, whatever the earlier cases left on the heap.
+            if (ws) std::memset(workspace.data(), 0xff, static_cast<size_t>(ws));
             st = phase2(ws ? workspace.data() : nullptr, ws, exec, stream);
             if (st == 0) st = aclrtSynchronizeStream(stream);
         }
