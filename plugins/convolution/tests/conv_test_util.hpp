@@ -163,6 +163,7 @@ struct Call {
     Layout go, in, w, gi, gw, gb;  // views
     bool nullUnselected = true;    // pass NULL for outputs whose mask bit is false
     int wsFill = 0;                // byte the workspace holds before phase 2 (0xff: FLOAT NaNs, unwritten reads show)
+    aclrtStream stream = nullptr;  // nullptr: Runtime::stream()
 };
 
 inline std::vector<int64_t> spatialOf(const cref::Conv &c, const std::array<int64_t, 3> &a) { return c.spatial(a); }
@@ -203,9 +204,10 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
     Workspace ws;
     void *wsp = ws.ptr(r.workspace);
     if (wsp) std::memset(wsp, k.wsFill, static_cast<size_t>(r.workspace));
-    r.phase2 = aclnnConvolutionBackward(wsp, r.workspace, exec, Runtime::stream());
+    aclrtStream stream = k.stream ? k.stream : Runtime::stream();
+    r.phase2 = aclnnConvolutionBackward(wsp, r.workspace, exec, stream);
     if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
-    aclrtSynchronizeStream(Runtime::stream());
+    aclrtSynchronizeStream(stream);
     r.gi = gi.bits();
     r.gw = gw.bits();
     r.gb = gb.bits();

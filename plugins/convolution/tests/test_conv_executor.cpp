@@ -3,6 +3,7 @@
 // empty-tensor path, and the executor contract (workspace, consumed and repeatable executors).
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "aclnn_cpu/isa.hpp"
 #include "conv_cases.hpp"
@@ -572,6 +573,55 @@ TEST(PassCache, PlansAliveTogetherGetPassesOfTheirOwn) {
     const PlannedGraph third = planGraph(k, d.go, d.in, d.w);
     EXPECT_TRUE(third.reused.at("gradInput"));
     EXPECT_TRUE(third.reused.at("gradWeight"));
+}
+
+// Callers on their own threads and streams, planning and running the same problems at once: the
+// passes are lent and given back between them (pass_cache.cpp) and each task slot re-points its
+// oneDNN memory objects (SlotMemories). Every call gives the reference's bytes.
+TEST(PassCache, ConcurrentCallersOnTheirOwnStreams) {
+    Runtime::use("atlas-a2", 2);
+    struct Case {
+        cref::Conv c;
+        aclDataType dt;
+        Data d;
+        cref::Grads ref;
+    };
+    std::vector<Case> cases;
+    for (const auto &[c, dt] : {std::pair{conv2d(2, 16, 24, 12, 12, 3, 3, 1, 1, 1, 1), ACL_FLOAT},
+                                std::pair{conv2d(2, 16, 24, 12, 12, 3, 3, 1, 1, 1, 1), ACL_BF16},
+                                std::pair{conv2d(2, 16, 16, 14, 13, 3, 3, 2, 2, 1, 1), ACL_FLOAT}}) {
+        Data d = intData(c, 29);
+        cref::Grads ref = cref::backward(c, d.go, d.in, d.w);
+        cases.push_back(Case{c, dt, std::move(d), std::move(ref)});
+    }
+    constexpr int kCallers = 4, kCalls = 12;
+    std::vector<aclrtStream> streams(kCallers, nullptr);
+    for (aclrtStream &s : streams) ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    std::vector<std::vector<std::string>> failures(kCallers);
+    std::vector<std::thread> callers;
+    for (int t = 0; t < kCallers; ++t)
+        callers.emplace_back([&, t] {
+            for (int i = 0; i < kCalls; ++i) {
+                const Case &e = cases[static_cast<size_t>(t + i) % cases.size()];
+                Call k;
+                k.c = e.c;
+                k.dt = e.dt;
+                k.wsFill = 0xff;
+                k.stream = streams[static_cast<size_t>(t)];
+                const Result r = runBackward(k, e.d.go, e.d.in, e.d.w);
+                const std::string at = "caller " + std::to_string(t) + " call " + std::to_string(i) + " " + dtName(e.dt);
+                if (r.phase1 != ACLNN_SUCCESS || r.phase2 != ACLNN_SUCCESS)
+                    failures[static_cast<size_t>(t)].push_back(at + ": " + r.message);
+                else if (!sameBits(e.dt, r.gi, e.ref.gradInput, "gradInput") ||
+                         !sameBits(e.dt, r.gw, e.ref.gradWeight, "gradWeight") ||
+                         !sameBits(e.dt, r.gb, e.ref.gradBias, "gradBias") || !r.canary)
+                    failures[static_cast<size_t>(t)].push_back(at + ": not the reference's bytes");
+            }
+        });
+    for (std::thread &th : callers) th.join();
+    for (aclrtStream s : streams) EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    for (const auto &f : failures)
+        for (const std::string &line : f) ADD_FAILURE() << line;
 }
 
 }  // namespace
