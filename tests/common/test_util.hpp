@@ -146,6 +146,7 @@ struct ProductRow {
     const char *soc;
     const char *name_part;  // a part of the documented product name
 };
+inline void PrintTo(const ProductRow &r, std::ostream *os) { *os << r.id << " (" << r.soc << ")"; }
 inline const std::vector<ProductRow> &products() {
     static const std::vector<ProductRow> rows = {
         {"atlas-training", "Ascend910", "Atlas training series"},

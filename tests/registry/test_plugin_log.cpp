@@ -25,6 +25,7 @@ struct LevelCase {
     std::vector<float> enabled;
     bool line;
 };
+void PrintTo(const LevelCase &c, std::ostream *os) { *os << "ASCEND_GLOBAL_LOG_LEVEL=" << c.level; }
 
 class PluginLog : public coretest::FixtureAddOneTest, public ::testing::WithParamInterface<LevelCase> {
 protected:

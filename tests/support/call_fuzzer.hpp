@@ -503,6 +503,9 @@ struct Target {
     const char *product;
     const char *variant = "";  // which of the plugin's seeds, when it has several for the op
 };
+inline void PrintTo(const Target &t, std::ostream *os) {
+    *os << t.op << " on " << t.product << (*t.variant ? " (" : "") << t.variant << (*t.variant ? ")" : "");
+}
 inline std::string targetName(const ::testing::TestParamInfo<Target> &i) {
     return ident(std::string(i.param.op) + "_" + i.param.product + (*i.param.variant ? "_" : "") + i.param.variant);
 }

@@ -18,6 +18,7 @@ struct ShapeCase {
     std::vector<int64_t> self;
     int64_t oH, oW;
 };
+void PrintTo(const ShapeCase &c, std::ostream *os) { *os << c.name; }
 // Tails everywhere (widths that are no multiple of 16 or 8), a rank-3 case, the k2s2 geometry.
 const std::vector<ShapeCase> kShapes{
     {"n2c3h5w7_o9x13", {2, 3, 5, 7}, 9, 13},
@@ -186,6 +187,7 @@ struct ViewCase {
     const char *name;
     Layout go, idx, out;
 };
+void PrintTo(const ViewCase &v, std::ostream *os) { *os << v.name; }
 const std::vector<ViewCase> kViews{
     {"go_transposed_hw", {{0, 1, 3, 2}, {}, 0}, {}, {}},
     {"go_padded_rows_offset", {{}, {0, 1, 0, 5}, 13}, {}, {}},

@@ -82,6 +82,7 @@ struct BadValue {
     bool relative;
     bool int64Only;
 };
+void PrintTo(const BadValue &b, std::ostream *os) { *os << b.name; }
 // R2 plus the values that a careless narrowing or sign handling would turn into valid ones.
 const std::vector<BadValue> kValues{
     {"minus1", -1, false, false},          {"size", 0, true, false},
@@ -96,6 +97,7 @@ struct Geometry {
     std::vector<int64_t> self;
     Layout idxL;
 };
+void PrintTo(const Geometry &g, std::ostream *os) { *os << g.name; }
 const std::vector<Geometry> kGeometries{
     {"vectors", {2, 2, 16, 16}, {}},
     {"tails", {2, 2, 15, 15}, {}},

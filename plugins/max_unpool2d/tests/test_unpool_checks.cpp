@@ -69,6 +69,7 @@ struct Rule {
     aclnnStatus status;
     std::vector<std::string> mentions;  // the message contains all of these
 };
+void PrintTo(const Rule &r, std::ostream *os) { *os << r.name; }
 
 const std::vector<Rule> &rules() {
     const aclnnStatus NUL = ACLNN_ERR_PARAM_NULLPTR, INV = ACLNN_ERR_PARAM_INVALID, OK = ACLNN_SUCCESS;

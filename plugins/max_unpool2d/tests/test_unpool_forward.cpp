@@ -188,6 +188,7 @@ struct FwRule {
     aclnnStatus status;
     std::vector<std::string> mentions;
 };
+void PrintTo(const FwRule &r, std::ostream *os) { *os << r.name; }
 
 const std::vector<FwRule> &fwRules() {
     const aclnnStatus NUL = ACLNN_ERR_PARAM_NULLPTR, INV = ACLNN_ERR_PARAM_INVALID, OK = ACLNN_SUCCESS;
