@@ -1,6 +1,6 @@
 """aclnnGridSampler2DBackward against PyTorch's grid_sample backward: bilinear, nearest, bicubic;
 zeros, border, reflection padding; alignCorners; each outputMask; grids inside, around and far
-outside [-1, 1], and on exact pixel centres and edges."""
+outside [-1, 1], whole images beside the plane, and on exact pixel centres and edges."""
 import torch
 import torch.nn.functional as F
 
@@ -15,8 +15,14 @@ GRID_RTOL = 1e-4
 def _grid(rand, n, ho, wo, w):
     rng = rand.rng
     r = rng.random()
-    if r < 0.6:
+    if r < 0.5:
         return rand.uniform([n, ho, wo, 2], -1.3, 1.3)
+    if r < 0.6:  # each image wholly above or below the plane (or left or right of it): border padding clips
+        g = rand.uniform([n, ho, wo, 2], -1.3, 1.3)
+        for i in range(n):
+            axis, side = rng.randint(0, 1), rng.choice([-1.0, 1.0])
+            g[i, :, :, axis] = side * rand.uniform([ho, wo], 1.0001, 3.0)
+        return g
     if r < 0.8:
         return rand.uniform([n, ho, wo, 2], -4, 4)
     special = [-1.0, 1.0, 0.0, -0.5, 0.5, 1.0001, -1.0001, 2.0, -3.0, 3.5]
