@@ -1,6 +1,7 @@
 """aclnnGridSampler2DBackward against PyTorch's grid_sample backward: bilinear, nearest, bicubic;
 zeros, border, reflection padding; alignCorners; each outputMask; grids inside, around and far
-outside [-1, 1], whole images beside the plane, and on exact pixel centres and edges."""
+outside [-1, 1], whole images beside the plane, and on exact pixel centres and edges; one case in
+ten large (up to 40 channels, 90x90 output pixels: several bands of the one-task-per-image path)."""
 import torch
 import torch.nn.functional as F
 
@@ -46,6 +47,9 @@ def generate(rand, dtype):
     rng = rand.rng
     n, ch, h, w = rng.randint(1, 3), rng.randint(1, 5), rng.randint(1, 12), rng.randint(1, 12)
     ho, wo = rng.randint(1, 8), rng.randint(1, 8)
+    if rng.random() < 0.1:  # wide channel blocks, and images of more than one band (4096 output pixels)
+        ch, h, w = rng.randint(1, 40), rng.randint(13, 64), rng.randint(13, 64)
+        ho, wo = rng.randint(40, 90), rng.randint(40, 90)
     interp, pad, align = rng.randint(0, 2), rng.randint(0, 2), rng.random() < 0.5
     mask = (True, True) if rng.random() < 0.8 else rng.choice([(True, False), (False, True)])
     fmt = rng.choice(["ND", "NCHW"])

@@ -1,7 +1,9 @@
 """The pooling families against PyTorch in float64: aclnnAvgPool2dBackward (every attribute form,
 ceilMode, countIncludePad, divisorOverride, cubeMathType), aclnnMaxPool2dWithMask then
 aclnnMaxPool2dWithMaskBackward (values, int32 argmax mask, gradient; ties, NaN and infinities),
-aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates). Rank-3 (C, H, W) tensors too."""
+aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates). Rank-3 (C, H, W) tensors too; one
+plane in seven with rows of 13 to 72 (the vector paths), one window in four a network's (k3 s2 p1,
+k2 s2 p0, k3 s2 p0, k3 s1 p1)."""
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -17,6 +19,9 @@ def _attrs(rng, h, w):
         kw = kh
     sh, sw = rng.randint(1, 4), rng.randint(1, 4)
     ph, pw = rng.randint(0, kh // 2), rng.randint(0, kw // 2)
+    if rng.random() < 0.25:  # the networks' windows, which the kernels have fast paths for
+        kh, sh, ph = rng.choice([(3, 2, 1), (2, 2, 0), (3, 2, 0), (3, 1, 1)])
+        kw, sw, pw = kh, sh, ph
     kernel = [kh] if kh == kw and rng.random() < 0.5 else [kh, kw]
     r = rng.random()
     if r < 0.25:
@@ -33,6 +38,8 @@ def _shape(rng, rank3_share):
     """(N, C, H, W) and the leading dims the tensors carry: none for a rank-3 case (N = 1)."""
     rank3 = rng.random() < rank3_share
     n = 1 if rank3 else rng.randint(1, 3)
+    if rng.random() < 0.15:  # planes with rows of more than 16: the vector paths, and their tails
+        return (n, rng.randint(1, 20), rng.randint(13, 72), rng.randint(13, 72)), ([] if rank3 else [n])
     return (n, rng.randint(1, 5), rng.randint(1, 12), rng.randint(1, 12)), ([] if rank3 else [n])
 
 
@@ -185,7 +192,7 @@ def maxpool(rand, dtype):
 def unpool(rand, dtype):
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.2)
-    oh, ow = rng.randint(1, 12), rng.randint(1, 12)
+    oh, ow = (rng.randint(1, 12), rng.randint(1, 12)) if h <= 12 else (rng.randint(h, 2 * h), rng.randint(w, 2 * w))
     fmt = "ND" if rng.random() < 0.8 else "NCHW" if lead else "NCL"
     itype = rng.choice(["int32", "int64"])
     top = min(oh * ow, 3) if rng.random() < 0.3 else oh * ow  # few distinct indices: duplicates
