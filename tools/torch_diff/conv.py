@@ -2,7 +2,8 @@
 and depthwise, stride, dilation, symmetric and [top, bottom, left, right] padding, transposed with
 outputPadding, every outputMask, NULL biasSizes, empty batches. Two cases in five aim at the
 plugin's own kernels (README of plugins/convolution): MobileNet-like depthwise (direct kernels),
-other depthwise (blocked kernels), small Cin, strided pointwise, wide planes."""
+other depthwise (blocked kernels), small Cin, strided pointwise, wide planes. forward(): the
+forward companion aclnnConvolution on the same geometries, with or without bias."""
 import math
 
 import torch
@@ -77,25 +78,31 @@ def _geometry(rng):
     return p
 
 
+def _convolve(p, x, w, b):
+    """The forward in float64, differentiable. Asymmetric padding, which aten's op has no form for,
+    pads the input explicitly / crops a full transposed output."""
+    if p["pl"] == p["pr"]:
+        return torch.ops.aten.convolution(x, w, b, p["s"], p["pl"], p["d"], p["transposed"], p["opad"], p["groups"])
+    sd = p["sd"]
+    if not p["transposed"]:
+        pads = [v for i in reversed(range(sd)) for v in (p["pl"][i], p["pr"][i])]
+        return [F.conv1d, F.conv2d, F.conv3d][sd - 1](F.pad(x, pads), w, b, p["s"], 0, p["d"], p["groups"])
+    full = [F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d][sd - 1](
+        x, w, None, p["s"], 0, 0, p["groups"], p["d"])
+    y = F.pad(full, [v for i in reversed(range(sd)) for v in (0, max(0, p["opad"][i] - p["pr"][i]))])
+    for i in range(sd):
+        y = y.narrow(2 + i, p["pl"][i], p["y"][i])
+    return y if b is None else y + b.reshape([1, -1] + [1] * sd)  # the bias on every output, the padded margin too
+
+
 def _reference(p, go, x, w):
-    """(gradInput, gradWeight, gradBias) in float64. Asymmetric padding, which aten's op has no
-    form for, goes through autograd on an explicitly padded input / a cropped full output."""
+    """(gradInput, gradWeight, gradBias) in float64."""
     if p["pl"] == p["pr"]:
         return torch.ops.aten.convolution_backward(go, x, w, [p["Cout"]], p["s"], p["pl"], p["d"], p["transposed"],
                                                    p["opad"], p["groups"], [True, True, True])
-    sd = p["sd"]
     x, w = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-    if not p["transposed"]:
-        pads = [v for i in reversed(range(sd)) for v in (p["pl"][i], p["pr"][i])]
-        y = [F.conv1d, F.conv2d, F.conv3d][sd - 1](F.pad(x, pads), w, None, p["s"], 0, p["d"], p["groups"])
-    else:
-        full = [F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d][sd - 1](
-            x, w, None, p["s"], 0, 0, p["groups"], p["d"])
-        y = F.pad(full, [v for i in reversed(range(sd)) for v in (0, max(0, p["opad"][i] - p["pr"][i]))])
-        for i in range(sd):
-            y = y.narrow(2 + i, p["pl"][i], p["y"][i])
-    y.backward(go)
-    return x.grad, w.grad, go.sum(dim=[0] + list(range(2, 2 + sd)))
+    _convolve(p, x, w, None).backward(go)
+    return x.grad, w.grad, go.sum(dim=[0] + list(range(2, 2 + p["sd"])))
 
 
 def generate(rand, dtype):
@@ -135,4 +142,37 @@ def generate(rand, dtype):
     for on, name, ref, mag in zip(mask, ("gi", "gw", "gb"), refs, mags):
         if on:
             c.expect(name, ref, mag)
+    return c
+
+
+def forward(rand, dtype):
+    """aclnnConvolution, the forward companion, on the same geometries: with and without bias."""
+    rng = rand.rng
+    p = None
+    while p is None:
+        p = _geometry(rng)
+    sd, n, cin, cout = p["sd"], p["N"], p["Cin"], p["Cout"]
+    x_shape, y_shape = [n, cin] + p["x"], [n, cout] + p["y"]
+    w_shape = ([cin, cout // p["groups"]] if p["transposed"] else [cout, cin // p["groups"]]) + p["k"]
+    fmt = ["ND" if rng.random() < 0.3 else "NCL", "NCHW", "NCDHW"][sd - 1]
+    with_bias = rng.random() < 0.7
+    c = Case("conv_fwd", dtype, rand)
+    c.desc = dict(p, bias=with_bias, fmt=fmt)
+    x = c.input("in", rand.uniform(x_shape), fmt)
+    w = c.input("w", rand.uniform(w_shape), fmt)
+    b = c.input("bias", rand.uniform([cout]), "ND") if with_bias else None
+    c.output("out", y_shape, fmt)
+    c.ints("stride", p["s"])
+    c.ints("padding", [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"])
+    c.ints("dilation", p["d"])
+    c.num("transposed", p["transposed"])
+    c.ints("output_padding", p["opad"])
+    c.num("groups", p["groups"])
+    c.num("cube", 0)
+    try:
+        ref = _convolve(p, x, w, b)
+        mag = _convolve(p, x.abs(), w.abs(), None if b is None else b.abs())
+    except RuntimeError:
+        return None  # PyTorch rejects the problem too
+    c.expect("out", ref, mag)
     return c

@@ -72,3 +72,30 @@ def generate(rand, dtype):
             scale = max(1.0, float(ref.abs().max())) if ref.numel() else 1.0
             c.expect(name, [ref, ref32], ref.abs() + 0.1 * scale, rtol=GRID_RTOL)
     return c
+
+
+def forward(rand, dtype):
+    """aclnnGridSampler2D, the forward companion, on the same draws, against PyTorch's float64 and
+    FLOAT results (a coordinate on an integer may floor either way between them)."""
+    rng = rand.rng
+    n, ch, h, w = rng.randint(1, 3), rng.randint(1, 5), rng.randint(1, 12), rng.randint(1, 12)
+    ho, wo = rng.randint(1, 8), rng.randint(1, 8)
+    if rng.random() < 0.1:
+        ch, h, w = rng.randint(1, 40), rng.randint(13, 64), rng.randint(13, 64)
+        ho, wo = rng.randint(40, 90), rng.randint(40, 90)
+    interp, pad, align = rng.randint(0, 2), rng.randint(0, 2), rng.random() < 0.5
+    fmt = rng.choice(["ND", "NCHW"])
+    c = Case("grid_fwd", dtype, rand)
+    c.desc = dict(shape=[n, ch, h, w], out=[ho, wo], interpolation=interp, padding=pad, align_corners=align, fmt=fmt)
+    inp = c.input("input", rand.randn([n, ch, h, w]), fmt)
+    grid = c.input("grid", _grid(rand, n, ho, wo, w), fmt)
+    c.output("out", [n, ch, ho, wo], fmt)
+    c.num("interpolation", interp)
+    c.num("padding", pad)
+    c.num("align_corners", align)
+    refs = [F.grid_sample(inp.to(t), grid.to(t), mode=["bilinear", "nearest", "bicubic"][interp],
+                          padding_mode=["zeros", "border", "reflection"][pad], align_corners=align).double()
+            for t in (torch.float64, torch.float32)]
+    scale = max(1.0, float(refs[0].abs().max())) if refs[0].numel() else 1.0
+    c.expect("out", refs, refs[0].abs() + 0.1 * scale, rtol=GRID_RTOL)
+    return c

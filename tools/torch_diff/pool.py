@@ -3,7 +3,8 @@ ceilMode, countIncludePad, divisorOverride, cubeMathType), aclnnMaxPool2dWithMas
 aclnnMaxPool2dWithMaskBackward (values, int32 argmax mask, gradient; ties, NaN and infinities),
 aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates). Rank-3 (C, H, W) tensors too; one
 plane in seven with rows of 13 to 72 (the vector paths), one window in four a network's (k3 s2 p1,
-k2 s2 p0, k3 s2 p0, k3 s1 p1)."""
+k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions aclnnAvgPool2d and aclnnMaxUnpool2d on the
+same draws (avgpool_fwd, unpool_fwd)."""
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -206,4 +207,58 @@ def unpool(rand, dtype):
     x = torch.zeros(n, ch, h, w, dtype=torch.float64, requires_grad=True)
     torch._C._nn.max_unpool2d(x, ind.reshape(n, ch, h, w).long(), (oh, ow)).backward(go)
     c.expect("gi", x.grad.reshape(lead + [ch, h, w]), exact=True)  # a gather: no rounding
+    return c
+
+
+# ------------------------------------------------------------------------------ forward companions
+def avgpool_fwd(rand, dtype):
+    """aclnnAvgPool2d on the backward's attribute draws (cubeMathType 0)."""
+    rng = rand.rng
+    (n, ch, h, w), lead = _shape(rng, 0.15)
+    arrays, k, s, pad = _attrs(rng, h, w)
+    # CANN's forward takes no NULL strides (aclnn_avgpool2d.cpp; 161001): the empty form instead.
+    arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
+    ceil, cip = rng.random() < 0.5, rng.random() < 0.5
+    div = 0 if rng.random() < 0.6 else rng.choice([1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000])
+    fmt = "NCHW" if lead else "NCL"
+    c = Case("avgpool_fwd", dtype, rand)
+    c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
+                  count_include_pad=cip, divisor=div)
+    x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
+    try:
+        y = F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
+    except RuntimeError:
+        return None
+    mag = F.avg_pool2d(x.abs(), k, s, pad, ceil, cip, div or None)
+    ho, wo = y.shape[2:]
+    c.output("out", lead + [ch, ho, wo], fmt)
+    for name, values in zip(("kernel", "stride", "padding"), arrays):
+        c.ints(name, values)
+    c.num("ceil", ceil)
+    c.num("count_include_pad", cip)
+    c.num("divisor", div)
+    c.num("cube", 0)
+    c.expect("out", y.reshape(lead + [ch, ho, wo]), mag.abs().reshape(lead + [ch, ho, wo]))
+    return c
+
+
+def unpool_fwd(rand, dtype):
+    """aclnnMaxUnpool2d: a scatter, exact; duplicate indices (the last in row-major order wins, as in
+    PyTorch's CPU kernel)."""
+    rng = rand.rng
+    (n, ch, h, w), lead = _shape(rng, 0.2)
+    oh, ow = (rng.randint(1, 12), rng.randint(1, 12)) if h <= 12 else (rng.randint(h, 2 * h), rng.randint(w, 2 * w))
+    if oh * ow < h * w:  # CANN's forward wants the output plane to hold self's (161002)
+        oh, ow = h, w + rng.randint(0, 3)
+    fmt = "ND" if rng.random() < 0.8 else "NCHW" if lead else "NCL"
+    itype = rng.choice(["int32", "int64"])
+    top = min(oh * ow, 3) if rng.random() < 0.3 else oh * ow  # few distinct indices: duplicates
+    c = Case("unpool_fwd", dtype, rand)
+    c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, fmt=fmt)
+    x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
+    ind = c.input("indices", torch.from_numpy(rand.np.integers(0, top, size=lead + [ch, h, w])), fmt, dtype=itype)
+    c.output("out", lead + [ch, oh, ow], fmt)
+    c.ints("output_size", [oh, ow])
+    y = torch._C._nn.max_unpool2d(x, ind.reshape(n, ch, h, w).long(), (oh, ow))
+    c.expect("out", y.reshape(lead + [ch, oh, ow]), exact=True)
     return c

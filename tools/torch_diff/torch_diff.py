@@ -30,6 +30,11 @@ FAMILIES = {
     "maxpool": (pool.maxpool, FLOATS),
     "unpool": (pool.unpool, ("float32", "float16")),
     "grid": (grid.generate, FLOATS),
+    # the forward companions
+    "conv_fwd": (conv.forward, FLOATS),
+    "avgpool_fwd": (pool.avgpool_fwd, FLOATS),
+    "unpool_fwd": (pool.unpool_fwd, ("float32", "float16")),
+    "grid_fwd": (grid.forward, ("float32", "float16")),  # no BF16 in CANN's forward on atlas-a2
 }
 BATCH = 50  # cases per driver process
 

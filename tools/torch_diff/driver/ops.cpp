@@ -3,11 +3,15 @@
 #include <functional>
 #include <map>
 
+#include "aclnnop/aclnn_avgpool2d.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "aclnnop/aclnn_convolution.h"
 #include "aclnnop/aclnn_convolution_backward.h"
+#include "aclnnop/aclnn_grid_sampler2d.h"
 #include "aclnnop/aclnn_grid_sampler2d_backward.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
+#include "aclnnop/aclnn_max_unpool2d.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
 #include "case.hpp"
 
@@ -116,11 +120,63 @@ int grid(const Runner &r) {
         aclnnGridSampler2DBackward);
 }
 
+// ---- the forward companions ----
+
+int conv_fwd(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnConvolution",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnConvolutionGetWorkspaceSize(c.tensor("in"), c.tensor("w"), c.tensor("bias"), c.ints("stride"),
+                                                    c.ints("padding"), c.ints("dilation"), c.num("transposed") != 0,
+                                                    c.ints("output_padding"), c.num("groups"), c.tensor("out"),
+                                                    static_cast<int8_t>(c.num("cube")), ws, ex);
+        },
+        aclnnConvolution);
+}
+
+int avgpool_fwd(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnAvgPool2d",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnAvgPool2dGetWorkspaceSize(c.tensor("self"), c.ints("kernel"), c.ints("stride"), c.ints("padding"),
+                                                  c.num("ceil") != 0, c.num("count_include_pad") != 0, c.num("divisor"),
+                                                  static_cast<int8_t>(c.num("cube")), c.tensor("out"), ws, ex);
+        },
+        aclnnAvgPool2d);
+}
+
+int unpool_fwd(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnMaxUnpool2d",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxUnpool2dGetWorkspaceSize(c.tensor("self"), c.tensor("indices"), c.ints("output_size"),
+                                                    c.tensor("out"), ws, ex);
+        },
+        aclnnMaxUnpool2d);
+}
+
+int grid_fwd(const Runner &r) {
+    const Case &c = r.c;
+    return r.call(
+        "aclnnGridSampler2D",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnGridSampler2DGetWorkspaceSize(c.tensor("input"), c.tensor("grid"), c.num("interpolation"),
+                                                      c.num("padding"), c.num("align_corners") != 0, c.tensor("out"),
+                                                      ws, ex);
+        },
+        aclnnGridSampler2D);
+}
+
 }  // namespace
 
 int run_family(const Case &c, aclrtStream stream, std::string *failed_call) {
     static const std::map<std::string, int (*)(const Runner &)> families = {
-        {"conv", conv}, {"avgpool", avgpool}, {"maxpool", maxpool}, {"unpool", unpool}, {"grid", grid}};
+        {"conv", conv},         {"avgpool", avgpool},         {"maxpool", maxpool}, {"unpool", unpool},
+        {"grid", grid},         {"conv_fwd", conv_fwd},       {"avgpool_fwd", avgpool_fwd},
+        {"unpool_fwd", unpool_fwd}, {"grid_fwd", grid_fwd}};
     auto it = families.find(c.op());
     if (it == families.end()) {
         *failed_call = "unknown op " + c.op();
