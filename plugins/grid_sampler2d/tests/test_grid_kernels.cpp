@@ -61,6 +61,16 @@ struct Buf {
     }
 };
 
+// A 64-byte aligned workspace of all-ones bytes, a NaN in every float type: a kernel that reads
+// scratch it did not write spreads them into its results.
+struct NanScratch {
+    std::vector<uint8_t> buf;
+    uint8_t *p;
+    explicit NanScratch(uint64_t bytes) : buf(bytes + 64, 0xFF) {
+        p = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    }
+};
+
 ::testing::AssertionResult near(const std::vector<double> &got, const std::vector<double> &ref, double rel) {
     double mx = 0;
     for (double r : ref) mx = std::max(mx, std::fabs(r));
@@ -91,8 +101,8 @@ TEST(GridSampler2DKernel, ScalarAndAvx512PathsMatchTheReference) {
                             gsamp::BackwardKernel k(g, {e, e, e, e, e}, true, true, f64);
                             k.set_isa(isa);
                             Buf bgo(e, go), bin(e, in), bgrid(e, grid), big(e, in.size()), bgg(e, grid.size());
-                            std::vector<uint8_t> ws(k.scratch_bytes() + 64);
-                            auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+                            const NanScratch ws(k.scratch_bytes());
+                            uint8_t *wsp = ws.p;
                             k.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                             const double rel = e == Elem::F32 ? 1e-5 : e == Elem::F64 ? 1e-12 : e == Elem::F16 ? 1e-3 : 8e-3;
                             EXPECT_TRUE(near(big.values(), ref.input, rel))
@@ -140,8 +150,8 @@ TEST(GridSampler2DKernel, NarrowSmoothGridMatchesTheReference) {
                     std::vector<std::vector<uint8_t>> igs, ggs;
                     for (int run = 0; run < 2; ++run) {
                         Buf big(e, in.size()), bgg(e, grid.size());
-                        std::vector<uint8_t> ws(kern.scratch_bytes() + 64);
-                        auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+                        const NanScratch ws(kern.scratch_bytes());
+                        uint8_t *wsp = ws.p;
                         kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                         const double rel = e == Elem::F32 ? 1e-5 : 1e-3;
                         EXPECT_TRUE(near(big.values(), ref.input, rel)) << "inputGrad mode " << interp << " C" << C << " pad "
@@ -219,8 +229,8 @@ TEST(GridSampler2DKernel, BandsNeverChangeTheBits) {
                             gsamp::BackwardKernel kern(g, {e, e, e, e, e}, true, true, e == Elem::F64);
                             kern.set_band_pixels(band);
                             Buf big(e, in.size()), bgg(e, grid.size());
-                            std::vector<uint8_t> ws(kern.scratch_bytes() + 64, 0xFF);  // NaN in every float type
-                            auto *wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+                            const NanScratch ws(kern.scratch_bytes());
+                            uint8_t *wsp = ws.p;
                             kern.run({bgo.bytes.data(), bin.bytes.data(), bgrid.bytes.data(), big.bytes.data(), bgg.bytes.data(), wsp});
                             if (ig0.empty()) {
                                 ig0 = big.bytes;
