@@ -105,15 +105,32 @@ def _reference(p, go, x, w):
     return x.grad, w.grad, go.sum(dim=[0] + list(range(2, 2 + p["sd"])))
 
 
-def generate(rand, dtype):
-    rng = rand.rng
+def _draw(rng):
+    """A problem: its geometry, the input, output and weight shapes, and the activations' format."""
     p = None
     while p is None:
         p = _geometry(rng)
-    sd, n, cin, cout = p["sd"], p["N"], p["Cin"], p["Cout"]
-    x_shape, go_shape = [n, cin] + p["x"], [n, cout] + p["y"]
+    n, cin, cout = p["N"], p["Cin"], p["Cout"]
     w_shape = ([cin, cout // p["groups"]] if p["transposed"] else [cout, cin // p["groups"]]) + p["k"]
-    fmt = ["ND" if rng.random() < 0.3 else "NCL", "NCHW", "NCDHW"][sd - 1]
+    fmt = ["ND" if rng.random() < 0.3 else "NCL", "NCHW", "NCDHW"][p["sd"] - 1]
+    return p, [n, cin] + p["x"], [n, cout] + p["y"], w_shape, fmt
+
+
+def _attributes(c, p):
+    """The geometry's arguments, in both operators' forms (4-element padding when asymmetric)."""
+    c.ints("stride", p["s"])
+    c.ints("padding", [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"])
+    c.ints("dilation", p["d"])
+    c.num("transposed", p["transposed"])
+    c.ints("output_padding", p["opad"])
+    c.num("groups", p["groups"])
+    c.num("cube", 0)
+
+
+def generate(rand, dtype):
+    rng = rand.rng
+    p, x_shape, go_shape, w_shape, fmt = _draw(rng)
+    n, cout = p["N"], p["Cout"]
     mask = [rng.random() < 0.7 for _ in range(3)] if rng.random() < 0.6 else [True] * 3
     # CANN wants biasSizes on the empty-tensor path when gradBias is asked for; PyTorch does not.
     bias_sizes = None if rng.random() < 0.15 and not (n == 0 and mask[2]) else [cout]
@@ -126,14 +143,8 @@ def generate(rand, dtype):
         if on or rng.random() < 0.7:  # a masked-off output is NULL or must stay untouched
             c.output(name, shape, f, idle=not on)
     c.ints("bias_sizes", bias_sizes)
-    c.ints("stride", p["s"])
-    c.ints("padding", [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"])
-    c.ints("dilation", p["d"])
-    c.num("transposed", p["transposed"])
-    c.ints("output_padding", p["opad"])
-    c.num("groups", p["groups"])
+    _attributes(c, p)
     c.bools("mask", mask)
-    c.num("cube", 0)
     try:
         refs = _reference(p, go, x, w)
         mags = _reference(p, go.abs(), x.abs(), w.abs())
@@ -148,27 +159,15 @@ def generate(rand, dtype):
 def forward(rand, dtype):
     """aclnnConvolution, the forward companion, on the same geometries: with and without bias."""
     rng = rand.rng
-    p = None
-    while p is None:
-        p = _geometry(rng)
-    sd, n, cin, cout = p["sd"], p["N"], p["Cin"], p["Cout"]
-    x_shape, y_shape = [n, cin] + p["x"], [n, cout] + p["y"]
-    w_shape = ([cin, cout // p["groups"]] if p["transposed"] else [cout, cin // p["groups"]]) + p["k"]
-    fmt = ["ND" if rng.random() < 0.3 else "NCL", "NCHW", "NCDHW"][sd - 1]
+    p, x_shape, y_shape, w_shape, fmt = _draw(rng)
     with_bias = rng.random() < 0.7
     c = Case("conv_fwd", dtype, rand)
     c.desc = dict(p, bias=with_bias, fmt=fmt)
     x = c.input("in", rand.uniform(x_shape), fmt)
     w = c.input("w", rand.uniform(w_shape), fmt)
-    b = c.input("bias", rand.uniform([cout]), "ND") if with_bias else None
+    b = c.input("bias", rand.uniform([p["Cout"]]), "ND") if with_bias else None
     c.output("out", y_shape, fmt)
-    c.ints("stride", p["s"])
-    c.ints("padding", [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"])
-    c.ints("dilation", p["d"])
-    c.num("transposed", p["transposed"])
-    c.ints("output_padding", p["opad"])
-    c.num("groups", p["groups"])
-    c.num("cube", 0)
+    _attributes(c, p)
     try:
         ref = _convolve(p, x, w, b)
         mag = _convolve(p, x.abs(), w.abs(), None if b is None else b.abs())

@@ -78,6 +78,16 @@ def _avg_rounded(go, h, w, k, s, pad, cip, div, rnd):
     return gi
 
 
+def _avg_attributes(c, arrays, ceil, cip, div, cube):
+    """The attribute arguments AvgPool2d and AvgPool2dBackward share."""
+    for name, values in zip(("kernel", "stride", "padding"), arrays):
+        c.ints(name, values)
+    c.num("ceil", ceil)
+    c.num("count_include_pad", cip)
+    c.num("divisor", div)
+    c.num("cube", cube)
+
+
 def avgpool(rand, dtype):
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.15)
@@ -100,12 +110,7 @@ def avgpool(rand, dtype):
     go = c.input("go", rand.randn(lead + [ch, ho, wo]), fmt).reshape(n, ch, ho, wo)
     c.input("self", rand.randn(lead + [ch, h, w]), fmt)
     c.output("gi", lead + [ch, h, w], fmt)
-    for name, values in zip(("kernel", "stride", "padding"), arrays):
-        c.ints(name, values)
-    c.num("ceil", ceil)
-    c.num("count_include_pad", cip)
-    c.num("divisor", div)
-    c.num("cube", cube)
+    _avg_attributes(c, arrays, ceil, cip, div, cube)
 
     def backward(g):
         if cube:
@@ -190,13 +195,21 @@ def maxpool(rand, dtype):
 
 
 # --------------------------------------------------------------------------------- MaxUnpool2d
-def unpool(rand, dtype):
-    rng = rand.rng
+def _unpool_problem(rng, hold_self):
+    """((N, C, H, W), leading dims, the output plane, format, index dtype, the indices' bound). With
+    hold_self the output plane holds at least self's elements, as CANN's forward wants (161002)."""
     (n, ch, h, w), lead = _shape(rng, 0.2)
     oh, ow = (rng.randint(1, 12), rng.randint(1, 12)) if h <= 12 else (rng.randint(h, 2 * h), rng.randint(w, 2 * w))
+    if hold_self and oh * ow < h * w:
+        oh, ow = h, w + rng.randint(0, 3)
     fmt = "ND" if rng.random() < 0.8 else "NCHW" if lead else "NCL"
     itype = rng.choice(["int32", "int64"])
     top = min(oh * ow, 3) if rng.random() < 0.3 else oh * ow  # few distinct indices: duplicates
+    return (n, ch, h, w), lead, (oh, ow), fmt, itype, top
+
+
+def unpool(rand, dtype):
+    (n, ch, h, w), lead, (oh, ow), fmt, itype, top = _unpool_problem(rand.rng, False)
     c = Case("unpool", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, fmt=fmt)
     go = c.input("go", rand.randn(lead + [ch, oh, ow]), fmt).reshape(n, ch, oh, ow)
@@ -232,12 +245,7 @@ def avgpool_fwd(rand, dtype):
     mag = F.avg_pool2d(x.abs(), k, s, pad, ceil, cip, div or None)
     ho, wo = y.shape[2:]
     c.output("out", lead + [ch, ho, wo], fmt)
-    for name, values in zip(("kernel", "stride", "padding"), arrays):
-        c.ints(name, values)
-    c.num("ceil", ceil)
-    c.num("count_include_pad", cip)
-    c.num("divisor", div)
-    c.num("cube", 0)
+    _avg_attributes(c, arrays, ceil, cip, div, 0)
     c.expect("out", y.reshape(lead + [ch, ho, wo]), mag.abs().reshape(lead + [ch, ho, wo]))
     return c
 
@@ -245,14 +253,7 @@ def avgpool_fwd(rand, dtype):
 def unpool_fwd(rand, dtype):
     """aclnnMaxUnpool2d: a scatter, exact; duplicate indices (the last in row-major order wins, as in
     PyTorch's CPU kernel)."""
-    rng = rand.rng
-    (n, ch, h, w), lead = _shape(rng, 0.2)
-    oh, ow = (rng.randint(1, 12), rng.randint(1, 12)) if h <= 12 else (rng.randint(h, 2 * h), rng.randint(w, 2 * w))
-    if oh * ow < h * w:  # CANN's forward wants the output plane to hold self's (161002)
-        oh, ow = h, w + rng.randint(0, 3)
-    fmt = "ND" if rng.random() < 0.8 else "NCHW" if lead else "NCL"
-    itype = rng.choice(["int32", "int64"])
-    top = min(oh * ow, 3) if rng.random() < 0.3 else oh * ow  # few distinct indices: duplicates
+    (n, ch, h, w), lead, (oh, ow), fmt, itype, top = _unpool_problem(rand.rng, True)
     c = Case("unpool_fwd", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, fmt=fmt)
     x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
