@@ -10,13 +10,15 @@ import numpy as np
 import torch
 
 # Our dtype names (torch's) -> the driver's names, torch dtypes, and the raw element type on disk.
-ACL = {"float32": "FLOAT", "float16": "FLOAT16", "bfloat16": "BF16", "int8": "INT8", "int32": "INT32", "int64": "INT64"}
-TORCH = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "int8": torch.int8,
-         "int32": torch.int32, "int64": torch.int64}
-RAW = {"float32": np.float32, "float16": np.int16, "bfloat16": np.int16, "int8": np.int8, "int32": np.int32,
-       "int64": np.int64}
+ACL = {"float32": "FLOAT", "float16": "FLOAT16", "bfloat16": "BF16", "float64": "DOUBLE", "int8": "INT8",
+       "uint8": "UINT8", "int16": "INT16", "int32": "INT32", "int64": "INT64", "bool": "BOOL"}
+TORCH = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
+         "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
+         "bool": torch.bool}
+RAW = {"float32": np.float32, "float16": np.int16, "bfloat16": np.int16, "float64": np.float64, "int8": np.int8,
+       "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "bool": np.bool_}
 # Mantissa bits and the exponent of the smallest subnormal, for one unit in the last place.
-MANTISSA = {"float32": (23, -149), "float16": (10, -24), "bfloat16": (7, -133)}
+MANTISSA = {"float32": (23, -149), "float16": (10, -24), "bfloat16": (7, -133), "float64": (52, -1074)}
 # Relative to the magnitude bound (the operation on |inputs|): FLOAT accumulation over a few
 # thousand terms reorders to ~2e-7 of it (measured worst 0.012 of this); FLOAT16 / BF16 results are
 # accumulated in FLOAT and rounded once, which the one-ulp term of compare() covers.
@@ -71,6 +73,12 @@ class Case:
         self.placement = rand.rng.choices([0, 1, 2], [0.6, 0.2, 0.2])[0]
         self.lines, self.inputs, self.outputs, self.expects = [], {}, {}, []
         self.desc = {}  # the parameters, for the finding report (case.json)
+        self.status, self.names = 0, None  # see reject()
+
+    def reject(self, status, names):
+        """The call must fail with `status` and a message naming `names`, writing nothing: call it
+        before declaring the outputs, which become idle."""
+        self.status, self.names = status, names
 
     def _tensor(self, name, role, dtype, fmt, shape, contiguous):
         strides, offset, storage = layout(self.rand.rng, shape, role != "in", contiguous)
@@ -93,6 +101,7 @@ class Case:
     def output(self, name, shape, fmt, dtype=None, idle=False):
         """An output; an idle one (masked off) must come back untouched."""
         dtype = dtype or self.dtype
+        idle = idle or self.status != 0
         self._tensor(name, "idle" if idle else "out", dtype, fmt, list(shape), False)
         if not idle:
             self.outputs[name] = (dtype, list(shape))
@@ -107,11 +116,12 @@ class Case:
     def num(self, name, value):
         self.lines.append(f"int {name} {int(value)}")
 
-    def expect(self, name, refs, mag=None, rtol=RTOL, exact=False, extract=None):
-        """Output `name` (after `extract`, if given) must equal one of `refs` (float64): exactly, or
-        within rtol * mag + one ulp of the output dtype, elementwise."""
+    def expect(self, name, refs, mag=None, rtol=RTOL, exact=False, extract=None, ulp_dtype=None):
+        """Output `name` (after `extract`, if given) must equal one of `refs` (float64, or the output's
+        own dtype when it is not floating): exactly, or within rtol * mag + one ulp of `ulp_dtype`
+        (default: the output's), elementwise."""
         self.expects.append(dict(name=name, refs=refs if isinstance(refs, (list, tuple)) else [refs], mag=mag,
-                                 rtol=rtol, exact=exact, extract=extract))
+                                 rtol=rtol, exact=exact, extract=extract, ulp_dtype=ulp_dtype))
 
     def write(self, d):
         os.makedirs(d, exist_ok=True)
@@ -129,12 +139,13 @@ class Case:
         return raw.view(TORCH[dtype]).reshape(shape)
 
 
-def run_driver(driver, dirs):
-    """Runs the case directories; returns {dir: crash report} for those without a result. After a
-    crash the first case without result.txt is the culprit and the rest run again."""
+def run_driver(driver, dirs, product):
+    """Runs the case directories as `product`; returns {dir: crash report} for those without a
+    result. After a crash the first case without result.txt is the culprit and the rest run again."""
     crashed, pending = {}, list(dirs)
+    env = dict(os.environ, ACLNN_CPU_PRODUCT=product)
     while pending:
-        p = subprocess.run([driver] + pending, capture_output=True, text=True, timeout=1800)
+        p = subprocess.run([driver] + pending, capture_output=True, text=True, timeout=1800, env=env)
         rest = [d for d in pending if not os.path.exists(os.path.join(d, "result.txt"))]
         if rest:
             crashed[rest[0]] = f"driver exit {p.returncode}: {p.stderr[-1500:].strip()}"
@@ -164,16 +175,20 @@ def ulp(x, dtype):
 
 def compare(ours, e, dtype):
     """(worst error / tolerance, problem or None) of one output against its expectation."""
-    ours = ours.double()
+    if ours.is_floating_point():
+        ours = ours.double()
     best = torch.full(ours.shape, float("inf"), dtype=torch.float64)  # per element, the closest reference
     for ref in e["refs"]:
         if list(ref.shape) != list(ours.shape):
             return float("inf"), f"shape {list(ours.shape)}, expected {list(ref.shape)}"
-        same = (ours == ref) | (torch.isnan(ours) & torch.isnan(ref))  # also the infinities
+        if not ours.is_floating_point():  # integers and BOOL in their own dtype: INT64 does not fit a double
+            same = ours == ref.to(ours.dtype)
+        else:
+            same = (ours == ref) | (torch.isnan(ours) & torch.isnan(ref))  # also the infinities
         if e["exact"]:
             r = torch.where(same, 0.0, float("inf"))
         else:
-            tol = e["rtol"] * e["mag"].abs() + ulp(ref, dtype)
+            tol = e["rtol"] * e["mag"].abs() + ulp(ref, e["ulp_dtype"] or dtype)
             r = torch.where(same, 0.0, torch.nan_to_num((ours - ref).abs() / tol, nan=float("inf")))
         best = torch.minimum(best, r)
     ok = best <= 1
@@ -182,16 +197,20 @@ def compare(ours, e, dtype):
         return ratio, None
     bad = (~ok).flatten().nonzero()[0].item()
     index = [int(v) for v in np.unravel_index(bad, tuple(ours.shape))]
-    expected = " or ".join(repr(float(r.flatten()[bad])) for r in e["refs"])
+    expected = " or ".join(repr(r.flatten()[bad].item()) for r in e["refs"])
     return ratio, (f"{int((~ok).sum())} of {ours.numel()} elements differ; first at {index}: "
-                             f"{float(ours.flatten()[bad])!r}, expected {expected}")
+                             f"{ours.flatten()[bad].item()!r}, expected {expected}")
 
 
 def check(case, d, res):
     """The problems of one run case: a rejection, writes where none may happen, wrong outputs.
     Also returns each output's worst error / tolerance."""
     problems, ratios = [], {}
-    if res["status"] != 0:
+    if case.status and res["status"] != case.status:
+        problems.append(f"{res.get('call') or 'every call'} returned {res['status']}, expected {case.status}")
+    elif case.status and case.names not in res.get("msg", ""):
+        problems.append(f"{res.get('call')} returned {res['status']} without naming {case.names}: {res.get('msg', '')}")
+    elif res["status"] != case.status:
         problems.append(f"{res.get('call')} returned {res['status']} (PyTorch accepts the case): {res.get('msg', '')}")
     for name, count in res["dirty"].items():
         where = "outside its view" if name in case.outputs else "although it is an input or a masked-off output"

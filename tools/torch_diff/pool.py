@@ -1,7 +1,8 @@
 """The pooling families against PyTorch in float64: aclnnAvgPool2dBackward (every attribute form,
 ceilMode, countIncludePad, divisorOverride, cubeMathType), aclnnMaxPool2dWithMask then
-aclnnMaxPool2dWithMaskBackward (values, int32 argmax mask, gradient; ties, NaN and infinities),
-aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates). Rank-3 (C, H, W) tensors too; one
+aclnnMaxPool2dWithMaskBackward (values, int32 argmax or bit mask, gradient; ties, NaN and
+infinities; masks of the case's own), aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates;
+floating, integer and BOOL data, out cast to another dtype). Each product's rules (products.py). Rank-3 (C, H, W) tensors too; one
 plane in seven with rows of 13 to 72 (the vector paths), one window in four a network's (k3 s2 p1,
 k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions aclnnAvgPool2d and aclnnMaxUnpool2d on the
 same draws (avgpool_fwd, unpool_fwd)."""
@@ -9,7 +10,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from harness import Case
+from harness import RAW, TORCH, Case
+from products import F32_F16, INTS, ROUNDING
 
 
 def _attrs(rng, h, w):
@@ -45,25 +47,9 @@ def _shape(rng, rank3_share):
 
 
 # ---------------------------------------------------------------------------------------- AvgPool2d
-def _hf32(t):
-    """FLOAT rounded to HF32 (10 mantissa bits, to nearest even), the infinities and NaN kept."""
-    a = t.to(torch.float32).numpy()
-    u = a.view(np.uint32).astype(np.uint64)
-    r = ((u + np.uint64(0x7FF) + ((u >> np.uint64(12)) & np.uint64(1))) & np.uint64(0xFFFFF000))
-    r = r.astype(np.uint32).view(np.float32)
-    return torch.from_numpy(np.where(np.isfinite(a), r, a)).double()
-
-
-def _fp16(t):
-    return t.to(torch.float32).to(torch.float16).double()
-
-
-def _avg_rounded(go, h, w, k, s, pad, cip, div, rnd):
-    """The backward with gradOutput and each window's FLOAT 1/divisor rounded as cubeMathType
-    rounds them on atlas-a2 (1, 3: HF32; 2: FLOAT16), which PyTorch has no mode for."""
-    n, ch, ho, wo = go.shape
-    go = rnd(go)
-    gi = torch.zeros(n, ch, h, w, dtype=torch.float64)
+def _avg_windows(h, w, ho, wo, k, s, pad, cip, div, rnd):
+    """Each output's clipped window and its FLOAT 1/divisor rounded as the cube rounds it
+    (cubeMathType: HF32 or FLOAT16), which PyTorch has no mode for."""
     for oh in range(ho):
         for ow in range(wo):
             h0, w0 = oh * s[0] - pad[0], ow * s[1] - pad[1]
@@ -73,9 +59,33 @@ def _avg_rounded(go, h, w, k, s, pad, cip, div, rnd):
             if h1 <= h0 or w1 <= w0:
                 continue
             d = div or (pool if cip else (h1 - h0) * (w1 - w0))
-            scale = float(rnd(torch.tensor(1.0, dtype=torch.float32) / d))
-            gi[:, :, h0:h1, w0:w1] += go[:, :, oh, ow, None, None] * scale
+            yield oh, ow, (slice(h0, h1), slice(w0, w1)), float(rnd(torch.tensor(1.0, dtype=torch.float32) / d))
+
+
+def _avg_rounded(go, h, w, k, s, pad, cip, div, rnd):
+    """The backward on rounded gradOutput and scales (_avg_windows)."""
+    n, ch, ho, wo = go.shape
+    go = rnd(go)
+    gi = torch.zeros(n, ch, h, w, dtype=torch.float64)
+    for oh, ow, (rows, cols), scale in _avg_windows(h, w, ho, wo, k, s, pad, cip, div, rnd):
+        gi[:, :, rows, cols] += go[:, :, oh, ow, None, None] * scale
     return gi
+
+
+def _avg_rounded_fwd(x, ho, wo, k, s, pad, cip, div, rnd):
+    """The forward on rounded input and scales (_avg_windows); a window wholly in padding gives 0."""
+    n, ch, h, w = x.shape
+    x = rnd(x)
+    y = torch.zeros(n, ch, ho, wo, dtype=torch.float64)
+    for oh, ow, (rows, cols), scale in _avg_windows(h, w, ho, wo, k, s, pad, cip, div, rnd):
+        y[:, :, oh, ow] = x[:, :, rows, cols].sum(dim=(2, 3)) * scale
+    return y
+
+
+def _divisor(rng, product):
+    """divisorOverride: 0 (not set) mostly, else a value the product takes."""
+    limit = product.divisor_limit or float("inf")
+    return 0 if rng.random() < 0.6 else rng.choice([v for v in (1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000) if abs(v) <= limit])
 
 
 def _avg_attributes(c, arrays, ceil, cip, div, cube):
@@ -88,13 +98,13 @@ def _avg_attributes(c, arrays, ceil, cip, div, cube):
     c.num("cube", cube)
 
 
-def avgpool(rand, dtype):
+def avgpool(rand, dtype, product):
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.15)
     arrays, k, s, pad = _attrs(rng, h, w)
     ceil, cip = rng.random() < 0.5, rng.random() < 0.5
-    div = 0 if rng.random() < 0.6 else rng.choice([1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000])
-    cube = rng.choice([1, 2, 3]) if dtype == "float32" and rng.random() < 0.3 else 0  # rounds FLOAT only
+    div = _divisor(rng, product)
+    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
 
     def pool(x):
         return F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
@@ -107,19 +117,22 @@ def avgpool(rand, dtype):
     c = Case("avgpool", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
                   count_include_pad=cip, divisor=div, cube=cube)
+    if status:
+        c.reject(status, "cubeMathType")
     go = c.input("go", rand.randn(lead + [ch, ho, wo]), fmt).reshape(n, ch, ho, wo)
     c.input("self", rand.randn(lead + [ch, h, w]), fmt)
     c.output("gi", lead + [ch, h, w], fmt)
     _avg_attributes(c, arrays, ceil, cip, div, cube)
 
     def backward(g):
-        if cube:
-            return _avg_rounded(g, h, w, k, s, pad, cip, div, _fp16 if cube == 2 else _hf32)
+        if rounding:
+            return _avg_rounded(g, h, w, k, s, pad, cip, div, ROUNDING[rounding])
         x = torch.zeros(n, ch, h, w, dtype=torch.float64, requires_grad=True)
         pool(x).backward(g)
         return x.grad
 
-    c.expect("gi", backward(go).reshape(lead + [ch, h, w]), backward(go.abs()).reshape(lead + [ch, h, w]))
+    if not status:
+        c.expect("gi", backward(go).reshape(lead + [ch, h, w]), backward(go.abs()).reshape(lead + [ch, h, w]))
     return c
 
 
@@ -141,7 +154,33 @@ def _maxpool_values(rand, shape):
     return torch.from_numpy(v).reshape(shape), kind
 
 
-def maxpool(rand, dtype):
+def _bits(m, planes, kk, count):
+    """A bit mask's bits (ops.md: per plane and kernel position a row of bytes, bit j of output j at
+    byte j / 8, least significant first), as (planes, kernel positions, outputs) booleans."""
+    rows = m.numpy().view(np.uint8).reshape(planes, kk, -1)
+    return torch.from_numpy(np.unpackbits(rows, axis=-1, bitorder="little")[..., :count].astype(bool))
+
+
+def _bit_routes(bits, g, shape, k, s, pad):
+    """The backward of a bit mask: every set bit routes its output's gradient to its kernel
+    position's input, positions in the padding skipped."""
+    n, ch, h, w = shape
+    ho, wo = g.shape[2:]
+    gi = torch.zeros(n * ch, h * w, dtype=torch.float64)
+    g = g.reshape(n * ch, ho * wo)
+    oh, ow = torch.arange(ho).repeat_interleave(wo), torch.arange(wo).repeat(ho)
+    for kh in range(k[0]):
+        for kw in range(k[1]):
+            ih, iw = oh * s[0] - pad[0] + kh, ow * s[1] - pad[1] + kw
+            inside = (ih >= 0) & (ih < h) & (iw >= 0) & (iw < w)
+            on = bits[:, kh * k[1] + kw, :] & inside
+            gi.scatter_add_(1, torch.where(inside, ih * w + iw, 0).expand(n * ch, -1), torch.where(on, g, 0.0))
+    return gi
+
+
+def maxpool(rand, dtype, product):
+    """The forward, then the backward on its mask or on one of our own (products without the
+    backward: the forward alone)."""
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.15)
     arrays, k, s, pad = _attrs(rng, h, w)
@@ -153,44 +192,67 @@ def maxpool(rand, dtype):
     values, kind = _maxpool_values(rand, lead + [ch, h, w])
     c = Case("maxpool", dtype, rand)
     x = c.input("self", values, fmt).reshape(n, ch, h, w)
+    fp16 = product.fp16_maxpool(dtype)  # atlas-training: FLOAT computed as FLOAT16
     try:
-        y, ind = F.max_pool2d(x, k, s, pad, 1, ceil, return_indices=True)
+        y, ind = F.max_pool2d(ROUNDING["fp16" if fp16 else None](x), k, s, pad, 1, ceil, return_indices=True)
     except RuntimeError:
         return None
     ho, wo = y.shape[2:]
-    # The mask: (kh * kw) rows of ((Ho * Wo + 15) / 16 + 1) * 32 bytes per plane; on atlas-a2 it
-    # starts with the int32 argmax of every output, planes in order. A 1x1 kernel whose argmax would
-    # not fit (Ho * Wo > 24) gets the bit mask instead, which we only hand to the backward.
-    mask_shape = lead + [ch, k[0] * k[1], ((ho * wo + 15) // 16 + 1) * 32]
-    bits = k[0] * k[1] == 1 and ho * wo > 24
-    own_mask = not bits and rng.random() < 0.5
+    # The mask: (kh * kw) rows of ((Ho * Wo + 15) / 16 + 1) * 32 bytes per plane; on atlas-a2 / a3
+    # it starts with the int32 argmax of every output, planes in order, unless a 1x1 kernel's argmax
+    # would not fit (Ho * Wo > 24); elsewhere it is the bit mask.
+    kk, planes, count = k[0] * k[1], n * ch, ho * wo
+    mask_shape = lead + [ch, kk, ((count + 15) // 16 + 1) * 32]
+    bits = not product.int32_mask or (kk == 1 and count > 24)
+    backward = product.maxpool_backward
+    own_mask = backward and rng.random() < 0.5
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], dilation=dilation,
-                  ceil=ceil, values=kind, own_mask=own_mask, fmt=fmt)
+                  ceil=ceil, values=kind, own_mask=own_mask, bits=bits, fmt=fmt)
     out_shape = lead + [ch, ho, wo]
     c.output("out", out_shape, fmt)
     c.output("mask", mask_shape, fmt, dtype="int8")
-    go = c.input("go", rand.randn(out_shape), fmt).reshape(n, ch, ho, wo)
-    c.output("gi", lead + [ch, h, w], fmt)
-    if own_mask:  # the backward alone: torch's indices, then garbage it must not read (raw bytes: no view)
+    if backward:
+        go = c.input("go", rand.randn(out_shape), fmt).reshape(n, ch, ho, wo)
+        c.output("gi", lead + [ch, h, w], fmt)
+    own = None
+    if own_mask:  # the backward alone, on a mask of ours, with bytes it must not read (raw: no view)
         m = rand.np.integers(-128, 128, size=int(np.prod(mask_shape)), dtype=np.int8)
-        argmax = ind.numpy().astype(np.int32).reshape(-1).view(np.int8)
-        m[:argmax.size] = argmax
+        if not bits:  # torch's indices, then garbage
+            argmax = ind.numpy().astype(np.int32).reshape(-1).view(np.int8)
+            m[:argmax.size] = argmax
+        else:  # any number of bits per output, some into the padding; bits past Ho * Wo are no outputs
+            density = rng.choice([0.02, 0.1, 0.5])
+            m = np.packbits(rand.np.random(m.size * 8) < density, bitorder="little").view(np.int8)
+            own = _bits(torch.from_numpy(m), planes, kk, count)
         c.input("bmask", torch.from_numpy(m).reshape(mask_shape), fmt, dtype="int8", contiguous=True)
     for name, v in zip(("kernel", "stride", "padding"), arrays):
         c.ints(name, v)
     c.ints("dilation", dilation)
     c.num("ceil", ceil)
 
-    def backward(g):
-        gi = torch.zeros(n, ch, h * w, dtype=torch.float64)
-        return gi.scatter_add_(2, ind.reshape(n, ch, -1), g.reshape(n, ch, -1)).reshape(lead + [ch, h, w])
-
     c.expect("out", y.reshape(out_shape), exact=True)
     if not bits:
-        count = ind.numel()
         c.expect("mask", ind.reshape(-1).double(), exact=True,
-                 extract=lambda m: torch.from_numpy(m.numpy().reshape(-1)[:4 * count].view(np.int32).copy()))
-    c.expect("gi", backward(go), backward(go.abs()))
+                 extract=lambda m: torch.from_numpy(m.numpy().reshape(-1)[:4 * ind.numel()].view(np.int32).copy()))
+    else:  # per output the kernel position of its one bit (-1: none, -2: several)
+        oh, ow = torch.arange(ho).reshape(-1, 1), torch.arange(wo).reshape(1, -1)
+        at = (ind // w - (oh * s[0] - pad[0])) * k[1] + (ind % w - (ow * s[1] - pad[1]))
+
+        def position(m):
+            b = _bits(m, planes, kk, count)
+            one = torch.where(b.sum(1) == 1, b.int().argmax(1), torch.where(b.any(1), -2, -1))
+            return one.reshape(-1).double()
+
+        c.expect("mask", at.reshape(-1).double(), exact=True, extract=position)
+    if backward:
+        def gradient(g):
+            g = ROUNDING["fp16" if fp16 else None](g)
+            if own is not None:
+                return _bit_routes(own, g, (n, ch, h, w), k, s, pad).reshape(lead + [ch, h, w])
+            gi = torch.zeros(n, ch, h * w, dtype=torch.float64)
+            return gi.scatter_add_(2, ind.reshape(n, ch, -1), g.reshape(n, ch, -1)).reshape(lead + [ch, h, w])
+
+        c.expect("gi", gradient(go), gradient(go.abs()), ulp_dtype="float16" if fp16 else None)
     return c
 
 
@@ -208,58 +270,95 @@ def _unpool_problem(rng, hold_self):
     return (n, ch, h, w), lead, (oh, ow), fmt, itype, top
 
 
-def unpool(rand, dtype):
+def _unpool_values(rand, shape, dtype):
+    """Normal floats; integers over the dtype's whole range or near 0 (half the cases each); BOOL."""
+    if dtype == "bool":
+        return torch.from_numpy(rand.np.random(size=shape) < 0.5)
+    if dtype not in INTS:
+        return rand.randn(shape)
+    info = np.iinfo(dtype)
+    lo, hi = (int(info.min), int(info.max)) if rand.rng.random() < 0.5 else (max(int(info.min), -100), 100)
+    return torch.from_numpy(rand.np.integers(lo, hi, size=shape, endpoint=True, dtype=np.int64))
+
+
+def _out_dtype(rng, dtype):
+    """MaxUnpool2dBackward's out: gradOutput's dtype mostly, else one it casts to (no floating to an
+    integer, nothing but BOOL to BOOL)."""
+    if rng.random() < 0.6:
+        return dtype
+    floating = dtype not in INTS + ("bool",)
+    return rng.choice([d for d in F32_F16 + INTS + ("bool",) if (not floating or d in F32_F16) and (d != "bool" or dtype == "bool")])
+
+
+def unpool(rand, dtype, product):
+    """The gradient, a gather; out cast to the dtype the case draws (as torch's .to() casts)."""
     (n, ch, h, w), lead, (oh, ow), fmt, itype, top = _unpool_problem(rand.rng, False)
+    out_dtype = _out_dtype(rand.rng, dtype)
     c = Case("unpool", dtype, rand)
-    c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, fmt=fmt)
-    go = c.input("go", rand.randn(lead + [ch, oh, ow]), fmt).reshape(n, ch, oh, ow)
-    c.input("self", rand.randn(lead + [ch, h, w]), fmt)
+    c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, out=out_dtype, fmt=fmt)
+    go = c.input("go", _unpool_values(rand, lead + [ch, oh, ow], dtype), fmt)
+    c.input("self", _unpool_values(rand, lead + [ch, h, w], dtype), fmt)
     ind = c.input("indices", torch.from_numpy(rand.np.integers(0, top, size=lead + [ch, h, w])), fmt, dtype=itype)
-    c.output("gi", lead + [ch, h, w], fmt)
+    c.output("gi", lead + [ch, h, w], fmt, dtype=out_dtype)
     c.ints("output_size", [oh, ow])
-    x = torch.zeros(n, ch, h, w, dtype=torch.float64, requires_grad=True)
-    torch._C._nn.max_unpool2d(x, ind.reshape(n, ch, h, w).long(), (oh, ow)).backward(go)
-    c.expect("gi", x.grad.reshape(lead + [ch, h, w]), exact=True)  # a gather: no rounding
+    gathered = go.reshape(n, ch, oh * ow).gather(2, ind.reshape(n, ch, h * w).long())
+    ref = gathered.to(TORCH[dtype]).to(TORCH[out_dtype])  # the cast from gradOutput's own dtype
+    c.expect("gi", ref.double() if ref.is_floating_point() else ref, exact=True, extract=lambda t: t.reshape(n, ch, h * w))
     return c
 
 
 # ------------------------------------------------------------------------------ forward companions
-def avgpool_fwd(rand, dtype):
-    """aclnnAvgPool2d on the backward's attribute draws (cubeMathType 0)."""
+def avgpool_fwd(rand, dtype, product):
+    """aclnnAvgPool2d on the backward's attribute draws."""
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.15)
     arrays, k, s, pad = _attrs(rng, h, w)
     # CANN's forward takes no NULL strides (aclnn_avgpool2d.cpp; 161001): the empty form instead.
     arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
     ceil, cip = rng.random() < 0.5, rng.random() < 0.5
-    div = 0 if rng.random() < 0.6 else rng.choice([1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000])
+    div = _divisor(rng, product)
+    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
     fmt = "NCHW" if lead else "NCL"
     c = Case("avgpool_fwd", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
-                  count_include_pad=cip, divisor=div)
+                  count_include_pad=cip, divisor=div, cube=cube)
+    if status:
+        c.reject(status, "cubeMathType")
     x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
     try:
         y = F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
     except RuntimeError:
         return None
-    mag = F.avg_pool2d(x.abs(), k, s, pad, ceil, cip, div or None)
     ho, wo = y.shape[2:]
+    if rounding:
+        y = _avg_rounded_fwd(x, ho, wo, k, s, pad, cip, div, ROUNDING[rounding])
+        mag = _avg_rounded_fwd(x.abs(), ho, wo, k, s, pad, cip, div, ROUNDING[rounding])
+    else:
+        mag = F.avg_pool2d(x.abs(), k, s, pad, ceil, cip, div or None)
     c.output("out", lead + [ch, ho, wo], fmt)
-    _avg_attributes(c, arrays, ceil, cip, div, 0)
-    c.expect("out", y.reshape(lead + [ch, ho, wo]), mag.abs().reshape(lead + [ch, ho, wo]))
+    _avg_attributes(c, arrays, ceil, cip, div, cube)
+    if not status:
+        c.expect("out", y.reshape(lead + [ch, ho, wo]), mag.abs().reshape(lead + [ch, ho, wo]))
     return c
 
 
-def unpool_fwd(rand, dtype):
+def unpool_fwd(rand, dtype, product):
     """aclnnMaxUnpool2d: a scatter, exact; duplicate indices (the last in row-major order wins, as in
-    PyTorch's CPU kernel)."""
+    PyTorch's CPU kernel, which has no integer dtypes: numpy's assignment, whose last value wins too)."""
     (n, ch, h, w), lead, (oh, ow), fmt, itype, top = _unpool_problem(rand.rng, True)
     c = Case("unpool_fwd", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], output_size=[oh, ow], indices=itype, fmt=fmt)
-    x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
+    x = c.input("self", _unpool_values(rand, lead + [ch, h, w], dtype), fmt).reshape(n, ch, h, w)
     ind = c.input("indices", torch.from_numpy(rand.np.integers(0, top, size=lead + [ch, h, w])), fmt, dtype=itype)
     c.output("out", lead + [ch, oh, ow], fmt)
     c.ints("output_size", [oh, ow])
-    y = torch._C._nn.max_unpool2d(x, ind.reshape(n, ch, h, w).long(), (oh, ow))
+    ind = ind.reshape(n, ch, h, w).long()
+    if x.is_floating_point():
+        y = torch._C._nn.max_unpool2d(x, ind, (oh, ow))
+    else:
+        y = np.zeros((n * ch, oh * ow), dtype=RAW[dtype])
+        planes = np.arange(n * ch).reshape(-1, 1)
+        y[planes, ind.reshape(n * ch, -1).numpy()] = x.reshape(n * ch, -1).numpy()
+        y = torch.from_numpy(y)
     c.expect("out", y.reshape(lead + [ch, oh, ow]), exact=True)
     return c

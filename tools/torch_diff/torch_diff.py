@@ -20,21 +20,20 @@ import conv
 import grid
 import harness
 import pool
+import products
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FLOATS = ("float32", "float16", "bfloat16")
-# family -> (case generator, dtypes the operator takes on atlas-a2)
-FAMILIES = {
-    "conv": (conv.generate, FLOATS),
-    "avgpool": (pool.avgpool, FLOATS),
-    "maxpool": (pool.maxpool, FLOATS),
-    "unpool": (pool.unpool, ("float32", "float16")),
-    "grid": (grid.generate, FLOATS),
+FAMILIES = {  # family -> case generator; the dtypes each product takes are in products.DTYPES
+    "conv": conv.generate,
+    "avgpool": pool.avgpool,
+    "maxpool": pool.maxpool,
+    "unpool": pool.unpool,
+    "grid": grid.generate,
     # the forward companions
-    "conv_fwd": (conv.forward, FLOATS),
-    "avgpool_fwd": (pool.avgpool_fwd, FLOATS),
-    "unpool_fwd": (pool.unpool_fwd, ("float32", "float16")),
-    "grid_fwd": (grid.forward, ("float32", "float16")),  # no BF16 in CANN's forward on atlas-a2
+    "conv_fwd": conv.forward,
+    "avgpool_fwd": pool.avgpool_fwd,
+    "unpool_fwd": pool.unpool_fwd,
+    "grid_fwd": grid.forward,
 }
 BATCH = 50  # cases per driver process
 
@@ -44,37 +43,39 @@ def main():
     ap.add_argument("family", choices=FAMILIES)
     ap.add_argument("--cases", type=int, default=300, help="cases to run (default 300)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--dtype", choices=FLOATS, default="float32")
+    ap.add_argument("--dtype", choices=products.ALL, default="float32")
+    ap.add_argument("--product", choices=products.IDS, default=os.environ.get("ACLNN_CPU_PRODUCT") or "atlas-a2",
+                    help="the product the library runs as and the references model (default: "
+                         "$ACLNN_CPU_PRODUCT, else atlas-a2)")
     ap.add_argument("--driver", default=os.path.join(HERE, "..", "..", "build", "stage", "bin", "aclnn-cpu-torch-diff"))
     ap.add_argument("--out", help="where failing cases are kept (default: a new directory under /tmp)")
     args = ap.parse_args()
-    generate, dtypes = FAMILIES[args.family]
+    generate, product = FAMILIES[args.family], products.Product(args.product)
+    dtypes = product.dtypes(args.family)
     if args.dtype not in dtypes:
-        ap.error(f"{args.family} does not take {args.dtype} ({', '.join(dtypes)})")
+        ap.error(f"{args.family} on {args.product} does not take {args.dtype} ({', '.join(dtypes) or 'no dtype: the operators do not exist there'})")
     if not os.access(args.driver, os.X_OK):
         ap.error(f"no driver at {args.driver}: build the tree (cmake --build build) or pass --driver")
-    if os.environ.get("ACLNN_CPU_PRODUCT"):
-        print("torch_diff: the references assume atlas-a2 (the default product); ACLNN_CPU_PRODUCT="
-              f"{os.environ['ACLNN_CPU_PRODUCT']} may change what is accepted and the mask layout", file=sys.stderr)
-    out = args.out or tempfile.mkdtemp(prefix=f"torch_diff_{args.family}_{args.dtype}_")
+    out = args.out or tempfile.mkdtemp(prefix=f"torch_diff_{args.family}_{args.dtype}_{args.product}_")
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)  # small problems: threads cost more than they give
 
     rand = harness.Rand(args.seed)
-    findings, worst, skipped, done = [], {}, 0, 0
+    findings, worst, skipped, done, rejections = [], {}, 0, 0, 0
     t0 = time.time()
     while done < args.cases:
         batch = []
         while len(batch) < min(BATCH, args.cases - done):
-            case = generate(rand, args.dtype)
+            case = generate(rand, args.dtype, product)
             if case is None:  # PyTorch rejects the problem: nothing to compare
                 skipped += 1
                 continue
+            rejections += case.status != 0
             d = os.path.join(out, f"c{done + len(batch):05d}")
             shutil.rmtree(d, ignore_errors=True)
             case.write(d)
             batch.append((d, case))
-        crashed = harness.run_driver(args.driver, [d for d, _ in batch])
+        crashed = harness.run_driver(args.driver, [d for d, _ in batch], args.product)
         for d, case in batch:
             if d in crashed:
                 problems, ratios = [f"crash: {crashed[d]}"], {}
@@ -93,8 +94,8 @@ def main():
     if not findings and not args.out:
         shutil.rmtree(out)
     ratios = " ".join(f"{k} {v:.3g}" for k, v in sorted(worst.items()))
-    print(f"torch_diff {args.family} {args.dtype} seed {args.seed}: {done} cases, {len(findings)} findings"
-          f" ({skipped} draws PyTorch rejects skipped); worst error/tolerance: {ratios or '-'}; "
+    print(f"torch_diff {args.family} {args.dtype} {args.product} seed {args.seed}: {done} cases, {len(findings)} findings"
+          f" ({rejections} of them calls the product rejects; {skipped} draws PyTorch rejects skipped); worst error/tolerance: {ratios or '-'}; "
           f"{time.time() - t0:.1f} s" + (f"; failing cases in {out}" if findings else ""))
     return 1 if findings else 0
 

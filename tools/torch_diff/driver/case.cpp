@@ -18,9 +18,10 @@ namespace {
 [[noreturn]] void fail(const std::string &what) { throw std::runtime_error(what); }
 
 aclDataType parse_dtype(const std::string &s) {
-    static const std::map<std::string, aclDataType> names = {{"FLOAT", ACL_FLOAT}, {"FLOAT16", ACL_FLOAT16},
-                                                             {"BF16", ACL_BF16},   {"INT8", ACL_INT8},
-                                                             {"INT32", ACL_INT32}, {"INT64", ACL_INT64}};
+    static const std::map<std::string, aclDataType> names = {
+        {"FLOAT", ACL_FLOAT}, {"FLOAT16", ACL_FLOAT16}, {"BF16", ACL_BF16},   {"DOUBLE", ACL_DOUBLE},
+        {"INT8", ACL_INT8},   {"UINT8", ACL_UINT8},     {"INT16", ACL_INT16}, {"INT32", ACL_INT32},
+        {"INT64", ACL_INT64}, {"BOOL", ACL_BOOL}};
     auto it = names.find(s);
     if (it == names.end()) fail("unknown dtype " + s);
     return it->second;

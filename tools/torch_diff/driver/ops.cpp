@@ -73,7 +73,7 @@ int avgpool(const Runner &r) {
 }
 
 // The forward, then the backward on the forward's mask, or on "bmask" when the case gives one
-// (the backward alone, fed torch's indices with garbage past them).
+// (the backward alone, on a mask of the case's own). No "go": the product has no backward.
 int maxpool(const Runner &r) {
     const Case &c = r.c;
     int st = r.call(
@@ -84,7 +84,7 @@ int maxpool(const Runner &r) {
                                                           c.tensor("out"), c.tensor("mask"), ws, ex);
         },
         aclnnMaxPool2dWithMask);
-    if (st != 0) return st;
+    if (st != 0 || !c.tensor("go")) return st;
     aclTensor *mask = c.tensor("bmask") ? c.tensor("bmask") : c.tensor("mask");
     return r.call(
         "aclnnMaxPool2dWithMaskBackward",
