@@ -16,11 +16,26 @@ from products import REJECTED
 GRID_RTOL = 1e-4
 
 
-def _magnitude(ref, ref32):
-    """The tolerance's magnitude (times GRID_RTOL): the element's, a tenth of the tensor's, and twice
-    what PyTorch's FLOAT result is off by."""
+def _magnitude(ref, ref32=None):
+    """The tolerance's magnitude (times the rtol): the element's, a tenth of the tensor's, and twice
+    what PyTorch's FLOAT result is off by (none for DOUBLE)."""
     scale = max(1.0, float(ref.abs().max())) if ref.numel() else 1.0
-    return ref.abs() + 0.1 * scale + 2 * (ref - ref32).nan_to_num(0.0).abs() / GRID_RTOL
+    mag = ref.abs() + 0.1 * scale
+    return mag if ref32 is None else mag + 2 * (ref - ref32).nan_to_num(0.0).abs() / GRID_RTOL
+
+
+def _rtol(dtype):
+    """GRID_RTOL for FLOAT and the 16-bit dtypes (whose one ulp dominates); DOUBLE's own scale."""
+    return 1e-12 if dtype == "float64" else GRID_RTOL
+
+
+def _nudged(grid):
+    """The grid a little up and a little down: DOUBLE's other answers where a coordinate lands on a
+    pixel boundary, which two exact formulas may floor either way. 2^-48 of the grid's scale moves
+    the pixel coordinate (at most 64 pixels here) by several of its ulps, and no result by more than
+    ~1e-13 of the tolerance's magnitude where it is continuous."""
+    d = 2.0 ** -48 * grid.abs().clamp(min=1.0)
+    return [grid + d, grid - d]
 
 
 def _grid(rand, n, ho, wo, w):
@@ -76,10 +91,15 @@ def generate(rand, dtype, product):
     c.num("align_corners", align)
     c.bools("mask", mask)
     r64 = _backward(go, inp, grid, interp, pad, align, torch.float64)
-    r32 = _backward(go, inp, grid, interp, pad, align, torch.float32)
-    for on, name, ref, ref32 in zip(mask, ("input_grad", "grid_grad"), r64, r32):
+    if dtype != "float64":  # (reference, FLOAT's answer)
+        others = [(r,) for r in _backward(go, inp, grid, interp, pad, align, torch.float32)]
+        mags = [_magnitude(ref, r32) for ref, (r32,) in zip(r64, others)]
+    else:  # (grid one ulp up, one ulp down)
+        others = list(zip(*[_backward(go, inp, g, interp, pad, align, torch.float64) for g in _nudged(grid)]))
+        mags = [_magnitude(ref) for ref in r64]
+    for on, name, ref, alt, mag in zip(mask, ("input_grad", "grid_grad"), r64, others, mags):
         if on:
-            c.expect(name, [ref, ref32], _magnitude(ref, ref32), rtol=GRID_RTOL)
+            c.expect(name, [ref, *alt], mag, rtol=_rtol(dtype))
     return c
 
 
@@ -96,7 +116,7 @@ def forward(rand, dtype, product):
     fmt = rng.choice(["ND", "NCHW"])
     c = Case("grid_fwd", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], out=[ho, wo], interpolation=interp, padding=pad, align_corners=align, fmt=fmt)
-    if interp == 2 and not product.bicubic_forward:
+    if interp == 2 and not product.bicubic_forward(dtype):
         c.reject(REJECTED, "interpolationMode")
     inp = c.input("input", rand.randn([n, ch, h, w]), fmt)
     grid = c.input("grid", _grid(rand, n, ho, wo, w), fmt)
@@ -104,9 +124,14 @@ def forward(rand, dtype, product):
     c.num("interpolation", interp)
     c.num("padding", pad)
     c.num("align_corners", align)
-    refs = [F.grid_sample(inp.to(t), grid.to(t), mode=["bilinear", "nearest", "bicubic"][interp],
-                          padding_mode=["zeros", "border", "reflection"][pad], align_corners=align).double()
-            for t in (torch.float64, torch.float32)]
-    if not c.status:
+    def sample(g, t):
+        return F.grid_sample(inp.to(t), g.to(t), mode=["bilinear", "nearest", "bicubic"][interp],
+                             padding_mode=["zeros", "border", "reflection"][pad], align_corners=align).double()
+
+    if not c.status and dtype != "float64":
+        refs = [sample(grid, torch.float64), sample(grid, torch.float32)]
         c.expect("out", refs, _magnitude(*refs), rtol=GRID_RTOL)
+    elif not c.status:
+        ref = sample(grid, torch.float64)
+        c.expect("out", [ref] + [sample(g, torch.float64) for g in _nudged(grid)], _magnitude(ref), rtol=_rtol(dtype))
     return c

@@ -1,7 +1,7 @@
 """What each product accepts and how it rounds, as the generators need it: products.md's tables,
 written out here rather than read from configs/products/, so that a run checks the profiles and the
-manifests too. A family's dtypes are the ones torch_diff draws (DOUBLE and the integers in
-MaxUnpool2d(Backward) only)."""
+manifests too. A family's dtypes are the ones torch_diff draws (DOUBLE in MaxUnpool2d and the grid
+sampler, the integers in MaxUnpool2d(Backward))."""
 import numpy as np
 import torch
 
@@ -24,8 +24,8 @@ DTYPES = {
     "maxpool": dict(_A2, **{"atlas-training": F32_F16, "atlas-inference": ("float32",)}),
     "unpool": {p: F32_F16 + INTS + ("bool",) for p in ("atlas-a2", "atlas-a3", "atlas-training")},
     "unpool_fwd": {p: F32_F16 + ("float64",) + INTS for p in ("atlas-a2", "atlas-a3")},
-    "grid": dict(_A2, **{"atlas-training": F32_F16}),
-    "grid_fwd": {p: F32_F16 for p in IDS},  # no BF16 in CANN's forward
+    "grid": {"atlas-a2": FLOATS + ("float64",), "atlas-a3": FLOATS + ("float64",), "atlas-training": F32_F16 + ("float64",)},
+    "grid_fwd": {p: F32_F16 + ("float64",) for p in IDS},  # no BF16 in CANN's forward
 }
 
 # cubeMathType -> dtype -> what the cube unit does with it: None keeps the dtype, "hf32" / "fp16"
@@ -71,11 +71,14 @@ class Product:
         self.divisor_limit = None if a2 else 255  # AvgPool divisorOverride in [-255, 255] there
         self.int32_mask = pid in ("atlas-a2", "atlas-a3")  # else the bit mask (ops.md)
         self.maxpool_backward = pid != "atlas-inference"
-        # GridSampler2D's bicubic runs on the A2 / A3 AI Core only (the plugin's manifest): 161002
-        self.bicubic_forward = pid in ("atlas-a2", "atlas-a3")
 
     def dtypes(self, family):
         return DTYPES[family].get(self.id, ())
+
+    def bicubic_forward(self, dtype):
+        """GridSampler2D's bicubic runs on the A2 / A3 AI Core only, in FLOAT or FLOAT16 (the plugin's
+        manifest): else 161002."""
+        return self.id in ("atlas-a2", "atlas-a3") and dtype != "float64"
 
     def fp16_maxpool(self, dtype):
         """MaxPool2dWithMask(Backward) on atlas-training computes FLOAT as FLOAT16 (products.md)."""
