@@ -76,9 +76,15 @@ class Case:
         self.status, self.names = 0, None  # see reject()
 
     def reject(self, status, names):
-        """The call must fail with `status` and a message naming `names`, writing nothing: call it
-        before declaring the outputs, which become idle."""
+        """The call must fail with `status` and a message naming `names`, writing nothing: every
+        output, declared before or after, is idle, and nothing is compared."""
         self.status, self.names = status, names
+        for i, line in enumerate(self.lines):
+            f = line.split(" ")
+            if f[0] == "tensor" and f[2] == "out":
+                self.lines[i] = " ".join(f[:2] + ["idle"] + f[3:])
+        self.outputs.clear()
+        self.expects.clear()
 
     def _tensor(self, name, role, dtype, fmt, shape, contiguous):
         strides, offset, storage = layout(self.rand.rng, shape, role != "in", contiguous)
@@ -119,7 +125,9 @@ class Case:
     def expect(self, name, refs, mag=None, rtol=RTOL, exact=False, extract=None, ulp_dtype=None):
         """Output `name` (after `extract`, if given) must equal one of `refs` (float64, or the output's
         own dtype when it is not floating): exactly, or within rtol * mag + one ulp of `ulp_dtype`
-        (default: the output's), elementwise."""
+        (default: the output's), elementwise. Nothing for a call that must fail."""
+        if self.status:
+            return
         self.expects.append(dict(name=name, refs=refs if isinstance(refs, (list, tuple)) else [refs], mag=mag,
                                  rtol=rtol, exact=exact, extract=extract, ulp_dtype=ulp_dtype))
 

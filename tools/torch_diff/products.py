@@ -5,6 +5,8 @@ sampler, the integers in MaxUnpool2d(Backward))."""
 import numpy as np
 import torch
 
+from harness import ACL
+
 F32_F16 = ("float32", "float16")
 FLOATS = F32_F16 + ("bfloat16",)
 INTS = ("int8", "uint8", "int16", "int32", "int64")
@@ -90,7 +92,16 @@ class Product:
         `nonzero_share` are a mode other than 0 where 0 is accepted."""
         ok = [m for m in sorted(self.cube) if self.cube[m][dtype] != "reject"]
         bad = [m for m in sorted(self.cube) if self.cube[m][dtype] == "reject"] + [-1, 4]
-        if rng.random() < 0.1:
+        if not ok or rng.random() < 0.1:  # (no mode at all: a dtype the product does not take)
             return rng.choice(bad), None, REJECTED
         mode = rng.choice([m for m in ok if m] or ok) if 0 not in ok or rng.random() < nonzero_share else 0
         return mode, self.cube[mode][dtype], 0
+
+
+def rejection(family, dtype, product):
+    """(status, what the message must name) of a family's call in a dtype the product does not take:
+    the dtype as CANN's messages spell it (BF16 as BFLOAT16), or, where the product lacks the
+    operator, the product."""
+    if product.dtypes(family):
+        return REJECTED, "BFLOAT16" if dtype == "bfloat16" else ACL[dtype]
+    return REJECTED, product.id

@@ -51,9 +51,11 @@ def main():
     ap.add_argument("--out", help="where failing cases are kept (default: a new directory under /tmp)")
     args = ap.parse_args()
     generate, product = FAMILIES[args.family], products.Product(args.product)
-    dtypes = product.dtypes(args.family)
-    if args.dtype not in dtypes:
-        ap.error(f"{args.family} on {args.product} does not take {args.dtype} ({', '.join(dtypes) or 'no dtype: the operators do not exist there'})")
+    drawn = sorted({d for taken in products.DTYPES[args.family].values() for d in taken}, key=products.ALL.index)
+    if args.dtype not in drawn:
+        ap.error(f"{args.family} draws no {args.dtype} ({', '.join(drawn)})")
+    # A dtype the product does not take (or an operator it does not have): every call must say so.
+    rejection = None if args.dtype in product.dtypes(args.family) else products.rejection(args.family, args.dtype, product)
     if not os.access(args.driver, os.X_OK):
         ap.error(f"no driver at {args.driver}: build the tree (cmake --build build) or pass --driver")
     out = args.out or tempfile.mkdtemp(prefix=f"torch_diff_{args.family}_{args.dtype}_{args.product}_")
@@ -70,6 +72,8 @@ def main():
             if case is None:  # PyTorch rejects the problem: nothing to compare
                 skipped += 1
                 continue
+            if rejection:
+                case.reject(*rejection)
             rejections += case.status != 0
             d = os.path.join(out, f"c{done + len(batch):05d}")
             shutil.rmtree(d, ignore_errors=True)
