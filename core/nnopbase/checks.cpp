@@ -255,9 +255,14 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
         const acp_arg &a = args[i];
         const auto it = rules->ranks.find(p.name);
         if (!a.present || it == rules->ranks.end()) continue;
-        if (std::find(it->second.begin(), it->second.end(), static_cast<int64_t>(a.tensor->rank)) == it->second.end())
-            fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) + ", got rank " +
+        if (std::find(it->second.begin(), it->second.end(), static_cast<int64_t>(a.tensor->rank)) == it->second.end()) {
+            // A product's own rank list (3-D convolution is A2/A3 only) says whose rule it is.
+            const auto common = op.common.ranks.find(p.name);
+            const bool products_rule = common == op.common.ranks.end() || common->second != it->second;
+            fail(ACLNN_ERR_PARAM_INVALID, p.name + " must have rank " + join(it->second, num) +
+                                              (products_rule ? " on " + product_label(s) : std::string()) + ", got rank " +
                                               num(a.tensor->rank) + " " + acp::shape_str(a.tensor->dims, a.tensor->rank).str());
+        }
     }
     for (size_t i = 0; i < op.params.size(); ++i) {
         const Param &p = op.params[i];

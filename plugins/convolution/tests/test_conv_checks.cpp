@@ -112,8 +112,9 @@ const std::vector<Row> &rows() {
         {"format_nd_rank4", [](Spec &s) { s.go.fmt = ACL_FORMAT_ND; }, 161002, "gradOutput format ND"},
         {"format_nc1hwc0", [](Spec &s) { s.w.fmt = ACL_FORMAT_NC1HWC0; }, 161002, "weight format"},
         {"format_gradBias_nchw", [](Spec &s) { s.gb.fmt = ACL_FORMAT_NCHW; }, 161002, "gradBias format"},
-        {"rank2", [](Spec &s) { s.in.dims = {8, 8}; s.in.fmt = ACL_FORMAT_ND; }, 161002, "input"},
-        {"rank5_training", [](Spec &s) { conv3d(s, 3, 3); s.cube = 1; }, 161002, "rank", "atlas-training"},
+        {"rank2", [](Spec &s) { s.in.dims = {8, 8}; s.in.fmt = ACL_FORMAT_ND; }, 161002, "input must have rank 3, 4, 5 on Atlas A2"},
+        {"rank5_training", [](Spec &s) { conv3d(s, 3, 3); s.cube = 1; }, 161002, "must have rank 3, 4 on Atlas training series, got rank 5", "atlas-training"},
+        {"rank5_inference", [](Spec &s) { conv3d(s, 3, 3); s.cube = 1; }, 161002, "must have rank 3, 4 on Atlas inference series, got rank 5", "atlas-inference"},
         // attribute values
         {"stride_0", [](Spec &s) { s.stride = std::vector<int64_t>{1, 0}; }, 161002, "stride[1]"},
         // CANN's documented ranges (non-transposed: dilation, padding, kernel H/W <= 255, stride <=
@@ -150,7 +151,7 @@ const std::vector<Row> &rows() {
         {"gradInput_shape", [](Spec &s) { s.gi.dims = {2, 4, 8, 9}; }, 161002, "gradInput shape"},
         {"gradWeight_shape", [](Spec &s) { s.gw.dims = {6, 4, 3, 2}; }, 161002, "gradWeight shape"},
         {"gradBias_shape", [](Spec &s) { s.gb.dims = {5}; }, 161002, "gradBias shape"},
-        {"gradBias_rank2", [](Spec &s) { s.gb.dims = {6, 1}; }, 161002, "gradBias must have rank 1"},
+        {"gradBias_rank2", [](Spec &s) { s.gb.dims = {6, 1}; }, 161002, "gradBias must have rank 1, got rank 2"},  // every product's rule: no product named
         {"stride_length", [](Spec &s) { s.stride = std::vector<int64_t>{1}; }, 161002, "stride must have 2"},
         {"dilation_length", [](Spec &s) { s.dilation = std::vector<int64_t>{1, 1, 1}; }, 161002, "dilation must have 2"},
         {"padding_length_3", [](Spec &s) { s.padding = std::vector<int64_t>{1, 1, 1}; }, 161002, "padding must have 2 or 4"},
