@@ -110,6 +110,8 @@ Case::Case(std::string dir) : dir_(std::move(dir)) {
             is >> op_;
         } else if (kind == "placement") {
             is >> placement_;
+        } else if (kind == "repeat") {
+            is >> repeat_;
         } else if (kind == "tensor") {
             std::string role, dtype, format;
             int64_t rank = 0;
@@ -136,6 +138,10 @@ Case::Case(std::string dir) : dir_(std::move(dir)) {
                 });
             }
             t.before.assign(t.mem->data(), t.mem->data() + bytes);
+            if (repeat_) {
+                t.decoy = std::make_unique<Buffer>(bytes, placement_);
+                std::memcpy(t.decoy->data(), t.mem->data(), bytes);
+            }
             int64_t storage_dims = t.storage;
             t.acl = aclCreateTensor(t.dims.data(), t.dims.size(), t.dtype, t.strides.data(), t.offset,
                                     parse_format(format), &storage_dims, 1, t.mem->data());
@@ -167,6 +173,17 @@ Case::~Case() {
     for (auto &[name, a] : ints_)
         if (a) aclDestroyIntArray(a);
     for (auto &[name, a] : bools_) aclDestroyBoolArray(a);
+}
+
+bool Case::idle(const std::string &name) const {
+    auto it = tensors_.find(name);
+    return it != tensors_.end() && it->second.role == Role::Idle;
+}
+
+void *Case::storage(const std::string &name, bool decoy) const {
+    auto it = tensors_.find(name);
+    if (it == tensors_.end()) return nullptr;
+    return (decoy ? it->second.decoy : it->second.mem)->data();
 }
 
 aclTensor *Case::tensor(const std::string &name) const {
@@ -205,10 +222,19 @@ void Case::finish(int status, const std::string &call, const std::string &messag
         const size_t es = t.esize;
         std::vector<char> in_view(static_cast<size_t>(t.storage), 0);
         if (t.role == Role::Out) each_element(t, [&](int64_t, int64_t s) { in_view[s] = 1; });
-        int64_t dirty = 0;
-        for (int64_t s = 0; s < t.storage; ++s)
-            if (!in_view[s] && std::memcmp(t.mem->data() + s * es, t.before.data() + s * es, es) != 0) ++dirty;
+        auto changed = [&](const Buffer &b, int64_t s) { return std::memcmp(b.data() + s * es, t.before.data() + s * es, es) != 0; };
+        int64_t dirty = 0, decoy_dirty = 0, differs = 0;
+        for (int64_t s = 0; s < t.storage; ++s) {
+            if (!in_view[s]) {
+                dirty += changed(*t.mem, s);
+                if (t.decoy) decoy_dirty += changed(*t.decoy, s);
+            } else if (t.decoy && status == 0) {
+                differs += std::memcmp(t.mem->data() + s * es, t.decoy->data() + s * es, es) != 0;
+            }
+        }
         if (dirty) res << "dirty " << name << " " << dirty << "\n";
+        if (decoy_dirty) res << "dirty " << name << "@decoy " << decoy_dirty << "\n";
+        if (differs) res << "differs " << name << " " << differs << "\n";
         if (t.role == Role::Out && status == 0) {
             std::ofstream out(dir_ + "/" + name + ".out", std::ios::binary);
             each_element(t, [&](int64_t, int64_t s) {

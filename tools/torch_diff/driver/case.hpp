@@ -3,6 +3,11 @@
 //   op conv                                   the family (ops.cpp)
 //   placement 0|1|2                           0 heap; 1 / 2 every tensor and the workspace flush
 //                                             against a trailing / leading PROT_NONE page
+//   repeat 0|1|2                              (optional, before the tensors) 1 / 2: every call's
+//                                             executor is made repeatable and runs twice, first on
+//                                             decoy copies of the tensors, then on the tensors
+//                                             themselves, re-pointed by aclSetRawTensorAddr (1) or
+//                                             by aclSetInput/OutputTensorAddr (2)
 //   tensor NAME in|out|idle DTYPE FORMAT RANK dims... strides... OFFSET STORAGE_ELEMENTS
 //   ints NAME N v...                          an aclIntArray; N = -1 passes NULL
 //   bools NAME N v...                         an aclBoolArray
@@ -12,6 +17,8 @@
 // may change; an "idle" tensor is an output the call must not write at all (a masked-off one).
 // Storage the view does not cover holds a NaN pattern, so a kernel that reads a gap shows up in the
 // results, one that writes there in result.txt's "dirty" lines.
+// With repeat, the decoy run's outputs must equal the real run's byte for byte ("differs" lines),
+// and the decoys obey the same rules as the tensors ("dirty NAME@decoy").
 #pragma once
 
 #include <cstdint>
@@ -49,8 +56,8 @@ struct Tensor {
     std::vector<int64_t> dims, strides;
     int64_t offset = 0, storage = 0;
     size_t esize = 0;
-    std::unique_ptr<Buffer> mem;
-    std::vector<uint8_t> before;  // the storage's bytes as the call received them
+    std::unique_ptr<Buffer> mem, decoy;  // decoy: a copy of mem's first bytes (repeat only)
+    std::vector<uint8_t> before;          // the storage's bytes as the call received them
     aclTensor *acl = nullptr;
 };
 
@@ -67,6 +74,10 @@ public:
     const aclBoolArray *bools(const std::string &name) const;
     int64_t num(const std::string &name) const;
     int placement() const { return placement_; }
+    int repeat() const { return repeat_; }
+    bool idle(const std::string &name) const;  // a masked-off output (present, never written)
+    // Storage of the tensor `name` (its decoy copy when `decoy`); nullptr when it is absent.
+    void *storage(const std::string &name, bool decoy) const;
     const std::string &op() const { return op_; }
 
     // Writes the outputs' views (when status is 0) and result.txt: status, the failing call and its
@@ -75,7 +86,7 @@ public:
 
 private:
     std::string dir_, op_;
-    int placement_ = 0;
+    int placement_ = 0, repeat_ = 0;
     std::map<std::string, Tensor> tensors_;
     std::map<std::string, aclIntArray *> ints_;
     std::map<std::string, aclBoolArray *> bools_;

@@ -2,6 +2,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "aclnnop/aclnn_avgpool2d.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
@@ -21,13 +23,18 @@ namespace {
 using Phase1 = std::function<aclnnStatus(uint64_t *, aclOpExecutor **)>;
 using Phase2 = aclnnStatus (*)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 
+// An operator's tensor parameters in signature order, by the case's names ("" for one the case
+// never passes): what aclSetInputTensorAddr / aclSetOutputTensorAddr index.
+using Names = std::vector<std::string>;
+
 struct Runner {
     const Case &c;
     aclrtStream stream;
     std::string *failed_call;
 
     // GetWorkspaceSize, then the run on a workspace placed like the tensors, then a synchronize.
-    int call(const char *name, const Phase1 &phase1, Phase2 phase2) const {
+    // With the case's repeat mode, the executor runs twice: on the decoys, then on the tensors.
+    int call(const char *name, const Phase1 &phase1, Phase2 phase2, const Names &inputs, const Names &outputs) const {
         uint64_t ws = 0;
         aclOpExecutor *exec = nullptr;
         int st = phase1(&ws, &exec);
@@ -37,10 +44,42 @@ struct Runner {
             // All-ones bytes are a NaN in every floating dtype: a kernel that reads scratch it did
             // not write spreads them into its results, whatever the earlier cases left on the heap.
             if (ws) std::memset(workspace.data(), 0xff, static_cast<size_t>(ws));
-            st = phase2(ws ? workspace.data() : nullptr, ws, exec, stream);
-            if (st == 0) st = aclrtSynchronizeStream(stream);
+            auto run = [&] {
+                int s = phase2(ws ? workspace.data() : nullptr, ws, exec, stream);
+                return s ? s : aclrtSynchronizeStream(stream);
+            };
+            if (!c.repeat()) {
+                st = run();
+            } else {
+                st = aclSetAclOpExecutorRepeatable(exec);
+                if (st == 0) st = point(exec, inputs, outputs, true);
+                if (st == 0) st = run();
+                // Back on the tensors even after a failure: the next call plans with them.
+                const int back = point(exec, inputs, outputs, false);
+                if (st == 0) st = back;
+                if (st == 0) st = run();
+                aclDestroyAclOpExecutor(exec);
+            }
         }
         if (st != 0) *failed_call = name;
+        return st;
+    }
+
+    // Points the executor's tensors at their decoys or back at their own storage.
+    int point(aclOpExecutor *exec, const Names &inputs, const Names &outputs, bool decoy) const {
+        int st = 0;
+        for (int side = 0; side < 2; ++side) {
+            const Names &names = side ? outputs : inputs;
+            for (size_t i = 0; i < names.size() && st == 0; ++i) {
+                aclTensor *t = c.tensor(names[i]);
+                if (!t) continue;  // NULL in phase 1
+                void *addr = c.storage(names[i], decoy);
+                if (c.repeat() == 1)
+                    st = aclSetRawTensorAddr(t, addr);
+                else if (!c.idle(names[i]))  // a masked-off output has no address in the executor
+                    st = side ? aclSetOutputTensorAddr(exec, i, t, addr) : aclSetInputTensorAddr(exec, i, t, addr);
+            }
+        }
         return st;
     }
 };
@@ -56,7 +95,7 @@ int conv(const Runner &r) {
                 static_cast<int>(c.num("groups")), c.bools("mask"), static_cast<int8_t>(c.num("cube")),
                 c.tensor("gi"), c.tensor("gw"), c.tensor("gb"), ws, ex);
         },
-        aclnnConvolutionBackward);
+        aclnnConvolutionBackward, {"go", "in", "w"}, {"gi", "gw", "gb"});
 }
 
 int avgpool(const Runner &r) {
@@ -69,7 +108,7 @@ int avgpool(const Runner &r) {
                 c.num("ceil") != 0, c.num("count_include_pad") != 0, c.num("divisor"),
                 static_cast<int8_t>(c.num("cube")), c.tensor("gi"), ws, ex);
         },
-        aclnnAvgPool2dBackward);
+        aclnnAvgPool2dBackward, {"go", "self"}, {"gi"});
 }
 
 // The forward, then the backward on the forward's mask, or on "bmask" when the case gives one
@@ -83,7 +122,7 @@ int maxpool(const Runner &r) {
                                                           c.ints("padding"), c.ints("dilation"), c.num("ceil") != 0,
                                                           c.tensor("out"), c.tensor("mask"), ws, ex);
         },
-        aclnnMaxPool2dWithMask);
+        aclnnMaxPool2dWithMask, {"self"}, {"out", "mask"});
     if (st != 0 || !c.tensor("go")) return st;
     aclTensor *mask = c.tensor("bmask") ? c.tensor("bmask") : c.tensor("mask");
     return r.call(
@@ -93,7 +132,7 @@ int maxpool(const Runner &r) {
                 c.tensor("go"), c.tensor("self"), mask, c.ints("kernel"), c.ints("stride"), c.ints("padding"),
                 c.ints("dilation"), c.num("ceil") != 0, c.tensor("gi"), ws, ex);
         },
-        aclnnMaxPool2dWithMaskBackward);
+        aclnnMaxPool2dWithMaskBackward, {"go", "self", c.tensor("bmask") ? "bmask" : "mask"}, {"gi"});
 }
 
 int unpool(const Runner &r) {
@@ -104,7 +143,7 @@ int unpool(const Runner &r) {
             return aclnnMaxUnpool2dBackwardGetWorkspaceSize(c.tensor("go"), c.tensor("self"), c.tensor("indices"),
                                                             c.ints("output_size"), c.tensor("gi"), ws, ex);
         },
-        aclnnMaxUnpool2dBackward);
+        aclnnMaxUnpool2dBackward, {"go", "self", "indices"}, {"gi"});
 }
 
 int grid(const Runner &r) {
@@ -117,7 +156,7 @@ int grid(const Runner &r) {
                 c.num("align_corners") != 0, c.bools("mask"), c.tensor("input_grad"), c.tensor("grid_grad"), ws,
                 ex);
         },
-        aclnnGridSampler2DBackward);
+        aclnnGridSampler2DBackward, {"go", "input", "grid"}, {"input_grad", "grid_grad"});
 }
 
 // ---- the forward companions ----
@@ -132,7 +171,7 @@ int conv_fwd(const Runner &r) {
                                                     c.ints("output_padding"), c.num("groups"), c.tensor("out"),
                                                     static_cast<int8_t>(c.num("cube")), ws, ex);
         },
-        aclnnConvolution);
+        aclnnConvolution, {"in", "w", "bias"}, {"out"});
 }
 
 int avgpool_fwd(const Runner &r) {
@@ -144,7 +183,7 @@ int avgpool_fwd(const Runner &r) {
                                                   c.num("ceil") != 0, c.num("count_include_pad") != 0, c.num("divisor"),
                                                   static_cast<int8_t>(c.num("cube")), c.tensor("out"), ws, ex);
         },
-        aclnnAvgPool2d);
+        aclnnAvgPool2d, {"self"}, {"out"});
 }
 
 int unpool_fwd(const Runner &r) {
@@ -155,7 +194,7 @@ int unpool_fwd(const Runner &r) {
             return aclnnMaxUnpool2dGetWorkspaceSize(c.tensor("self"), c.tensor("indices"), c.ints("output_size"),
                                                     c.tensor("out"), ws, ex);
         },
-        aclnnMaxUnpool2d);
+        aclnnMaxUnpool2d, {"self", "indices"}, {"out"});
 }
 
 int grid_fwd(const Runner &r) {
@@ -167,7 +206,7 @@ int grid_fwd(const Runner &r) {
                                                       c.num("padding"), c.num("align_corners") != 0, c.tensor("out"),
                                                       ws, ex);
         },
-        aclnnGridSampler2D);
+        aclnnGridSampler2D, {"input", "grid"}, {"out"});
 }
 
 }  // namespace
