@@ -306,10 +306,18 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
     const auto act = row->second.find(input.tensor->dtype);
     const CubeAction action = act == row->second.end() ? CubeAction::Keep : act->second;
     switch (action) {
-        case CubeAction::Reject:
+        case CubeAction::Reject: {
+            std::vector<int64_t> taken;  // the modes this product takes for the dtype: the expected values
+            for (const auto &[m, actions] : s.product.cube_math) {
+                const auto a = actions.find(input.tensor->dtype);
+                if (a == actions.end() || a->second != CubeAction::Reject) taken.push_back(m);
+            }
+            const std::string dtype(dname(input.tensor->dtype));
             fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " " + num(mode.i) + " (" + cube_mode_name(mode.i) + ") with " +
-                                              op.cube_math->input + " dtype " + std::string(dname(input.tensor->dtype)) +
-                                              " is not supported on " + product_label(s));
+                                              op.cube_math->input + " dtype " + dtype + " is not supported on " +
+                                              product_label(s) + " (supported with " + dtype + ": " +
+                                              (taken.empty() ? std::string("none") : join(taken, num)) + ")");
+        }
         case CubeAction::Fp16: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_FP16 : ACP_PREC_NATIVE;
         case CubeAction::Hf32: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_HF32 : ACP_PREC_NATIVE;
         default: return ACP_PREC_NATIVE;
