@@ -12,7 +12,7 @@ FLOATS = F32_F16 + ("bfloat16",)
 INTS = ("int8", "uint8", "int16", "int32", "int64")
 ALL = FLOATS + ("float64",) + INTS + ("bool",)
 IDS = ("atlas-a2", "atlas-a3", "atlas-training", "atlas-inference", "atlas-200i-500-a2")
-REJECTED = 161002  # ACLNN_ERR_PARAM_INVALID: a cubeMathType the product's cube unit has no path for
+REJECTED = 161002  # ACLNN_ERR_PARAM_INVALID: what a product refuses (an operator, dtype, rank, mode)
 
 # family -> product -> the dtypes its operators take there (products.md; the forwards' manifests)
 _A2 = {"atlas-a2": FLOATS, "atlas-a3": FLOATS}
@@ -88,8 +88,8 @@ class Product:
 
     def draw_cube(self, rng, dtype, nonzero_share):
         """(cubeMathType, the rounding of FLOAT cube operands, the status the call must give). One
-        draw in ten is a mode the product rejects for this dtype, where it has one; of the others,
-        `nonzero_share` are a mode other than 0 where 0 is accepted."""
+        draw in ten is a mode the product rejects for this dtype (-1 and 4 everywhere); of the
+        others, `nonzero_share` are a mode other than 0 where 0 is accepted."""
         ok = [m for m in sorted(self.cube) if self.cube[m][dtype] != "reject"]
         bad = [m for m in sorted(self.cube) if self.cube[m][dtype] == "reject"] + [-1, 4]
         if not ok or rng.random() < 0.1:  # (no mode at all: a dtype the product does not take)
