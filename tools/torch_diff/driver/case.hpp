@@ -7,7 +7,8 @@
 //                                             executor is made repeatable and runs twice, first on
 //                                             decoy copies of the tensors, then on the tensors
 //                                             themselves, re-pointed by aclSetRawTensorAddr (1) or
-//                                             by aclSetInput/OutputTensorAddr (2)
+//                                             by aclSetInput/OutputTensorAddr (2), each run on a
+//                                             workspace of its own
 //   tensor NAME in|out|idle DTYPE FORMAT RANK dims... strides... OFFSET STORAGE_ELEMENTS
 //   ints NAME N v...                          an aclIntArray; N = -1 passes NULL
 //   bools NAME N v...                         an aclBoolArray

@@ -40,12 +40,16 @@ struct Runner {
         int st = phase1(&ws, &exec);
         if (st == 0) {
             // Rounded to 64 bytes: the workspace must be 16-byte aligned, also flush against the guard.
-            Buffer workspace(ws ? (ws + 63) / 64 * 64 : 0, c.placement());
-            // All-ones bytes are a NaN in every floating dtype: a kernel that reads scratch it did
-            // not write spreads them into its results, whatever the earlier cases left on the heap.
-            if (ws) std::memset(workspace.data(), 0xff, static_cast<size_t>(ws));
+            // A repeated executor's second run gets a workspace of its own, as from a caller's pool.
+            const uint64_t bytes = ws ? (ws + 63) / 64 * 64 : 0;
+            Buffer first(bytes, c.placement()), second(c.repeat() ? bytes : 0, c.placement());
+            const Buffer *workspace = &first;
             auto run = [&] {
-                int s = phase2(ws ? workspace.data() : nullptr, ws, exec, stream);
+                // All-ones bytes are a NaN in every floating dtype: a kernel that reads scratch it
+                // did not write spreads them into its results, whatever was there before.
+                if (ws) std::memset(workspace->data(), 0xff, static_cast<size_t>(ws));
+                int s = phase2(ws ? workspace->data() : nullptr, ws, exec, stream);
+                workspace = &second;
                 return s ? s : aclrtSynchronizeStream(stream);
             };
             if (!c.repeat()) {
