@@ -82,7 +82,7 @@ Buffer::Buffer(size_t bytes, int placement) {
         if (!data_) fail("out of memory");
         return;
     }
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t page = page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t body = (bytes + page - 1) / page * page;
     map_len_ = body + 2 * page;
     void *m = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -91,6 +91,11 @@ Buffer::Buffer(size_t bytes, int placement) {
     mprotect(map_, page, PROT_NONE);
     mprotect(map_ + page + body, page, PROT_NONE);
     data_ = placement == 1 ? map_ + page + body - bytes : map_ + page;
+}
+
+void Buffer::seal(bool sealed) const {
+    if (map_ && mprotect(map_ + page_, map_len_ - 2 * page_, sealed ? PROT_NONE : PROT_READ | PROT_WRITE) != 0)
+        fail("mprotect failed");
 }
 
 Buffer::~Buffer() {
@@ -178,6 +183,11 @@ Case::~Case() {
 bool Case::idle(const std::string &name) const {
     auto it = tensors_.find(name);
     return it != tensors_.end() && it->second.role == Role::Idle;
+}
+
+void Case::seal(const std::string &name, bool decoy, bool sealed) const {
+    auto it = tensors_.find(name);
+    if (it != tensors_.end()) (decoy ? it->second.decoy : it->second.mem)->seal(sealed);
 }
 
 void *Case::storage(const std::string &name, bool decoy) const {

@@ -8,7 +8,8 @@
 //                                             decoy copies of the tensors, then on the tensors
 //                                             themselves, re-pointed by aclSetRawTensorAddr (1) or
 //                                             by aclSetInput/OutputTensorAddr (2), each run on a
-//                                             workspace of its own
+//                                             workspace of its own; with a guard-page placement,
+//                                             what a run must not touch is sealed (PROT_NONE)
 //   tensor NAME in|out|idle DTYPE FORMAT RANK dims... strides... OFFSET STORAGE_ELEMENTS
 //   ints NAME N v...                          an aclIntArray; N = -1 passes NULL
 //   bools NAME N v...                         an aclBoolArray
@@ -42,10 +43,12 @@ public:
     Buffer(const Buffer &) = delete;
     Buffer &operator=(const Buffer &) = delete;
     uint8_t *data() const { return data_; }
+    // Makes the bytes inaccessible (or accessible again); a no-op on the heap (placement 0).
+    void seal(bool sealed) const;
 
 private:
     uint8_t *map_ = nullptr;
-    size_t map_len_ = 0;
+    size_t map_len_ = 0, page_ = 0;
     uint8_t *data_ = nullptr;
 };
 
@@ -79,6 +82,8 @@ public:
     bool idle(const std::string &name) const;  // a masked-off output (present, never written)
     // Storage of the tensor `name` (its decoy copy when `decoy`); nullptr when it is absent.
     void *storage(const std::string &name, bool decoy) const;
+    // Seals (or unseals) the storage of the tensor `name` or of its decoy: Buffer::seal.
+    void seal(const std::string &name, bool decoy, bool sealed) const;
     const std::string &op() const { return op_; }
 
     // Writes the outputs' views (when status is 0) and result.txt: status, the failing call and its

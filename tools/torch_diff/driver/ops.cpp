@@ -55,18 +55,32 @@ struct Runner {
             if (!c.repeat()) {
                 st = run();
             } else {
+                // Each run finds what it must not touch sealed: the tensors while it runs on the
+                // decoys, the decoys and the first workspace while it runs on the tensors. An
+                // address kept from phase 1 or from the first run faults.
                 st = aclSetAclOpExecutorRepeatable(exec);
                 if (st == 0) st = point(exec, inputs, outputs, true);
+                seal(inputs, outputs, false, true);
                 if (st == 0) st = run();
+                seal(inputs, outputs, false, false);
                 // Back on the tensors even after a failure: the next call plans with them.
                 const int back = point(exec, inputs, outputs, false);
                 if (st == 0) st = back;
+                seal(inputs, outputs, true, true);
+                first.seal(true);
                 if (st == 0) st = run();
+                first.seal(false);
+                seal(inputs, outputs, true, false);
                 aclDestroyAclOpExecutor(exec);
             }
         }
         if (st != 0) *failed_call = name;
         return st;
+    }
+
+    void seal(const Names &inputs, const Names &outputs, bool decoys, bool sealed) const {
+        for (const Names *names : {&inputs, &outputs})
+            for (const std::string &n : *names) c.seal(n, decoys, sealed);
     }
 
     // Points the executor's tensors at their decoys or back at their own storage.
