@@ -142,7 +142,8 @@ class Case:
             raw = t.view(torch.int16) if t.dtype in (torch.float16, torch.bfloat16) else t
             raw.numpy().tofile(os.path.join(d, name + ".bin"))
         with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(dict(self.desc, family=self.op, dtype=self.dtype, placement=self.placement, repeat=self.repeat), f)
+            json.dump(dict(self.desc, family=self.op, dtype=self.dtype, placement=self.placement,
+                           repeat=self.repeat), f)
 
     def read_output(self, d, name):
         dtype, shape = self.outputs[name]
@@ -224,10 +225,12 @@ def check(case, d, res):
     elif res["status"] != case.status:
         problems.append(f"{res.get('call')} returned {res['status']} (PyTorch accepts the case): {res.get('msg', '')}")
     for name, count in res["dirty"].items():
-        where = "outside its view" if name.split("@")[0] in case.outputs else "although it is an input or a masked-off output"
+        output = name.split("@")[0] in case.outputs  # NAME@decoy: the tensor's decoy copy
+        where = "outside its view" if output else "although it is an input or a masked-off output"
         problems.append(f"{name}: {count} elements written {where}")
     for name, count in res["differs"].items():
-        problems.append(f"{name}: {count} elements differ between the executor's two runs (decoy copies, then the tensors)")
+        problems.append(f"{name}: {count} elements differ between the executor's two runs "
+                        "(decoy copies, then the tensors)")
     if res["status"] != 0:
         return problems, ratios
     for e in case.expects:

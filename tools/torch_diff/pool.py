@@ -2,10 +2,10 @@
 ceilMode, countIncludePad, divisorOverride, cubeMathType), aclnnMaxPool2dWithMask then
 aclnnMaxPool2dWithMaskBackward (values, int32 argmax or bit mask, gradient; ties, NaN and
 infinities; masks of the case's own), aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates;
-floating, integer and BOOL data, out cast to another dtype). Each product's rules (products.py). Rank-3 (C, H, W) tensors too; one
-plane in seven with rows of 13 to 72 (the vector paths), one window in four a network's (k3 s2 p1,
-k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions aclnnAvgPool2d and aclnnMaxUnpool2d on the
-same draws (avgpool_fwd, unpool_fwd)."""
+floating, integer and BOOL data, out cast to another dtype). Each product's rules (products.py).
+Rank-3 (C, H, W) tensors too; one plane in seven with rows of 13 to 72 (the vector paths), one
+window in four a network's (k3 s2 p1, k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions
+aclnnAvgPool2d and aclnnMaxUnpool2d on the same draws (avgpool_fwd, unpool_fwd)."""
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -85,7 +85,8 @@ def _avg_rounded_fwd(x, ho, wo, k, s, pad, cip, div, rnd):
 def _divisor(rng, product):
     """divisorOverride: 0 (not set) mostly, else a value the product takes."""
     limit = product.divisor_limit or float("inf")
-    return 0 if rng.random() < 0.6 else rng.choice([v for v in (1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000) if abs(v) <= limit])
+    values = [v for v in (1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000) if abs(v) <= limit]
+    return 0 if rng.random() < 0.6 else rng.choice(values)
 
 
 def _avg_attributes(c, arrays, ceil, cip, div, cube):
@@ -286,7 +287,8 @@ def _out_dtype(rng, dtype):
     if rng.random() < 0.6:
         return dtype
     floating = dtype not in INTS + ("bool",)
-    return rng.choice([d for d in F32_F16 + INTS + ("bool",) if (not floating or d in F32_F16) and (d != "bool" or dtype == "bool")])
+    return rng.choice([d for d in F32_F16 + INTS + ("bool",)
+                       if (not floating or d in F32_F16) and (d != "bool" or dtype == "bool")])
 
 
 def unpool(rand, dtype, product):
@@ -302,7 +304,8 @@ def unpool(rand, dtype, product):
     c.ints("output_size", [oh, ow])
     gathered = go.reshape(n, ch, oh * ow).gather(2, ind.reshape(n, ch, h * w).long())
     ref = gathered.to(TORCH[dtype]).to(TORCH[out_dtype])  # the cast from gradOutput's own dtype
-    c.expect("gi", ref.double() if ref.is_floating_point() else ref, exact=True, extract=lambda t: t.reshape(n, ch, h * w))
+    c.expect("gi", ref.double() if ref.is_floating_point() else ref, exact=True,
+             extract=lambda t: t.reshape(n, ch, h * w))
     return c
 
 

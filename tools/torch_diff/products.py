@@ -26,7 +26,8 @@ DTYPES = {
     "maxpool": dict(_A2, **{"atlas-training": F32_F16, "atlas-inference": ("float32",)}),
     "unpool": {p: F32_F16 + INTS + ("bool",) for p in ("atlas-a2", "atlas-a3", "atlas-training")},
     "unpool_fwd": {p: F32_F16 + ("float64",) + INTS for p in ("atlas-a2", "atlas-a3")},
-    "grid": {"atlas-a2": FLOATS + ("float64",), "atlas-a3": FLOATS + ("float64",), "atlas-training": F32_F16 + ("float64",)},
+    "grid": {"atlas-a2": FLOATS + ("float64",), "atlas-a3": FLOATS + ("float64",),
+             "atlas-training": F32_F16 + ("float64",)},
     "grid_fwd": {p: F32_F16 + ("float64",) for p in IDS},  # no BF16 in CANN's forward
 }
 

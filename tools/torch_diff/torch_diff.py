@@ -55,7 +55,9 @@ def main():
     if args.dtype not in drawn:
         ap.error(f"{args.family} draws no {args.dtype} ({', '.join(drawn)})")
     # A dtype the product does not take (or an operator it does not have): every call must say so.
-    rejection = None if args.dtype in product.dtypes(args.family) else products.rejection(args.family, args.dtype, product)
+    rejection = None
+    if args.dtype not in product.dtypes(args.family):
+        rejection = products.rejection(args.family, args.dtype, product)
     if not os.access(args.driver, os.X_OK):
         ap.error(f"no driver at {args.driver}: build the tree (cmake --build build) or pass --driver")
     out = args.out or tempfile.mkdtemp(prefix=f"torch_diff_{args.family}_{args.dtype}_{args.product}_")
@@ -98,8 +100,9 @@ def main():
     if not findings and not args.out:
         shutil.rmtree(out)
     ratios = " ".join(f"{k} {v:.3g}" for k, v in sorted(worst.items()))
-    print(f"torch_diff {args.family} {args.dtype} {args.product} seed {args.seed}: {done} cases, {len(findings)} findings"
-          f" ({rejections} of them calls the product rejects; {skipped} draws PyTorch rejects skipped); worst error/tolerance: {ratios or '-'}; "
+    print(f"torch_diff {args.family} {args.dtype} {args.product} seed {args.seed}: {done} cases, "
+          f"{len(findings)} findings ({rejections} of them calls the product rejects; {skipped} draws PyTorch "
+          f"rejects skipped); worst error/tolerance: {ratios or '-'}; "
           f"{time.time() - t0:.1f} s" + (f"; failing cases in {out}" if findings else ""))
     return 1 if findings else 0
 
