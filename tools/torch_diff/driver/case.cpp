@@ -232,7 +232,9 @@ void Case::finish(int status, const std::string &call, const std::string &messag
         const size_t es = t.esize;
         std::vector<char> in_view(static_cast<size_t>(t.storage), 0);
         if (t.role == Role::Out) each_element(t, [&](int64_t, int64_t s) { in_view[s] = 1; });
-        auto changed = [&](const Buffer &b, int64_t s) { return std::memcmp(b.data() + s * es, t.before.data() + s * es, es) != 0; };
+        auto changed = [&](const Buffer &b, int64_t s) {
+            return std::memcmp(b.data() + s * es, t.before.data() + s * es, es) != 0;
+        };
         int64_t dirty = 0, decoy_dirty = 0, differs = 0;
         for (int64_t s = 0; s < t.storage; ++s) {
             if (!in_view[s]) {

@@ -60,7 +60,7 @@ struct Tensor {
     std::vector<int64_t> dims, strides;
     int64_t offset = 0, storage = 0;
     size_t esize = 0;
-    std::unique_ptr<Buffer> mem, decoy;  // decoy: a copy of mem's first bytes (repeat only)
+    std::unique_ptr<Buffer> mem, decoy;  // decoy: a copy of mem as the case starts (repeat only)
     std::vector<uint8_t> before;          // the storage's bytes as the call received them
     aclTensor *acl = nullptr;
 };
