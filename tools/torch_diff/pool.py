@@ -6,6 +6,8 @@ floating, integer and BOOL data, out cast to another dtype). Each product's rule
 Rank-3 (C, H, W) tensors too; one plane in seven with rows of 13 to 72 (the vector paths), one
 window in four a network's (k3 s2 p1, k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions
 aclnnAvgPool2d and aclnnMaxUnpool2d on the same draws (avgpool_fwd, unpool_fwd)."""
+from types import SimpleNamespace
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -89,47 +91,51 @@ def _divisor(rng, product):
     return 0 if rng.random() < 0.6 else rng.choice(values)
 
 
-def _avg_attributes(c, arrays, ceil, cip, div, cube):
-    """The attribute arguments AvgPool2d and AvgPool2dBackward share."""
+def _avg_case(op, rand, dtype, product):
+    """The case AvgPool2d and AvgPool2dBackward share: shape, attributes, ceilMode, countIncludePad,
+    divisorOverride and cubeMathType drawn and passed (a mode the product refuses rejects the case).
+    Also returns the draws and the rounding of the cube's operands."""
+    rng = rand.rng
+    (n, ch, h, w), lead = _shape(rng, 0.15)
+    arrays, k, s, pad = _attrs(rng, h, w)
+    if op == "avgpool_fwd":  # CANN's forward takes no NULL stride (aclnn_avgpool2d.cpp; 161001): the empty form
+        arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
+    ceil, cip = rng.random() < 0.5, rng.random() < 0.5
+    div = _divisor(rng, product)
+    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
+    c = Case(op, dtype, rand)
+    c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
+                  count_include_pad=cip, divisor=div, cube=cube)
+    if status:
+        c.reject(status, "cubeMathType")
     for name, values in zip(("kernel", "stride", "padding"), arrays):
         c.ints(name, values)
     c.num("ceil", ceil)
     c.num("count_include_pad", cip)
     c.num("divisor", div)
     c.num("cube", cube)
+    d = SimpleNamespace(n=n, ch=ch, h=h, w=w, lead=lead, fmt="NCHW" if lead else "NCL", k=k, s=s, pad=pad,
+                        ceil=ceil, cip=cip, div=div, rnd=ROUNDING[rounding] if rounding else None)
+    d.pool = lambda x: F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
+    return c, d
 
 
 def avgpool(rand, dtype, product):
-    rng = rand.rng
-    (n, ch, h, w), lead = _shape(rng, 0.15)
-    arrays, k, s, pad = _attrs(rng, h, w)
-    ceil, cip = rng.random() < 0.5, rng.random() < 0.5
-    div = _divisor(rng, product)
-    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
-
-    def pool(x):
-        return F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
-
+    c, d = _avg_case("avgpool", rand, dtype, product)
+    n, ch, h, w, lead = d.n, d.ch, d.h, d.w, d.lead
     try:
-        ho, wo = pool(torch.zeros(n, ch, h, w, dtype=torch.float64)).shape[2:]
+        ho, wo = d.pool(torch.zeros(n, ch, h, w, dtype=torch.float64)).shape[2:]
     except RuntimeError:
         return None
-    fmt = "NCHW" if lead else "NCL"
-    c = Case("avgpool", dtype, rand)
-    c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
-                  count_include_pad=cip, divisor=div, cube=cube)
-    if status:
-        c.reject(status, "cubeMathType")
-    go = c.input("go", rand.randn(lead + [ch, ho, wo]), fmt).reshape(n, ch, ho, wo)
-    c.input("self", rand.randn(lead + [ch, h, w]), fmt)
-    c.output("gi", lead + [ch, h, w], fmt)
-    _avg_attributes(c, arrays, ceil, cip, div, cube)
+    go = c.input("go", rand.randn(lead + [ch, ho, wo]), d.fmt).reshape(n, ch, ho, wo)
+    c.input("self", rand.randn(lead + [ch, h, w]), d.fmt)
+    c.output("gi", lead + [ch, h, w], d.fmt)
 
     def backward(g):
-        if rounding:
-            return _avg_rounded(g, h, w, k, s, pad, cip, div, ROUNDING[rounding])
+        if d.rnd:
+            return _avg_rounded(g, h, w, d.k, d.s, d.pad, d.cip, d.div, d.rnd)
         x = torch.zeros(n, ch, h, w, dtype=torch.float64, requires_grad=True)
-        pool(x).backward(g)
+        d.pool(x).backward(g)
         return x.grad
 
     c.expect("gi", backward(go).reshape(lead + [ch, h, w]), backward(go.abs()).reshape(lead + [ch, h, w]))
@@ -311,34 +317,21 @@ def unpool(rand, dtype, product):
 
 # ------------------------------------------------------------------------------ forward companions
 def avgpool_fwd(rand, dtype, product):
-    """aclnnAvgPool2d on the backward's attribute draws."""
-    rng = rand.rng
-    (n, ch, h, w), lead = _shape(rng, 0.15)
-    arrays, k, s, pad = _attrs(rng, h, w)
-    # CANN's forward takes no NULL strides (aclnn_avgpool2d.cpp; 161001): the empty form instead.
-    arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
-    ceil, cip = rng.random() < 0.5, rng.random() < 0.5
-    div = _divisor(rng, product)
-    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
-    fmt = "NCHW" if lead else "NCL"
-    c = Case("avgpool_fwd", dtype, rand)
-    c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
-                  count_include_pad=cip, divisor=div, cube=cube)
-    if status:
-        c.reject(status, "cubeMathType")
-    x = c.input("self", rand.randn(lead + [ch, h, w]), fmt).reshape(n, ch, h, w)
+    """aclnnAvgPool2d on the backward's draws."""
+    c, d = _avg_case("avgpool_fwd", rand, dtype, product)
+    n, ch, h, w, lead = d.n, d.ch, d.h, d.w, d.lead
+    x = c.input("self", rand.randn(lead + [ch, h, w]), d.fmt).reshape(n, ch, h, w)
     try:
-        y = F.avg_pool2d(x, k, s, pad, ceil, cip, div or None)
+        y = d.pool(x)
     except RuntimeError:
         return None
     ho, wo = y.shape[2:]
-    if rounding:
-        y = _avg_rounded_fwd(x, ho, wo, k, s, pad, cip, div, ROUNDING[rounding])
-        mag = _avg_rounded_fwd(x.abs(), ho, wo, k, s, pad, cip, div, ROUNDING[rounding])
+    if d.rnd:
+        y = _avg_rounded_fwd(x, ho, wo, d.k, d.s, d.pad, d.cip, d.div, d.rnd)
+        mag = _avg_rounded_fwd(x.abs(), ho, wo, d.k, d.s, d.pad, d.cip, d.div, d.rnd)
     else:
-        mag = F.avg_pool2d(x.abs(), k, s, pad, ceil, cip, div or None)
-    c.output("out", lead + [ch, ho, wo], fmt)
-    _avg_attributes(c, arrays, ceil, cip, div, cube)
+        mag = d.pool(x.abs())
+    c.output("out", lead + [ch, ho, wo], d.fmt)
     c.expect("out", y.reshape(lead + [ch, ho, wo]), mag.abs().reshape(lead + [ch, ho, wo]))
     return c
 
