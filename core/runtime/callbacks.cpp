@@ -21,6 +21,7 @@
 #include "acl/acl.h"
 #include "context.hpp"
 #include "log.hpp"
+#include "stream_work.hpp"
 
 namespace {
 
@@ -129,7 +130,7 @@ ACL_FUNC_VISIBILITY void forget_stream_callbacks(const void *stream) {
 extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream) {
-    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtSubscribeReport", "not a live stream");
+    if (!aclcpu::stream_is_live(stream)) return aclcpu::stale_handle("aclrtSubscribeReport", "stream");
     auto &c = callbacks();
     std::lock_guard<std::mutex> lock(c.m);
     auto [it, added] = c.streams.try_emplace(stream);
@@ -176,7 +177,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
         return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchCallback",
                     "blockType must be ACL_CALLBACK_NO_BLOCK (0) or ACL_CALLBACK_BLOCK (1), got " +
                         std::to_string(static_cast<int>(blockType)));
-    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtLaunchCallback", "not a live stream");
+    if (!aclcpu::stream_is_live(stream)) return aclcpu::stale_handle("aclrtLaunchCallback", "stream");
     auto &c = callbacks();
     std::lock_guard<std::mutex> lock(c.m);
     auto it = c.streams.find(stream);
@@ -195,7 +196,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
 // and the function runs then, on the caller's thread, before the call returns.
 ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
     if (!fn) return fail(ACL_ERROR_INVALID_PARAM, "aclrtLaunchHostFunc", "fn must not be NULL");
-    if (!aclcpu::stream_is_live(stream)) return fail(ACL_ERROR_RT_STREAM_NOT_FOUND, "aclrtLaunchHostFunc", "not a live stream");
+    if (!aclcpu::stream_is_live(stream)) return aclcpu::stale_handle("aclrtLaunchHostFunc", "stream");
     aclcpu::wait_for_callbacks(stream, true);
     fn(args);
     return ACL_SUCCESS;

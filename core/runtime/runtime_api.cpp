@@ -5,21 +5,29 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "acl/acl.h"
 #include "aclnn_cpu/dtype.hpp"
+#include "aclnn_cpu/numeric.hpp"
 #include "callbacks.hpp"
 #include "context.hpp"
 #include "log.hpp"
+#include "stream_work.hpp"
 
 namespace {
+
+using aclcpu::bad_param;
+using aclcpu::stale_handle;
+using aclcpu::submit_to;
 
 constexpr int32_t kDeviceCount = 1;
 thread_local int32_t t_device = -1;
@@ -49,10 +57,6 @@ HandleSet &streams() {
     static auto *s = new HandleSet;
     return *s;
 }
-HandleSet &events() {
-    static auto *s = new HandleSet;
-    return *s;
-}
 HandleSet &contexts() {
     static auto *s = new HandleSet;
     return *s;
@@ -63,8 +67,15 @@ char g_default_context;
 // default one once a device is set.
 thread_local void *t_context = nullptr;
 
-aclError bad(const char *fn, const std::string &what) {
-    return aclcpu::set_error(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what);
+// aclrtCtxSetSysParamOpt's options, per context (the default one under &g_default_context).
+constexpr int kSysParamOpts = ACL_OPT_ENABLE_DEBUG_KERNEL + 1;
+struct SysParams {
+    std::mutex m;
+    std::unordered_map<const void *, std::array<int64_t, kSysParamOpts>> by_context;
+};
+SysParams &sys_params() {
+    static auto *p = new SysParams;
+    return *p;
 }
 
 // MemAvailable of /proc/meminfo (what can be allocated without swapping), or the free pages
@@ -77,32 +88,41 @@ size_t available_memory() {
     return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
 }
 
-aclError dead_stream(const char *fn) {
-    return aclcpu::set_error(ACL_ERROR_RT_STREAM_NOT_FOUND, std::string(fn) + ": not a live stream");
-}
-
-// Work submitted to a stream: the stream must be live, and the work takes its turn after the
-// stream's blocking host callbacks (callbacks.cpp).
-aclError submit_to(const char *fn, aclrtStream stream) {
-    if (stream && !streams().contains(stream)) return dead_stream(fn);
-    aclcpu::wait_for_callbacks(stream, /*blocking_only=*/true);
-    return ACL_SUCCESS;
-}
+aclError dead_stream(const char *fn) { return stale_handle(fn, "stream"); }
 
 // aclrtMemcpy and aclrtMemcpyAsync (fn names the caller in messages).
 aclError copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
-    if (!dst || !src) return bad(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
-    if (count > destMax) return bad(fn, "count " + std::to_string(count) + " exceeds destMax " + std::to_string(destMax));
-    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEVICE_TO_DEVICE)
-        return bad(fn, "kind must be 0..3, got " + std::to_string(static_cast<int>(kind)));
+    if (!dst || !src) return bad_param(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
+    if (count > destMax) return bad_param(fn, "count " + std::to_string(count) + " exceeds destMax " + std::to_string(destMax));
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEFAULT)
+        return bad_param(fn, "kind must be 0..4 (aclrtMemcpyKind), got " + std::to_string(static_cast<int>(kind)));
     if (count) std::memmove(dst, src, count);
+    return ACL_SUCCESS;
+}
+
+// aclrtMemcpy2d and aclrtMemcpy2dAsync: CANN's rules (kind HOST_TO_DEVICE or DEVICE_TO_HOST, height
+// at most 5 Mi rows), and rows that fit their pitches.
+aclError copy_2d(const char *fn, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                 aclrtMemcpyKind kind) {
+    constexpr size_t kMaxHeight = size_t{5} << 20;
+    if (!dst || !src) return bad_param(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
+    if (kind != ACL_MEMCPY_HOST_TO_DEVICE && kind != ACL_MEMCPY_DEVICE_TO_HOST)
+        return bad_param(fn, "kind must be ACL_MEMCPY_HOST_TO_DEVICE (1) or ACL_MEMCPY_DEVICE_TO_HOST (2), got " +
+                                 std::to_string(static_cast<int>(kind)));
+    if (height > kMaxHeight) return bad_param(fn, "height must be <= 5242880, got " + std::to_string(height));
+    if (width > dpitch || width > spitch)
+        return bad_param(fn, std::string("width must be <= ") + (width > dpitch ? "dpitch " + std::to_string(dpitch)
+                                                                                  : "spitch " + std::to_string(spitch)) +
+                                 ", got " + std::to_string(width));
+    for (size_t row = 0; row < height && width; ++row)
+        std::memmove(static_cast<char *>(dst) + row * dpitch, static_cast<const char *>(src) + row * spitch, width);
     return ACL_SUCCESS;
 }
 
 // aclrtMemset and aclrtMemsetAsync.
 aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size_t count) {
-    if (!devPtr) return bad(fn, "devPtr must not be NULL");
-    if (count > maxCount) return bad(fn, "count " + std::to_string(count) + " exceeds maxCount " + std::to_string(maxCount));
+    if (!devPtr) return bad_param(fn, "devPtr must not be NULL");
+    if (count > maxCount) return bad_param(fn, "count " + std::to_string(count) + " exceeds maxCount " + std::to_string(maxCount));
     if (count) std::memset(devPtr, value, count);
     return ACL_SUCCESS;
 }
@@ -115,10 +135,12 @@ aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size
 // - 5-17 % on MaxPool2dWithMaskBackward. The advice is best effort: where the host has no huge
 // pages, HUGE_ONLY still returns normal pages rather than failing a program that would run.
 aclError allocate(const char *fn, void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
-    if (!devPtr) return bad(fn, "devPtr must not be NULL");
-    if (size == 0) return bad(fn, "size must be > 0, got 0");
-    if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
-        return bad(fn, "policy must be 0..2, got " + std::to_string(static_cast<int>(policy)));
+    if (!devPtr) return bad_param(fn, "devPtr must not be NULL");
+    if (size == 0) return bad_param(fn, "size must be > 0, got 0");
+    if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
+        return bad_param(fn, "policy must be 0..5 (aclrtMemMallocPolicy), got " + std::to_string(static_cast<int>(policy)));
+    if (policy >= ACL_MEM_MALLOC_HUGE_FIRST_P2P)  // one device: a P2P policy is its plain counterpart
+        policy = static_cast<aclrtMemMallocPolicy>(policy - ACL_MEM_MALLOC_HUGE_FIRST_P2P);
     constexpr size_t kHugeAbove = size_t{1} << 20, kHugePage = size_t{2} << 20;
     const bool huge = policy != ACL_MEM_MALLOC_NORMAL_ONLY && size > kHugeAbove;
     const size_t align = huge ? kHugePage : 64;
@@ -134,7 +156,44 @@ aclError allocate(const char *fn, void **devPtr, size_t size, aclrtMemMallocPoli
     return ACL_SUCCESS;
 }
 
+// The thread's current context: the one it created or set, else the device's default one once it
+// set a device; NULL when it has none.
+void *current_context() {
+    if (t_context && !contexts().contains(t_context)) t_context = nullptr;  // destroyed on another thread
+    if (t_context) return t_context;
+    return t_device >= 0 ? &g_default_context : nullptr;
+}
+
+aclError no_context(const char *fn) {
+    return aclcpu::set_error(ACL_ERROR_RT_CONTEXT_NULL,
+                             std::string(fn) + ": no context on this thread (call aclrtSetDevice or aclrtCreateContext)");
+}
+
+// The thread's current context for aclrtCtx*SysParamOpt, after checking `opt`.
+aclError sys_param_context(const char *fn, aclSysParamOpt opt, const void **context) {
+    if (opt < ACL_OPT_DETERMINISTIC || opt > ACL_OPT_ENABLE_DEBUG_KERNEL)
+        return bad_param(fn, "opt must be ACL_OPT_DETERMINISTIC (0) or ACL_OPT_ENABLE_DEBUG_KERNEL (1), got " +
+                                 std::to_string(static_cast<int>(opt)));
+    *context = current_context();
+    if (!*context) return no_context(fn);
+    return ACL_SUCCESS;
+}
+
 }  // namespace
+
+aclError aclcpu::bad_param(const char *fn, const std::string &what) {
+    return set_error(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what);
+}
+
+aclError aclcpu::stale_handle(const char *fn, const char *kind) {
+    return set_error(ACL_ERROR_RT_INVALID_HANDLE, std::string(fn) + ": not a live " + kind);
+}
+
+aclError aclcpu::submit_to(const char *fn, aclrtStream stream) {
+    if (stream && !streams().contains(stream)) return dead_stream(fn);
+    wait_for_callbacks(stream, /*blocking_only=*/true);
+    return ACL_SUCCESS;
+}
 
 ACL_FUNC_VISIBILITY bool aclcpu::stream_is_live(const void *stream) { return !stream || streams().contains(stream); }
 
@@ -142,15 +201,18 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType) { return acp::dtype_size(dataType); }
 
+ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value) { return acp::half_to_float(value); }
+ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value) { return acp::float_to_half(value); }
+
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode) {
-    if (!runMode) return bad("aclrtGetRunMode", "runMode must not be NULL");
+    if (!runMode) return bad_param("aclrtGetRunMode", "runMode must not be NULL");
     *runMode = ACL_HOST;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
     if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtSetDevice: deviceId must be 0 (one CPU device), got " +
+        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: deviceId must be 0 (one CPU device), got " +
                                                                std::to_string(deviceId));
     t_device = deviceId;
     t_context = nullptr;  // the device's default context
@@ -159,17 +221,24 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
 
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
     if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtResetDevice: deviceId must be 0, got " +
+        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: deviceId must be 0, got " +
                                                                std::to_string(deviceId));
     t_device = -1;
     t_context = nullptr;
     return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
-    if (!context) return bad("aclrtCreateContext", "context must not be NULL");
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId) {
     if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtCreateContext: deviceId must be 0 (one CPU device), got " +
+        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDeviceForce: deviceId must be 0, got " +
+                                                                   std::to_string(deviceId));
+    return aclrtResetDevice(deviceId);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
+    if (!context) return bad_param("aclrtCreateContext", "context must not be NULL");
+    if (deviceId < 0 || deviceId >= kDeviceCount)
+        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: deviceId must be 0 (one CPU device), got " +
                                                                std::to_string(deviceId));
     *context = contexts().create(16);
     t_device = deviceId;
@@ -179,47 +248,85 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
     if (context == &g_default_context)
-        return bad("aclrtDestroyContext", "the device's default context is released by aclrtResetDevice");
-    if (!context || !contexts().destroy(context)) return bad("aclrtDestroyContext", "not a live context");
+        return bad_param("aclrtDestroyContext", "the device's default context is released by aclrtResetDevice");
+    if (!context || !contexts().contains(context)) return bad_param("aclrtDestroyContext", "not a live context");
+    {
+        std::lock_guard<std::mutex> lock(sys_params().m);
+        sys_params().by_context.erase(context);  // before the handle is freed and its address reused
+    }
+    if (!contexts().destroy(context)) return bad_param("aclrtDestroyContext", "not a live context");  // (another thread was first)
     if (t_context == context) t_context = nullptr;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
     if (context != &g_default_context && (!context || !contexts().contains(context)))
-        return bad("aclrtSetCurrentContext", "not a live context");
+        return bad_param("aclrtSetCurrentContext", "not a live context");
     t_device = 0;
     t_context = context == &g_default_context ? nullptr : context;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context) {
-    if (!context) return bad("aclrtGetCurrentContext", "context must not be NULL");
-    if (t_context && !contexts().contains(t_context)) t_context = nullptr;  // destroyed on another thread
-    if (!t_context && t_device < 0)
-        return aclcpu::set_error(ACL_ERROR_RT_CONTEXT_NULL,
-                                 "aclrtGetCurrentContext: no context on this thread (call aclrtSetDevice or aclrtCreateContext)");
-    *context = t_context ? t_context : &g_default_context;
+    if (!context) return bad_param("aclrtGetCurrentContext", "context must not be NULL");
+    void *current = current_context();
+    if (!current) return no_context("aclrtGetCurrentContext");
+    *context = current;
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value) {
+    constexpr const char *fn = "aclrtCtxSetSysParamOpt";
+    const void *context = nullptr;
+    if (const aclError e = sys_param_context(fn, opt, &context)) return e;
+    if (value != 0 && value != 1) return bad_param(fn, "value must be 0 or 1, got " + std::to_string(value));
+    std::lock_guard<std::mutex> lock(sys_params().m);
+    sys_params().by_context[context][static_cast<size_t>(opt)] = value;  // a new entry starts all 0
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value) {
+    constexpr const char *fn = "aclrtCtxGetSysParamOpt";
+    const void *context = nullptr;
+    if (const aclError e = sys_param_context(fn, opt, &context)) return e;
+    if (!value) return bad_param(fn, "value must not be NULL");
+    std::lock_guard<std::mutex> lock(sys_params().m);
+    const auto it = sys_params().by_context.find(context);
+    *value = it == sys_params().by_context.end() ? 0 : it->second[static_cast<size_t>(opt)];
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId) {
-    if (!deviceId) return bad("aclrtGetDevice", "deviceId must not be NULL");
-    if (t_device < 0) return aclcpu::set_error(ACL_ERROR_INVALID_DEVICE, "aclrtGetDevice: no device set on this thread");
+    if (!deviceId) return bad_param("aclrtGetDevice", "deviceId must not be NULL");
+    if (t_device < 0) return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtGetDevice: no device set on this thread");
     *deviceId = t_device;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count) {
-    if (!count) return bad("aclrtGetDeviceCount", "count must not be NULL");
+    if (!count) return bad_param("aclrtGetDeviceCount", "count must not be NULL");
     *count = kDeviceCount;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream) {
-    if (!stream) return bad("aclrtCreateStream", "stream must not be NULL");
+    if (!stream) return bad_param("aclrtCreateStream", "stream must not be NULL");
     *stream = streams().create(16);
     return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag) {
+    (void)flag;  // fast launch / fast sync: nothing to speed up on a synchronous stream
+    if (!stream) return bad_param("aclrtCreateStreamWithConfig", "stream must not be NULL");
+    if (priority > 7)
+        return bad_param("aclrtCreateStreamWithConfig", "priority must be 0 (highest) .. 7, got " + std::to_string(priority));
+    *stream = streams().create(16);
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream) {
+    if (!stream || !streams().contains(stream)) return dead_stream("aclrtDestroyStreamForce");
+    return aclrtDestroyStream(stream);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
@@ -238,7 +345,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
 
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
     if (timeout < -1)
-        return bad("aclrtSynchronizeStreamWithTimeout", "timeout must be -1 (none) or >= 0 ms, got " + std::to_string(timeout));
+        return bad_param("aclrtSynchronizeStreamWithTimeout", "timeout must be -1 (none) or >= 0 ms, got " + std::to_string(timeout));
     if (stream && !streams().contains(stream)) return dead_stream("aclrtSynchronizeStreamWithTimeout");
     if (!aclcpu::wait_for_callbacks(stream, false, timeout))
         return aclcpu::set_error(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout: callbacks on the "
@@ -251,33 +358,6 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
     return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event) {
-    if (!event) return bad("aclrtCreateEvent", "event must not be NULL");
-    *event = events().create(16);
-    return ACL_SUCCESS;
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
-    if (!event || !events().destroy(event)) return bad("aclrtDestroyEvent", "not a live event");
-    return ACL_SUCCESS;
-}
-
-// Recording and waiting are work on the stream: they come after its blocking callbacks.
-ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-    if (!event || !events().contains(event)) return bad("aclrtRecordEvent", "not a live event");
-    return submit_to("aclrtRecordEvent", stream);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-    if (!event || !events().contains(event)) return bad("aclrtStreamWaitEvent", "not a live event");
-    return submit_to("aclrtStreamWaitEvent", stream);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
-    if (!event || !events().contains(event)) return bad("aclrtSynchronizeEvent", "not a live event");
-    return ACL_SUCCESS;
-}
-
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
     return allocate("aclrtMalloc", devPtr, size, policy);
 }
@@ -286,16 +366,32 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size, aclr
     return allocate("aclrtMallocAlign32", devPtr, size, policy);
 }
 
+ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+    return allocate("aclrtMallocCached", devPtr, size, policy);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size) {
+    if (!devPtr) return bad_param("aclrtMemFlush", "devPtr must not be NULL");
+    (void)size;  // host memory is coherent: nothing to write back
+    return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size) {
+    if (!devPtr) return bad_param("aclrtMemInvalidate", "devPtr must not be NULL");
+    (void)size;
+    return ACL_SUCCESS;
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
-    if (!devPtr) return bad("aclrtFree", "devPtr must not be NULL");
+    if (!devPtr) return bad_param("aclrtFree", "devPtr must not be NULL");
     std::free(devPtr);
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
     if (attr < ACL_DDR_MEM || attr > ACL_HBM_MEM_P2P_HUGE1G)
-        return bad("aclrtGetMemInfo", "attr must be 0..11 (aclrtMemAttr), got " + std::to_string(static_cast<int>(attr)));
-    if (!free || !total) return bad("aclrtGetMemInfo", std::string(!free ? "free" : "total") + " must not be NULL");
+        return bad_param("aclrtGetMemInfo", "attr must be 0..11 (aclrtMemAttr), got " + std::to_string(static_cast<int>(attr)));
+    if (!free || !total) return bad_param("aclrtGetMemInfo", std::string(!free ? "free" : "total") + " must not be NULL");
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || page <= 0) return aclcpu::set_error(ACL_ERROR_INTERNAL_ERROR, "aclrtGetMemInfo: the host's memory size is unknown");
     *total = static_cast<size_t>(pages) * static_cast<size_t>(page);
@@ -304,13 +400,13 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, si
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
-    if (!hostPtr) return bad("aclrtMallocHost", "hostPtr must not be NULL");
-    if (size == 0) return bad("aclrtMallocHost", "size must be > 0, got 0");
+    if (!hostPtr) return bad_param("aclrtMallocHost", "hostPtr must not be NULL");
+    if (size == 0) return bad_param("aclrtMallocHost", "size must be > 0, got 0");
     return aclrtMalloc(hostPtr, size, ACL_MEM_MALLOC_NORMAL_ONLY);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
-    if (!hostPtr) return bad("aclrtFreeHost", "hostPtr must not be NULL");
+    if (!hostPtr) return bad_param("aclrtFreeHost", "hostPtr must not be NULL");
     return aclrtFree(hostPtr);
 }
 
@@ -321,6 +417,11 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *
 
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
     return fill("aclrtMemset", devPtr, maxCount, value, count);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                           size_t height, aclrtMemcpyKind kind) {
+    return copy_2d("aclrtMemcpy2d", dst, dpitch, src, spitch, width, height, kind);
 }
 
 // A dead stream fails before anything is written.
@@ -336,12 +437,18 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int
     return fill("aclrtMemsetAsync", devPtr, maxCount, value, count);
 }
 
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                                size_t height, aclrtMemcpyKind kind, aclrtStream stream) {
+    if (const aclError e = submit_to("aclrtMemcpy2dAsync", stream)) return e;
+    return copy_2d("aclrtMemcpy2dAsync", dst, dpitch, src, spitch, width, height, kind);
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t) { return ACL_SUCCESS; }
 ACL_FUNC_VISIBILITY aclError aclrtSetOpExecuteTimeOut(uint32_t) { return ACL_SUCCESS; }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion) {
     if (!majorVersion || !minorVersion || !patchVersion)
-        return bad("aclrtGetVersion", "majorVersion, minorVersion and patchVersion must not be NULL");
+        return bad_param("aclrtGetVersion", "majorVersion, minorVersion and patchVersion must not be NULL");
     *majorVersion = ACLNN_CPU_VERSION_MAJOR;
     *minorVersion = ACLNN_CPU_VERSION_MINOR;
     *patchVersion = ACLNN_CPU_VERSION_PATCH;

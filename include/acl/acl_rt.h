@@ -8,17 +8,48 @@
 extern "C" {
 #endif
 
+/* Event flags (aclrtCreateEventWithFlag, aclrtCreateEventExWithFlag). */
+#define ACL_EVENT_SYNC 0x00000001u                    /* usable by aclrtStreamWaitEvent, aclrtResetEvent */
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u
+#define ACL_EVENT_TIME_LINE 0x00000008u               /* records a timestamp (aclrtEventElapsedTime) */
+
+/* Stream flags (aclrtCreateStreamWithConfig). */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001u
+#define ACL_STREAM_FAST_SYNC 0x00000002u
+
+typedef enum aclrtEventStatus {
+    ACL_EVENT_STATUS_COMPLETE = 0,
+    ACL_EVENT_STATUS_NOT_READY = 1,
+    ACL_EVENT_STATUS_RESERVED = 2
+} aclrtEventStatus;
+
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
+typedef enum aclrtEventWaitStatus {
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xffff
+} aclrtEventWaitStatus;
+
 typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_HOST = 0,
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
-    ACL_MEMCPY_DEVICE_TO_DEVICE = 3
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4  /* the direction follows from the addresses */
 } aclrtMemcpyKind;
 
+/* The _P2P policies allocate as their plain counterparts (one device: there is no peer). */
 typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST = 0,
     ACL_MEM_MALLOC_HUGE_ONLY = 1,
-    ACL_MEM_MALLOC_NORMAL_ONLY = 2
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5
 } aclrtMemMallocPolicy;
 
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
@@ -48,6 +79,8 @@ ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+/* As aclrtResetDevice: nothing here counts how often the device was set. */
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
@@ -58,23 +91,58 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
+/* Options of the thread's current context (0 or 1 each; 0 until set). The operators here are
+ * deterministic whatever ACL_OPT_DETERMINISTIC says: the option is kept so a program reads back
+ * what it set. */
+ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
+/* priority 0 (highest) .. 7; flag: ACL_STREAM_* bits, which change nothing on a synchronous stream. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
+/* As aclrtDestroyStream, which already drops the host callbacks still pending on the stream. */
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 /* timeout in ms, -1: no limit. Work is done on submission, so a live stream returns at once. */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 
+/* Events. Recording one is work on the stream (after its blocking host callbacks), done at once:
+ * a recorded event is complete, and its timestamp is the host's steady clock at that moment.
+ * CANN's rules on which kind of event each call accepts are enforced, as errors naming the rule
+ * (on a card breaking them is undefined behaviour):
+ *   aclrtCreateEvent             - timestamped, waitable; not resettable.
+ *   aclrtCreateEventWithFlag     - what flag says: ACL_EVENT_SYNC to wait, reset or query the wait
+ *                                  status, ACL_EVENT_TIME_LINE for aclrtEventElapsedTime.
+ *   aclrtCreateEventExWithFlag   - as WithFlag, but never resettable nor queried by aclrtQueryEvent or
+ *                                  aclrtQueryEventWaitStatus; reads COMPLETE before its first record. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+/* Back to not recorded. */
+ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+ACL_DEPRECATED_MESSAGE("aclrtQueryEvent is deprecated, use aclrtQueryEventStatus instead")
+ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);
+/* Milliseconds from startEvent's record to endEvent's. Both must be recorded
+ * (ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID), endEvent not before startEvent
+ * (ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL). */
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
 
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 /* As aclrtMalloc (whose blocks are 64-byte aligned, so 32-byte aligned too). */
 ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+/* As aclrtMalloc: host memory needs no cache maintenance, so aclrtMemFlush / aclrtMemInvalidate
+ * only check their arguments. */
+ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
 /* The host's physical memory: total, and what the kernel reports available (MemAvailable). */
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
@@ -83,11 +151,17 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind);
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+/* height rows of width bytes, rows dpitch / spitch bytes apart. As in CANN: kind HOST_TO_DEVICE or
+ * DEVICE_TO_HOST only, height at most 5242880; here also width <= dpitch and width <= spitch. */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                           size_t height, aclrtMemcpyKind kind);
 /* The stream forms: the copy or fill is done before they return (streams are synchronous). */
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                               aclrtMemcpyKind kind, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                                size_t height, aclrtMemcpyKind kind, aclrtStream stream);
 
 /* Host callbacks on a stream. threadId is the pthread_t of the thread that will call
    aclrtProcessReport; it runs the stream's callbacks in launch order. Work submitted to the stream

@@ -28,12 +28,14 @@ inline constexpr NamedValue kDtypes[] = {
     {"FLOAT", 0},  {"FLOAT16", 1},    {"INT8", 2},       {"INT32", 3},     {"UINT8", 4},  {"INT16", 6},
     {"UINT16", 7}, {"UINT32", 8},     {"INT64", 9},      {"UINT64", 10},   {"DOUBLE", 11}, {"BOOL", 12},
     {"STRING", 13}, {"COMPLEX64", 16}, {"COMPLEX128", 17}, {"BFLOAT16", 27}, {"INT4", 29},  {"UINT1", 30},
-    {"COMPLEX32", 33}};
+    {"COMPLEX32", 33}, {"HIFLOAT8", 34}, {"FLOAT8_E5M2", 35}, {"FLOAT8_E4M3FN", 36}, {"FLOAT8_E8M0", 37},
+    {"FLOAT6_E3M2", 38}, {"FLOAT6_E2M3", 39}, {"FLOAT4_E2M1", 40}, {"FLOAT4_E1M2", 41}};
 
 inline constexpr NamedValue kFormats[] = {
     {"NCHW", 0},   {"NHWC", 1},   {"ND", 2},          {"NC1HWC0", 3}, {"FRACTAL_Z", 4},
     {"NC1HWC0_C04", 12}, {"HWCN", 16}, {"NDHWC", 27}, {"FRACTAL_NZ", 29}, {"NCDHW", 30},
-    {"NDC1HWC0", 32}, {"FRACTAL_Z_3D", 33}, {"NC", 35}, {"NCL", 47}};
+    {"NDC1HWC0", 32}, {"FRACTAL_Z_3D", 33}, {"NC", 35}, {"NCL", 47}, {"FRACTAL_NZ_C0_16", 50},
+    {"FRACTAL_NZ_C0_32", 51}};
 
 inline std::string_view dtype_name(int32_t v) {
     for (const auto &d : kDtypes)
@@ -80,10 +82,12 @@ inline bool can_cast(int32_t from, int32_t to) {
     return true;
 }
 
-// Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1) or unknown values.
+// Bytes per element; 0 for types without a byte size (STRING, INT4, UINT1, the 6- and 4-bit floats)
+// or unknown values.
 inline size_t dtype_size(int32_t v) {
     switch (v) {
         case dt::kInt8: case dt::kUint8: case dt::kBool: return 1;
+        case 34: case 35: case 36: case 37: return 1;  // the 8-bit floats (HIFLOAT8, FLOAT8_*)
         case dt::kFloat16: case dt::kInt16: case dt::kUint16: case dt::kBf16: return 2;
         case dt::kFloat: case dt::kInt32: case dt::kUint32: case dt::kComplex32: return 4;
         case dt::kInt64: case dt::kUint64: case dt::kDouble: case dt::kComplex64: return 8;

@@ -33,3 +33,12 @@ aclError shim_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockTyp
 }
 
 aclScalar *shim_aclCreateScalar(void *value, int dataType) { return aclCreateScalar(value, (aclDataType)dataType); }
+
+aclError shim_aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            int kind) {
+    return aclrtMemcpy2d(dst, dpitch, src, spitch, width, height, (aclrtMemcpyKind)kind);
+}
+
+aclError shim_aclrtCtxSetSysParamOpt(int opt, int64_t value) { return aclrtCtxSetSysParamOpt((aclSysParamOpt)opt, value); }
+
+aclError shim_aclrtCtxGetSysParamOpt(int opt, int64_t *value) { return aclrtCtxGetSysParamOpt((aclSysParamOpt)opt, value); }

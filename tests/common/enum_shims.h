@@ -20,6 +20,10 @@ aclnnStatus shim_aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint6
                               uint64_t storageDimsNum, void *tensorData);
 aclError shim_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockType, aclrtStream stream);
 aclScalar *shim_aclCreateScalar(void *value, int dataType);
+aclError shim_aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                            int kind);
+aclError shim_aclrtCtxSetSysParamOpt(int opt, int64_t value);
+aclError shim_aclrtCtxGetSysParamOpt(int opt, int64_t *value);
 
 #ifdef __cplusplus
 }

@@ -168,6 +168,35 @@ protected:
     EnvGuard level_{"ASCEND_GLOBAL_LOG_LEVEL", std::nullopt};
 };
 
+// A RuntimeTest on an initialized runtime (aclInit with the defaults); the device is reset after.
+class InitializedRuntimeTest : public RuntimeTest {
+protected:
+    void SetUp() override {
+        RuntimeTest::SetUp();
+        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
+    }
+    void TearDown() override {
+        (void)aclrtResetDevice(0);
+        RuntimeTest::TearDown();
+    }
+};
+
+// ... with a stream of its own, `stream_` (destroyed after the test unless the test did and set it
+// to NULL).
+class StreamTest : public InitializedRuntimeTest {
+protected:
+    void SetUp() override {
+        InitializedRuntimeTest::SetUp();
+        ASSERT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
+    }
+    void TearDown() override {
+        if (stream_) (void)aclrtDestroyStream(stream_);
+        (void)takeErr();
+        InitializedRuntimeTest::TearDown();
+    }
+    aclrtStream stream_ = nullptr;
+};
+
 }  // namespace coretest
 
 #endif  // ACLNN_CPU_TESTS_COMMON_TEST_UTIL_HPP_

@@ -19,17 +19,7 @@ namespace {
 
 using coretest::takeErr;
 
-class DeviceTest : public coretest::RuntimeTest {
-protected:
-    void SetUp() override {
-        coretest::RuntimeTest::SetUp();
-        ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS) << takeErr();
-    }
-    void TearDown() override {
-        (void)aclrtResetDevice(0);
-        coretest::RuntimeTest::TearDown();
-    }
-};
+using DeviceTest = coretest::InitializedRuntimeTest;
 
 // ---- devices ----
 
@@ -58,7 +48,7 @@ TEST_F(DeviceTest, BadDeviceIdsFail) {
         const std::string msg = takeErr();
         EXPECT_NE(msg.find("aclrtSetDevice"), std::string::npos) << msg;
     }
-    EXPECT_EQ(aclrtSetDevice(1), ACL_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID);
     EXPECT_NE(aclrtResetDevice(1), ACL_SUCCESS);
 }
 
@@ -165,9 +155,9 @@ TEST_F(DeviceTest, RecordOnDeadStreamIsAnError) {
     ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
     ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
     ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
-    EXPECT_EQ(aclrtRecordEvent(e, s), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(aclrtRecordEvent(e, s), ACL_ERROR_RT_INVALID_HANDLE);
     EXPECT_NE(takeErr().find("aclrtRecordEvent: not a live stream"), std::string::npos);
-    EXPECT_EQ(aclrtStreamWaitEvent(s, e), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(aclrtStreamWaitEvent(s, e), ACL_ERROR_RT_INVALID_HANDLE);
     EXPECT_NE(takeErr().find("aclrtStreamWaitEvent: not a live stream"), std::string::npos);
     EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
 }
@@ -403,11 +393,11 @@ TEST_F(DeviceTest, AsyncErrorsNameTheCallAndWriteNothing) {
     msg = takeErr();
     EXPECT_NE(msg.find("aclrtMemsetAsync: devPtr must not be NULL"), std::string::npos) << msg;
     ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-    EXPECT_EQ(aclrtMemcpyAsync(dst.data(), 16, src.data(), 16, ACL_MEMCPY_HOST_TO_HOST, stream), ACL_ERROR_RT_STREAM_NOT_FOUND)
+    EXPECT_EQ(aclrtMemcpyAsync(dst.data(), 16, src.data(), 16, ACL_MEMCPY_HOST_TO_HOST, stream), ACL_ERROR_RT_INVALID_HANDLE)
         << "a destroyed stream";
     msg = takeErr();
     EXPECT_NE(msg.find("aclrtMemcpyAsync: not a live stream"), std::string::npos) << msg;
-    EXPECT_EQ(aclrtMemsetAsync(dst.data(), 16, 0, 16, stream), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(aclrtMemsetAsync(dst.data(), 16, 0, 16, stream), ACL_ERROR_RT_INVALID_HANDLE);
     EXPECT_EQ(dst, before);
 }
 
@@ -421,7 +411,7 @@ TEST_F(DeviceTest, SynchronizeStreamWithTimeout) {
     const std::string msg = takeErr();
     EXPECT_NE(msg.find("timeout must be -1 (none) or >= 0 ms, got -2"), std::string::npos) << msg;
     ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
-    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, -1), ACL_ERROR_RT_STREAM_NOT_FOUND);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(stream, -1), ACL_ERROR_RT_INVALID_HANDLE);
 }
 
 TEST_F(DeviceTest, RunModeIsHost) {
@@ -497,7 +487,7 @@ TEST_F(DeviceTest, CreateContextErrors) {
     aclrtContext ctx = nullptr;
     EXPECT_EQ(aclrtCreateContext(nullptr, 0), ACL_ERROR_INVALID_PARAM);
     EXPECT_NE(takeErr().find("aclrtCreateContext: context must not be NULL"), std::string::npos);
-    EXPECT_EQ(aclrtCreateContext(&ctx, 1), ACL_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(aclrtCreateContext(&ctx, 1), ACL_ERROR_RT_INVALID_DEVICEID);
     const std::string msg = takeErr();
     EXPECT_NE(msg.find("deviceId must be 0 (one CPU device), got 1"), std::string::npos) << msg;
     EXPECT_EQ(ctx, nullptr) << "nothing written on failure";
