@@ -421,12 +421,16 @@ Manifest parse_manifest(const std::string &path) {
         if (root["description"]) m.description = p.str(root["description"], "description");
         if (!root["operators"]) p.fail(root, "missing 'operators'");
         p.expect_seq(root["operators"], "operators");
-        std::set<std::string> names, headers;
+        // Operators may share a header, which then declares each of them (CANN's
+        // aclnn_max_pool2d_with_indices.h declares two).
+        std::set<std::string> names;
         for (const auto &o : root["operators"]) {
             m.ops.push_back(p.op(o));
             if (!names.insert(m.ops.back().name).second) p.fail(o, "operator " + m.ops.back().name + " declared twice");
-            for (const auto &h : m.ops.back().headers)
-                if (!headers.insert(h).second) p.fail(o, "header " + h + " is declared by two operators");
+            const auto &hs = m.ops.back().headers;
+            for (size_t i = 0; i < hs.size(); ++i)
+                if (std::find(hs.begin(), hs.begin() + static_cast<std::ptrdiff_t>(i), hs[i]) != hs.begin() + static_cast<std::ptrdiff_t>(i))
+                    p.fail(o, "header " + hs[i] + " is listed twice by operator " + m.ops.back().name);
         }
         return m;
     } catch (const YAML::Exception &e) {

@@ -177,14 +177,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"header_with_a_path", with(7, "    header: ../../escaped.h"), 7, "header must be a file name"},
         BadManifest{"header_with_a_quote", with(7, "    header: 'a\"b.h'"), 7, "header must be a file name"},
         BadManifest{"header_not_dot_h", with(7, "    header: aclnn_foo.hpp"), 7, "ending in .h"},
-        BadManifest{"header_of_two_operators",
-                    appended("  - name: Bar\n"                                 // line 25
-                             "    header: aclnn_foo.h\n"
-                             "    params:\n"
-                             "      - {name: self, type: tensor}\n"
-                             "    products:\n"
-                             "      atlas-a2: {dtypes: {self: [FLOAT]}}\n"),
-                    25, "header aclnn_foo.h is declared by two operators"},
+        BadManifest{"header_listed_twice", with(7, "    headers: [aclnn_foo.h, aclnn_bar.h, aclnn_foo.h]"), 6,
+                    "header aclnn_foo.h is listed twice by operator Foo"},
         BadManifest{"optional_not_a_bool", with(10, "      - {name: sizes, type: int_array, optional: maybe}"), 10, "optional must be true or false"},
         BadManifest{"param_name_with_a_space", with(11, "      - {name: 'al pha', type: int64}"), 11, "C identifier"},
         BadManifest{"param_name_injects_code", with(11, "      - {name: 'a);int y(', type: int64}"), 11, "C identifier"},
@@ -270,6 +264,20 @@ TEST(Manifest, FormatFixesRankCanBeTurnedOff) {
     const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-format-tag", inserted(14, "    format_fixes_rank: false")));
     ASSERT_EQ(m.ops.size(), 1u);
     EXPECT_FALSE(m.ops[0].format_fixes_rank);
+}
+
+// Operators may share a header (CANN's aclnn_max_pool2d_with_indices.h declares two entry points).
+TEST(Manifest, OperatorsMayShareAHeader) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-shared-header",
+                                                                      appended("  - name: Bar\n"
+                                                                               "    headers: [aclnn_bar.h, aclnn_foo.h]\n"
+                                                                               "    params:\n"
+                                                                               "      - {name: self, type: tensor}\n"
+                                                                               "    products:\n"
+                                                                               "      atlas-a2: {dtypes: {self: [FLOAT]}}\n")));
+    ASSERT_EQ(m.ops.size(), 2u);
+    EXPECT_EQ(m.ops[0].headers, (std::vector<std::string>{"aclnn_foo.h"}));
+    EXPECT_EQ(m.ops[1].headers, (std::vector<std::string>{"aclnn_bar.h", "aclnn_foo.h"}));
 }
 
 TEST(Manifest, InTreeAvgPool2dManifestParses) {

@@ -98,6 +98,9 @@ int cmd_list(const Options &o) {
     const auto reg = registry_of(*s);
     print_header(*s);
     std::cout << "\n";
+    size_t width = 28;  // the longest operator name and two spaces, for one column of availability
+    for (const auto &p : reg->plugins())
+        for (const auto &op : p->manifest.ops) width = std::max(width, op.name.size() + 2);
     for (const auto &p : reg->plugins()) {
         const auto &m = p->manifest;
         std::cout << m.plugin << " " << m.version << "  " << p->library_path << "\n";
@@ -105,7 +108,7 @@ int cmd_list(const Options &o) {
         for (const auto &op : m.ops) {
             const auto *entry = reg->find(op.name);
             const bool serving = entry && entry->plugin == p;
-            std::cout << "    aclnn" << std::left << std::setw(28) << op.name << availability(*s, op)
+            std::cout << "    aclnn" << std::left << std::setw(static_cast<int>(width)) << op.name << availability(*s, op)
                       << (serving ? "" : "  (shadowed by " + (entry ? entry->plugin->manifest.file : std::string("?")) + ")") << "\n";
         }
     }

@@ -1,7 +1,11 @@
-// Phase 1 of MaxPool2dWithMaskBackward and MaxPool2dWithMask: the checks the manifest cannot state,
-// in CANN's order (hicann/ops-nn aclnn_max_pool2d_with_indices[_backward].cpp), then the executor:
-//   backward  [copy a non-contiguous mask into the workspace] -> kernel
-//   forward   kernel -> [store the workspace mask into a non-contiguous indices view]
+// Phase 1 of MaxPool2dWithMask(Backward) and MaxPool2dWithIndices(Backward): the checks the
+// manifest cannot state, in CANN's order (hicann/ops-nn aclnn_max_pool2d_with_indices[_backward].cpp),
+// then the executor:
+//   backward  [copy a non-contiguous mask, or the INT32 indices, into the workspace] -> kernel
+//   forward   kernel -> [store the workspace mask into a non-contiguous indices view, or the
+//             workspace's int32 argmax into the INT32 indices]
+// The WithIndices pair runs the int32 mask layout: its indices are that layout's values without
+// the padding, so they go through a mask-sized workspace copy and the kernels are the same.
 // The core already checked NULLs, product support, dtypes, formats, ranks and the attribute
 // lengths the manifest declares.
 #include <algorithm>
@@ -25,7 +29,12 @@ using acp::require;
 using acp::shape_str;
 
 using acp::view4;
+using acp::dt::kInt32;
 using acp::dt::kInt8;
+
+// What `indices` is: the mask of ops.md (INT8, layout per product) or CANN's INT32 indices of the
+// pooled shape (the int32 layout's values).
+enum class IndexKind { Mask, Int32Indices };
 
 // ops.md: int32 argmax on atlas-a2/a3; the bit mask elsewhere (atlas-training; atlas-inference has
 // only the forward, whose device path there is the bit-mask one). A 1x1 kernel whose Ho*Wo int32
@@ -96,6 +105,29 @@ void check_mask(const Problem &p, const acp_tensor_desc &mask, MaskLayout layout
             "self plane H*W = ", g.H * g.W, " does not fit the int32 argmax of this product");
 }
 
+void check_int32_indices(const Problem &p, const acp_tensor_desc &indices) {
+    require(acp::dims_of(indices) == p.pooled, kInvalid,
+            "indices shape ", shape_str(indices), " must equal the pooled shape of self ", shape_str(p.pooled));
+    require(p.g.H * p.g.W <= INT32_MAX, kInvalid,
+            "self plane H*W = ", p.g.H * p.g.W, " does not fit an INT32 index");
+}
+
+// The layout of `indices` and its checks; for INT32 indices, the bytes of the int32-layout mask the
+// kernels read or write in the workspace (planes of Ho*Wo values, and the forward zeroes up to
+// the whole mask's size after them).
+MaskLayout check_indices(const acp_plan_ctx *ctx, const Problem &p, const acp_tensor_desc &indices, IndexKind kind) {
+    if (kind == IndexKind::Int32Indices) {
+        check_int32_indices(p, indices);
+        return MaskLayout::Int32;
+    }
+    const MaskLayout layout = layout_of(ctx, p.g);
+    check_mask(p, indices, layout);
+    return layout;
+}
+uint64_t int32_mask_bytes(const Geometry &g) {
+    return static_cast<uint64_t>(g.planes() * std::max(g.Ho * g.Wo * 4, mask_plane_bytes(g)));
+}
+
 // ---- executor nodes ----
 
 struct BackwardNode {
@@ -105,6 +137,7 @@ struct BackwardNode {
     View4 go, gi;
     int32_t mask_buffer;  // -1: read the indices argument directly
     int32_t scratch;      // workspace buffer id, -1 when the kernel needs none
+    const char *indices_name;  // how messages name the indices
 };
 
 acp_status run_backward(void *data, const acp_run_ctx *run) {
@@ -120,7 +153,7 @@ acp_status run_backward(void *data, const acp_run_ctx *run) {
         const Geometry &g = s->g;
         const int64_t oh = bad.j / g.Wo, ow = bad.j % g.Wo;
         return h->fail(run, acp::kRuntime,
-                       cat("indices (int32 argmax layout) holds ", bad.value, " for output [n=", bad.plane / g.C,
+                       cat(s->indices_name, " holds ", bad.value, " for output [n=", bad.plane / g.C,
                            ", c=", bad.plane % g.C, ", h=", oh, ", w=", ow, "] (int32 element ", bad.plane * g.Ho * g.Wo + bad.j,
                            "), outside that output's window rows [", g.row_lo(oh), ",", g.row_hi(oh), ") x columns [",
                            g.col_lo(ow), ",", g.col_hi(ow), ") of a ", g.H, "x", g.W,
@@ -163,13 +196,15 @@ void hand_over(const acp_plan_ctx *ctx, std::unique_ptr<Node> node) {
 
 }  // namespace
 
-// MaxPool2dWithMaskBackward(gradOutput 0, self 1, indices 2, kernelSize 3, stride 4, padding 5,
-//                           dilation 6, ceilMode 7, gradInput 8)
-acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
+namespace {
+
+// MaxPool2dWith{Mask,Indices}Backward(gradOutput 0, self 1, indices 2, kernelSize 3, stride 4,
+//                                    padding 5, dilation 6, ceilMode 7, gradInput 8)
+acp_status plan_backward_of(const acp_plan_ctx *ctx, IndexKind kind) {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
         // kernelSize's length (161001, CANN's quirk) is the manifest's early check.
-        const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &mask = *a.tensor(2), &gi = *a.tensor(8);
+        const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &indices = *a.tensor(2), &gi = *a.tensor(8);
         require_same_format(self, "self", go, "gradOutput");
         require_same_format(self, "self", gi, "gradInput");
         Problem p = make_problem(a, 3, 4, 5, 6);
@@ -178,18 +213,20 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         size_problem(p, self, a.boolean(7), "self");
         require(acp::dims_of(go) == p.pooled, kInvalid,
                 "gradOutput shape ", shape_str(go), " must equal the pooled shape of self ", shape_str(p.pooled));
-        const MaskLayout layout = layout_of(ctx, p.g);
-        check_mask(p, mask, layout);
+        const MaskLayout layout = check_indices(ctx, p, indices, kind);
         if (p.empty) return 0;  // N == 0: nothing to compute, workspace 0
 
         auto node = std::make_unique<BackwardNode>(BackwardNode{
             ctx->host, BackwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), p.g,
-            view4(go), view4(gi), -1, -1});
+            view4(go), view4(gi), -1, -1, kind == IndexKind::Mask ? "indices (int32 argmax layout)" : "indices"});
         int32_t deps[1] = {-1};
-        if (!acp::is_contiguous(mask)) {  // the kernel reads the mask as the dense bytes of its view
-            node->mask_buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(mask)));
-            deps[0] = ctx->host->add_convert(ctx->plan, 2, node->mask_buffer, kInt8, ACP_PREC_NATIVE, nullptr, 0);
-            require(deps[0] >= 0, acp::kInner, "cannot plan the copy of the mask");
+        // The kernel reads the mask as the dense bytes of its view; INT32 indices become the
+        // int32 layout's values in a mask-sized buffer.
+        if (kind == IndexKind::Int32Indices || !acp::is_contiguous(indices)) {
+            const bool int32 = kind == IndexKind::Int32Indices;
+            node->mask_buffer = add_buffer(ctx, int32 ? int32_mask_bytes(p.g) : static_cast<uint64_t>(acp::numel(indices)));
+            deps[0] = ctx->host->add_convert(ctx->plan, 2, node->mask_buffer, int32 ? kInt32 : kInt8, ACP_PREC_NATIVE, nullptr, 0);
+            require(deps[0] >= 0, acp::kInner, "cannot plan the copy of the indices");
         }
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());
         const int32_t id = ctx->host->add_node(ctx->plan, "max_pool2d_with_mask_backward", run_backward, node.get(),
@@ -200,36 +237,46 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     });
 }
 
-// MaxPool2dWithMask(self 0, kernelSize 1, stride 2, padding 3, dilation 4, ceilMode 5, out 6,
-//                   indices 7)
-acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
+// MaxPool2dWith{Mask,Indices}(self 0, kernelSize 1, stride 2, padding 3, dilation 4, ceilMode 5,
+//                            out 6, indices 7)
+acp_status plan_forward_of(const acp_plan_ctx *ctx, IndexKind kind) {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
-        const acp_tensor_desc &self = *a.tensor(0), &out = *a.tensor(6), &mask = *a.tensor(7);
+        const acp_tensor_desc &self = *a.tensor(0), &out = *a.tensor(6), &indices = *a.tensor(7);
         require_same_format(self, "self", out, "out");
         Problem p = make_problem(a, 1, 2, 3, 4);
         size_problem(p, self, a.boolean(5), "self");
         require(acp::dims_of(out) == p.pooled, kInvalid,
                 "out shape ", shape_str(out), " must equal the pooled shape of self ", shape_str(p.pooled));
-        const MaskLayout layout = layout_of(ctx, p.g);
-        check_mask(p, mask, layout);
+        const MaskLayout layout = check_indices(ctx, p, indices, kind);
         if (p.empty) return 0;
 
         auto node = std::make_unique<ForwardNode>(ForwardNode{
             ctx->host, ForwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), view4(self),
             view4(out), -1, -1});
-        if (!acp::is_contiguous(mask)) node->mask_buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(mask)));
+        const bool int32 = kind == IndexKind::Int32Indices;
+        if (int32) node->mask_buffer = add_buffer(ctx, int32_mask_bytes(p.g));
+        else if (!acp::is_contiguous(indices)) node->mask_buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(indices)));
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());
         const int32_t id =
             ctx->host->add_node(ctx->plan, "max_pool2d_with_mask_forward", run_forward, node.get(), nullptr, 0);
         require(id >= 0, acp::kInner, "cannot add the kernel node");
         if (node->mask_buffer >= 0) {
-            const int32_t st = ctx->host->add_store(ctx->plan, node->mask_buffer, kInt8, 7, &id, 1);
-            require(st >= 0, acp::kInner, "cannot plan the store of the mask");
+            const int32_t st = ctx->host->add_store(ctx->plan, node->mask_buffer, int32 ? kInt32 : kInt8, 7, &id, 1);
+            require(st >= 0, acp::kInner, "cannot plan the store of the indices");
         }
         hand_over(ctx, std::move(node));
         return 0;
     });
 }
+
+}  // namespace
+
+acp_status plan_backward(const acp_plan_ctx *ctx) noexcept { return plan_backward_of(ctx, IndexKind::Mask); }
+acp_status plan_forward(const acp_plan_ctx *ctx) noexcept { return plan_forward_of(ctx, IndexKind::Mask); }
+acp_status plan_indices_backward(const acp_plan_ctx *ctx) noexcept {
+    return plan_backward_of(ctx, IndexKind::Int32Indices);
+}
+acp_status plan_indices_forward(const acp_plan_ctx *ctx) noexcept { return plan_forward_of(ctx, IndexKind::Int32Indices); }
 
 }  // namespace mpool
