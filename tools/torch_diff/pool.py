@@ -1,7 +1,8 @@
 """The pooling families against PyTorch in float64: aclnnAvgPool2dBackward (every attribute form,
 ceilMode, countIncludePad, divisorOverride, cubeMathType), aclnnMaxPool2dWithMask then
 aclnnMaxPool2dWithMaskBackward (values, int32 argmax or bit mask, gradient; ties, NaN and
-infinities; masks of the case's own), aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates;
+infinities; masks of the case's own), aclnnMaxPool2dWithIndices then its backward (INT32 indices;
+indices of the case's own, -1 among them), aclnnMaxUnpool2dBackward (INT32 / INT64 indices, duplicates;
 floating, integer and BOOL data, out cast to another dtype). Each product's rules (products.py).
 Rank-3 (C, H, W) tensors too; one plane in seven with rows of 13 to 72 (the vector paths), one
 window in four a network's (k3 s2 p1, k2 s2 p0, k3 s2 p0, k3 s1 p1). The forward companions
@@ -259,6 +260,64 @@ def maxpool(rand, dtype, product):
             return gi.scatter_add_(2, ind.reshape(n, ch, -1), g.reshape(n, ch, -1)).reshape(lead + [ch, h, w])
 
         c.expect("gi", gradient(go), gradient(go.abs()), ulp_dtype="float16" if fp16 else None)
+    return c
+
+
+def maxpool_idx(rand, dtype, product):
+    """MaxPool2dWithIndices (CANN's INT32 indices of the pooled shape, PyTorch's argmax), then its
+    backward on those indices or on indices of the case's own: a random element of each output's
+    window, -1 ("no maximum") one time in eight."""
+    rng = rand.rng
+    (n, ch, h, w), lead = _shape(rng, 0.15)
+    arrays, k, s, pad = _attrs(rng, h, w)
+    arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])  # (as maxpool: no NULL stride)
+    dilation = rng.choice([[1], [1, 1]])
+    ceil = rng.random() < 0.5
+    fmt = rng.choice(["NCHW", "ND"] + ([] if lead else ["NCL"]))
+    values, kind = _maxpool_values(rand, lead + [ch, h, w])
+    c = Case("maxpool_idx", dtype, rand)
+    x = c.input("self", values, fmt).reshape(n, ch, h, w)
+    try:
+        y, ind = F.max_pool2d(x, k, s, pad, 1, ceil, return_indices=True)
+    except RuntimeError:
+        return None
+    ho, wo = y.shape[2:]
+    out_shape = lead + [ch, ho, wo]
+    own = rng.random() < 0.5
+    c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], dilation=dilation,
+                  ceil=ceil, values=kind, own_indices=own, fmt=fmt)
+    c.output("out", out_shape, fmt)
+    c.output("ind", out_shape, fmt, dtype="int32")
+    go = c.input("go", rand.randn(out_shape), fmt).reshape(n, ch, ho, wo)
+    c.output("gi", lead + [ch, h, w], fmt)
+    routes = ind
+    if own:
+        oh, ow = torch.arange(ho).reshape(-1, 1), torch.arange(wo).reshape(1, -1)
+        h0, w0 = (oh * s[0] - pad[0]).clamp(min=0), (ow * s[1] - pad[1]).clamp(min=0)
+        h1, w1 = (oh * s[0] - pad[0] + k[0]).clamp(max=h), (ow * s[1] - pad[1] + k[1]).clamp(max=w)
+        u = torch.from_numpy(rand.np.random((n, ch, ho, wo, 2)))
+        ih = h0 + (u[..., 0] * (h1 - h0)).long().clamp(max=(h1 - h0 - 1).clamp(min=0))
+        iw = w0 + (u[..., 1] * (w1 - w0)).long().clamp(max=(w1 - w0 - 1).clamp(min=0))
+        routes = torch.where(torch.from_numpy(rand.np.random((n, ch, ho, wo)) < 0.125), -1, ih * w + iw)
+        # contiguous: a broadcast (stride-0) draw would repeat one row's indices into other windows;
+        # strided indices come with the forward's output
+        c.input("bind", routes.reshape(out_shape), fmt, dtype="int32", contiguous=True)
+    for name, v in zip(("kernel", "stride", "padding"), arrays):
+        c.ints(name, v)
+    c.ints("dilation", dilation)
+    c.num("ceil", ceil)
+
+    c.expect("out", y.reshape(out_shape), exact=True)
+    c.expect("ind", ind.reshape(out_shape).to(torch.int32), exact=True)
+
+    def gradient(g):
+        r = routes.reshape(n, ch, -1)
+        keep = r >= 0
+        gi = torch.zeros(n, ch, h * w, dtype=torch.float64)
+        gi.scatter_add_(2, torch.where(keep, r, 0), torch.where(keep, g.reshape(n, ch, -1), 0.0))
+        return gi.reshape(lead + [ch, h, w])
+
+    c.expect("gi", gradient(go), gradient(go.abs()))
     return c
 
 

@@ -27,6 +27,7 @@ FAMILIES = {  # family -> case generator; the dtypes each product takes are in p
     "conv": conv.generate,
     "avgpool": pool.avgpool,
     "maxpool": pool.maxpool,
+    "maxpool_idx": pool.maxpool_idx,
     "unpool": pool.unpool,
     "grid": grid.generate,
     # the forward companions

@@ -11,6 +11,8 @@
 #include "aclnnop/aclnn_convolution_backward.h"
 #include "aclnnop/aclnn_grid_sampler2d.h"
 #include "aclnnop/aclnn_grid_sampler2d_backward.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
 #include "aclnnop/aclnn_max_unpool2d.h"
@@ -153,6 +155,30 @@ int maxpool(const Runner &r) {
         aclnnMaxPool2dWithMaskBackward, {"go", "self", c.tensor("bmask") ? "bmask" : "mask"}, {"gi"});
 }
 
+// MaxPool2dWithIndices, then its backward on the forward's indices, or on "bind" when the case
+// gives indices of its own.
+int maxpool_idx(const Runner &r) {
+    const Case &c = r.c;
+    int st = r.call(
+        "aclnnMaxPool2dWithIndices",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxPool2dWithIndicesGetWorkspaceSize(c.tensor("self"), c.ints("kernel"), c.ints("stride"),
+                                                             c.ints("padding"), c.ints("dilation"), c.num("ceil") != 0,
+                                                             c.tensor("out"), c.tensor("ind"), ws, ex);
+        },
+        aclnnMaxPool2dWithIndices, {"self"}, {"out", "ind"});
+    if (st != 0) return st;
+    const char *ind = c.tensor("bind") ? "bind" : "ind";
+    return r.call(
+        "aclnnMaxPool2dWithIndicesBackward",
+        [&](uint64_t *ws, aclOpExecutor **ex) {
+            return aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+                c.tensor("go"), c.tensor("self"), c.tensor(ind), c.ints("kernel"), c.ints("stride"), c.ints("padding"),
+                c.ints("dilation"), c.num("ceil") != 0, c.tensor("gi"), ws, ex);
+        },
+        aclnnMaxPool2dWithIndicesBackward, {"go", "self", ind}, {"gi"});
+}
+
 int unpool(const Runner &r) {
     const Case &c = r.c;
     return r.call(
@@ -231,7 +257,7 @@ int grid_fwd(const Runner &r) {
 
 int run_family(const Case &c, aclrtStream stream, std::string *failed_call) {
     static const std::map<std::string, int (*)(const Runner &)> families = {
-        {"conv", conv},         {"avgpool", avgpool},         {"maxpool", maxpool}, {"unpool", unpool},
+        {"conv", conv},         {"avgpool", avgpool},         {"maxpool", maxpool}, {"maxpool_idx", maxpool_idx}, {"unpool", unpool},
         {"grid", grid},         {"conv_fwd", conv_fwd},       {"avgpool_fwd", avgpool_fwd},
         {"unpool_fwd", unpool_fwd}, {"grid_fwd", grid_fwd}};
     auto it = families.find(c.op());
