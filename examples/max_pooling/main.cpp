@@ -3,7 +3,9 @@
 //   1. aclnnMaxPool2dWithMask: out and the device mask of a 2x2 / stride-2 pooling of a 4x4 plane;
 //   2. aclnnMaxPool2dWithMaskBackward: the gradient goes to each window's maximum, read from the mask;
 //   3. aclnnMaxUnpool2dBackward: the gradient of an unpooling is gathered at the argmax indices;
-//   4. the same call with an index outside the 4x4 plane fails with 361001 in phase 2.
+//   4. the same call with an index outside the 4x4 plane fails with 361001 in phase 2;
+//   5. aclnnMaxPool2dWithIndices, CANN's A2/A3 variant: INT32 indices of the pooled shape, PyTorch's
+//      argmax (0, 7, 13, 15 here); other products refuse it with 161002.
 // The mask's layout is the product's (int32 argmax on Atlas A2/A3, a bit mask on the training
 // series); the client never looks inside it.
 // Build: g++ main.cpp -I$PREFIX/include -L$PREFIX/lib -lascendcl -lnnopbase -lopapi
@@ -11,6 +13,9 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include <cstring>
+
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
 #include "aclnnop/aclnn_max_unpool2d_backward.h"
@@ -141,9 +146,27 @@ int main() {
     LOG_PRINT("index 16 of a 4x4 plane: status %d, %s\n", ret, aclGetRecentErrMsg());
     failures += ret != 361001;
 
-    for (aclTensor *t : {self, out, mask, gradOut, gradIn, upGrad, idx, badIdx, upOut}) aclDestroyTensor(t);
+    // 5. the int32-index variant, where the product has it
+    void *i32Addr = nullptr;
+    aclTensor *i32 = nullptr;
+    CreateAclTensor(std::vector<int32_t>(4, -9), outShape, &i32Addr, ACL_INT32, &i32);
+    const bool a2a3 = std::strcmp(aclrtGetSocName(), "Ascend910B") == 0 || std::strcmp(aclrtGetSocName(), "Ascend910_93") == 0;
+    ret = aclnnMaxPool2dWithIndicesGetWorkspaceSize(self, kernel, stride, padding, dilation, false, out, i32,
+                                                    &workspaceSize, &executor);
+    if (a2a3) {
+        CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnMaxPool2dWithIndicesGetWorkspaceSize failed. ERROR: %d (%s)\n", ret, aclGetRecentErrMsg()); return 1);
+        ret = RunPhase2(aclnnMaxPool2dWithIndices, workspaceSize, executor, stream);
+        const auto i32Host = CopyBack<int32_t>(i32Addr, 4);
+        LOG_PRINT("int32 indices:       %d %d %d %d\n", i32Host[0], i32Host[1], i32Host[2], i32Host[3]);
+        failures += ret != ACL_SUCCESS || i32Host != std::vector<int32_t>{0, 7, 13, 15};
+    } else {
+        LOG_PRINT("aclnnMaxPool2dWithIndices: status %d, %s\n", ret, aclGetRecentErrMsg());
+        failures += ret != 161002;
+    }
+
+    for (aclTensor *t : {self, out, mask, gradOut, gradIn, upGrad, idx, badIdx, upOut, i32}) aclDestroyTensor(t);
     for (aclIntArray *a : {kernel, stride, padding, dilation, outputSize}) aclDestroyIntArray(a);
-    for (void *p : {selfAddr, outAddr, maskAddr, gradOutAddr, gradInAddr, upGradAddr, idxAddr, badIdxAddr, upOutAddr})
+    for (void *p : {selfAddr, outAddr, maskAddr, gradOutAddr, gradInAddr, upGradAddr, idxAddr, badIdxAddr, upOutAddr, i32Addr})
         aclrtFree(p);
     aclrtDestroyStream(stream);
     aclrtResetDevice(0);
