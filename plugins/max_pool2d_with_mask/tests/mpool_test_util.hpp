@@ -65,6 +65,23 @@ inline std::vector<double> exactValues(size_t n, uint64_t seed) {
 
 using acltest::numel;
 
+// Values with many ties (a few distinct levels), NaN, +-inf and signed zeros.
+inline std::vector<double> trickyValues(size_t n, uint64_t seed) {
+    Rng r(seed);
+    std::vector<double> v(n);
+    for (auto &x : v) {
+        switch (r.integer(0, 19)) {
+            case 0: x = std::numeric_limits<double>::quiet_NaN(); break;
+            case 1: x = -INFINITY; break;
+            case 2: x = INFINITY; break;
+            case 3: x = -0.0; break;
+            case 4: x = 0.0; break;
+            default: x = static_cast<double>(r.integer(-4, 4)) / 2.0;
+        }
+    }
+    return v;
+}
+
 // ---- tensors over guarded storage ----
 
 // How a view lies in storage: `order` lists dims outermost to innermost in memory (empty =
@@ -122,13 +139,34 @@ struct Problem {
     std::vector<int64_t> maskDims() const { return dims(pool.K(), pool.maskRow()); }
     aclFormat format() const { return rank3 ? ACL_FORMAT_ND : ACL_FORMAT_NCHW; }
 };
+inline Problem problemOf(const mref::Pool &p, bool rank3 = false) {
+    Problem pr;
+    pr.pool = p;
+    pr.rank3 = rank3;
+    return pr;
+}
 
-// ---- guard-page sweeps (TouchesNothingOutsideItsTensors) ----
-// The common pools at every width 1-70: the parity path's blocks of 16 outputs with every tail.
 struct NamedProblem {
     std::string name;
     Problem pr;
 };
+// The geometries the forward and the int32-index tests run: overlapping, ceil-mode, rectangular,
+// rank-3, gapped (stride > kernel), wide, and a 1x1 kernel whose int32 argmax does not fit the mask.
+inline std::vector<NamedProblem> poolShapes() {
+    const auto mk = [](const mref::Pool &p, bool rank3 = false) { return problemOf(p, rank3); };
+    return {
+        {"k3s2p1", mk({2, 3, 9, 9, 3, 3, 2, 2, 1, 1, false})},
+        {"k3x2s2x1p1x0_ceil", mk({1, 2, 10, 7, 3, 2, 2, 1, 1, 0, true})},
+        {"rank3_k2s2_ceil", mk({1, 3, 8, 11, 2, 2, 2, 2, 0, 0, true}, true)},
+        {"k4s3p2_ceil", mk({2, 2, 12, 12, 4, 4, 3, 3, 2, 2, true})},
+        {"k2s3_gaps", mk({1, 2, 11, 10, 2, 2, 3, 3, 0, 0, false})},
+        {"wide", mk({1, 1, 3, 101, 3, 3, 2, 2, 1, 1, false})},
+        {"k1s2_bits_on_a2", mk({1, 4, 20, 20, 1, 1, 2, 2, 0, 0, false})},  // Ho*Wo = 100: the bit mask everywhere
+    };
+}
+
+// ---- guard-page sweeps (TouchesNothingOutsideItsTensors) ----
+// The common pools at every width 1-70: the parity path's blocks of 16 outputs with every tail.
 inline std::vector<NamedProblem> widthSweep() {
     std::vector<NamedProblem> v;
     for (int64_t W = 1; W <= 70; ++W) {

@@ -17,12 +17,7 @@ struct Shape {
 
 // Overlapping, ceil-mode, rectangular, rank-3, gapped (stride > kernel), deep and wide geometries.
 std::vector<Shape> shapes() {
-    auto mk = [](mref::Pool p, bool rank3 = false) {
-        Problem pr;
-        pr.pool = p;
-        pr.rank3 = rank3;
-        return pr;
-    };
+    const auto mk = [](const mref::Pool &p, bool rank3 = false) { return problemOf(p, rank3); };
     return {
         {"k3s2p1", mk({2, 3, 9, 9, 3, 3, 2, 2, 1, 1, false})},
         {"k3x2s2x1p1x0_ceil", mk({1, 2, 10, 7, 3, 2, 2, 1, 1, 0, true})},

@@ -9,44 +9,8 @@
 namespace mpt {
 namespace {
 
-struct Case {
-    const char *name;
-    Problem pr;
-};
-std::vector<Case> cases() {
-    auto mk = [](mref::Pool p, bool rank3 = false) {
-        Problem pr;
-        pr.pool = p;
-        pr.rank3 = rank3;
-        return pr;
-    };
-    return {
-        {"k3s2p1", mk({2, 3, 9, 9, 3, 3, 2, 2, 1, 1, false})},
-        {"k3x2s2x1p1x0_ceil", mk({1, 2, 10, 7, 3, 2, 2, 1, 1, 0, true})},
-        {"rank3_k2s2_ceil", mk({1, 3, 8, 11, 2, 2, 2, 2, 0, 0, true}, true)},
-        {"k4s3p2_ceil", mk({2, 2, 12, 12, 4, 4, 3, 3, 2, 2, true})},
-        {"k2s3_gaps", mk({1, 2, 11, 10, 2, 2, 3, 3, 0, 0, false})},
-        {"wide", mk({1, 1, 3, 101, 3, 3, 2, 2, 1, 1, false})},
-        {"k1s2_bits_on_a2", mk({1, 4, 20, 20, 1, 1, 2, 2, 0, 0, false})},  // Ho*Wo = 100: the bit mask everywhere
-    };
-}
-
-// Values with many ties (a few distinct levels), NaN, +-inf and signed zeros.
-std::vector<double> tricky(size_t n, uint64_t seed) {
-    Rng r(seed);
-    std::vector<double> v(n);
-    for (auto &x : v) {
-        switch (r.integer(0, 19)) {
-            case 0: x = std::numeric_limits<double>::quiet_NaN(); break;
-            case 1: x = -INFINITY; break;
-            case 2: x = INFINITY; break;
-            case 3: x = -0.0; break;
-            case 4: x = 0.0; break;
-            default: x = static_cast<double>(r.integer(-4, 4)) / 2.0;
-        }
-    }
-    return v;
-}
+using Case = NamedProblem;
+std::vector<Case> cases() { return poolShapes(); }
 
 struct Expected {
     std::vector<double> out;
@@ -79,7 +43,7 @@ TEST(MaxPool2dWithMask, OutAndEveryMaskByteMatchTheReference) {
         for (const Case &c : cases()) {
             SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + c.name);
             const mref::Pool &p = c.pr.pool;
-            const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
+            const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
             const Expected e = expected(m.product, m.dt, p, x);
             const Result r = runForward(c.pr, m.dt, x);
             ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
@@ -136,7 +100,7 @@ TEST(MaxPool2dWithMask, NonContiguousViewsGiveTheSameBytes) {
     Problem pr;
     pr.pool = {2, 3, 9, 10, 3, 3, 2, 2, 1, 1, true};
     const mref::Pool &p = pr.pool;
-    const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
+    const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
     for (const std::string product : {"atlas-a3", "atlas-training"}) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
         const Expected e = expected(product, ACL_FLOAT16, p, x);
@@ -157,7 +121,7 @@ TEST(MaxPool2dWithMask, RoundTripThroughTheBackwardOnEveryProduct) {
     Problem pr;
     pr.pool = {2, 2, 11, 13, 3, 3, 2, 2, 1, 1, true};
     const mref::Pool &p = pr.pool;
-    const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 31);
+    const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 31);
     const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), 32);
     for (const std::string product : {"atlas-a2", "atlas-a3", "atlas-training"}) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
@@ -176,7 +140,7 @@ TEST(MaxPool2dWithMask, SameBytesAtOneTwoAndThreeThreads) {
     Problem pr;
     pr.pool = {3, 5, 31, 29, 3, 3, 2, 2, 1, 1, false};
     const mref::Pool &p = pr.pool;
-    const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 41);
+    const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 41);
     for (const std::string product : {"atlas-a2", "atlas-training"}) {
         Result first;
         for (int threads : {1, 2, 3}) {
@@ -197,7 +161,7 @@ TEST(MaxPool2dWithMask, WideStrideNeedsNoMoreScratchThanTheRow) {
         Problem pr;
         pr.pool = {1, 2, 4, 200, 2, 3, 1, sW, 0, 1, false};
         const mref::Pool &p = pr.pool;
-        const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 77);
+        const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 77);
         for (const std::string product : {"atlas-a2", "atlas-training"}) {
             SCOPED_TRACE(product + " sW " + std::to_string(sW));
             ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
@@ -231,7 +195,7 @@ TEST(MaxPool2dWithMask, TouchesNothingOutsideItsTensors) {
         uint64_t seed = 700;
         for (const NamedProblem &np : all) {
             const mref::Pool &p = np.pr.pool;
-            const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
+            const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
             const Expected e = expected(m.product, m.dt, p, x);
             for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                 SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + np.name + placementName(at));

@@ -13,45 +13,14 @@
 namespace mpt {
 namespace {
 
-struct Case {
-    const char *name;
-    Problem pr;
-};
+using Case = NamedProblem;
 std::vector<Case> cases() {
-    auto mk = [](mref::Pool p, bool rank3 = false) {
-        Problem pr;
-        pr.pool = p;
-        pr.rank3 = rank3;
-        return pr;
-    };
-    return {
-        {"k3s2p1", mk({2, 3, 9, 9, 3, 3, 2, 2, 1, 1, false})},
-        {"k3x2s2x1p1x0_ceil", mk({1, 2, 10, 7, 3, 2, 2, 1, 1, 0, true})},
-        {"rank3_k2s2_ceil", mk({1, 3, 8, 11, 2, 2, 2, 2, 0, 0, true}, true)},
-        {"k4s3p2_ceil", mk({2, 2, 12, 12, 4, 4, 3, 3, 2, 2, true})},
-        {"k5s1p2", mk({1, 1, 5, 6, 5, 5, 1, 1, 2, 2, false})},
-        {"wide_k3s2p1", mk({1, 1, 3, 101, 3, 3, 2, 2, 1, 1, false})},
-        {"k1s2_large", mk({1, 4, 20, 20, 1, 1, 2, 2, 0, 0, false})},  // the mask pair takes bits here; indices do not
-    };
+    auto v = poolShapes();
+    v.push_back({"k5s1p2", problemOf({1, 1, 5, 6, 5, 5, 1, 1, 2, 2, false})});
+    return v;
 }
 
 const aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-
-// Values with many ties, NaN, +-inf and signed zeros.
-std::vector<double> tricky(size_t n, uint64_t seed) {
-    Rng r(seed);
-    std::vector<double> v(n);
-    for (auto &x : v) {
-        switch (r.integer(0, 19)) {
-            case 0: x = std::numeric_limits<double>::quiet_NaN(); break;
-            case 1: x = -INFINITY; break;
-            case 2: x = INFINITY; break;
-            case 3: x = -0.0; break;
-            default: x = static_cast<double>(r.integer(-4, 4)) / 2.0;
-        }
-    }
-    return v;
-}
 
 struct IndexResult : Result {
     std::vector<int64_t> indices;  // forward: what it wrote
@@ -125,7 +94,7 @@ TEST(MaxPool2dWithIndices, BitExactOutAndPyTorchIndicesInEveryDtype) {
             for (const Case &c : cases()) {
                 SCOPED_TRACE(product + " " + dtName(dt) + " " + c.name);
                 const mref::Pool &p = c.pr.pool;
-                const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
+                const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
                 const mref::Forward f = mref::forward(p, x, refDt(dt), false);
                 const IndexResult r = runIndicesForward(c.pr, dt, x);
                 ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
@@ -144,7 +113,7 @@ TEST(MaxPool2dWithIndices, SameArgmaxAsTheInt32Mask) {
     Problem pr;
     pr.pool = {2, 3, 9, 9, 3, 3, 2, 2, 1, 1, false};
     const mref::Pool &p = pr.pool;
-    const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 3);
+    const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 3);
     const IndexResult ri = runIndicesForward(pr, ACL_FLOAT, x);
     const Result rm = runForward(pr, ACL_FLOAT, x);
     ASSERT_EQ(ri.phase2, ACLNN_SUCCESS) << ri.message;
@@ -185,7 +154,7 @@ TEST(MaxPool2dWithIndices, IndicesAtTheEndOfAPageAndNonContiguousViews) {
     for (const Case &c : cases()) {
         SCOPED_TRACE(c.name);
         const mref::Pool &p = c.pr.pool;
-        const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
+        const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
         const mref::Forward f = mref::forward(p, x, mref::Dt::F32, false);
         std::vector<Views> views = {Views{{}, {}, {}, placed(Layout{}, Placement::PageEnd)}};
         if (!c.pr.rank3)  // padded rows and columns, offsets; indices with H and W transposed
@@ -356,7 +325,7 @@ TEST(MaxPool2dWithIndices, DeterministicAcrossThreadCounts) {
     Problem pr;
     pr.pool = {4, 8, 30, 30, 3, 3, 2, 2, 1, 1, false};
     const mref::Pool &p = pr.pool;
-    const auto x = tricky(static_cast<size_t>(p.N * p.C * p.H * p.W), 21);
+    const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 21);
     const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), 22);
     std::vector<IndexResult> fw;
     std::vector<Result> bw;
