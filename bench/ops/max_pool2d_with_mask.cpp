@@ -1,4 +1,6 @@
-// aclnn-cpu-bench cases: MaxPool2dWithMaskBackward and its forward companion MaxPool2dWithMask.
+// aclnn-cpu-bench cases: MaxPool2dWithMaskBackward and its forward companion MaxPool2dWithMask, and
+// CANN's int32-index pair MaxPool2dWithIndices(Backward) on the same shapes (A2/A3; INT32 indices of
+// the pooled shape, read and written through the workspace in the int32 mask layout).
 //
 // The backward's mask comes from our forward on the case's random self (run in prepare, untimed),
 // so it is a real mask of the product's layout. Bytes counted: the backward reads gradOutput and
@@ -9,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask.h"
 #include "aclnnop/aclnn_max_pool2d_with_mask_backward.h"
 #include "bench.hpp"
@@ -43,40 +47,52 @@ struct Pool {
     }
 };
 
-// self, the forward's out and mask, on fresh buffers; the forward runs once so the mask is real.
+// What `indices` is: the mask (MaxPool2dWithMask*) or CANN's INT32 indices (MaxPool2dWithIndices*).
+enum class Index { Mask, Int32 };
+
+std::vector<int64_t> index_dims(const Pool &p, Index ix) { return ix == Index::Mask ? p.mask() : p.out(); }
+aclDataType index_dtype(Index ix) { return ix == Index::Mask ? ACL_INT8 : ACL_INT32; }
+
+// self, the forward's out and indices, on fresh buffers; the forward runs once so the indices are real.
 struct Forwarded {
-    aclTensor *self, *out, *mask;
+    aclTensor *self, *out, *indices;
 };
-Forwarded forward_into(bench::Prepared &pr, const Pool &p, aclDataType dt) {
+Forwarded forward_into(bench::Prepared &pr, const Pool &p, aclDataType dt, Index ix) {
     Forwarded f{pr.tensor(p.in(), dt), pr.tensor(p.out(), dt, bench::Fill::Zero),
-                pr.tensor(p.mask(), ACL_INT8, bench::Fill::Zero)};
+                pr.tensor(index_dims(p, ix), index_dtype(ix), bench::Fill::Zero)};
     aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    aclnnStatus st = aclnnMaxPool2dWithMaskGetWorkspaceSize(f.self, k, s, pad, d, p.ceil, f.out, f.mask, &ws, &exec);
-    if (st != ACLNN_SUCCESS) throw bench::CallError("aclnnMaxPool2dWithMaskGetWorkspaceSize", st, "mask for the backward");
+    const bool mask = ix == Index::Mask;
+    aclnnStatus st = mask ? aclnnMaxPool2dWithMaskGetWorkspaceSize(f.self, k, s, pad, d, p.ceil, f.out, f.indices, &ws, &exec)
+                          : aclnnMaxPool2dWithIndicesGetWorkspaceSize(f.self, k, s, pad, d, p.ceil, f.out, f.indices, &ws, &exec);
+    if (st != ACLNN_SUCCESS) throw bench::CallError("the forward's GetWorkspaceSize", st, "indices for the backward");
     void *wsp = ws ? pr.alloc(ws) : nullptr;
-    st = aclnnMaxPool2dWithMask(wsp, ws, exec, pr.stream());
-    if (st != ACLNN_SUCCESS) throw bench::CallError("aclnnMaxPool2dWithMask", st, "mask for the backward");
+    st = mask ? aclnnMaxPool2dWithMask(wsp, ws, exec, pr.stream()) : aclnnMaxPool2dWithIndices(wsp, ws, exec, pr.stream());
+    if (st != ACLNN_SUCCESS) throw bench::CallError("the forward", st, "indices for the backward");
     aclrtSynchronizeStream(pr.stream());
     return f;
 }
 
-bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2") {
+bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2",
+                          Index ix = Index::Mask) {
     bench::Case c;
-    c.op = "MaxPool2dWithMaskBackward";
+    c.op = ix == Index::Mask ? "MaxPool2dWithMaskBackward" : "MaxPool2dWithIndicesBackward";
     c.shape = p.desc();
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
     c.work = bench::Work::bytes(bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)) + p.mask_read(product),
                                 bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)));
-    c.prepare = [p, dt](bench::Prepared &pr) {
-        const Forwarded f = forward_into(pr, p, dt);
+    c.prepare = [p, dt, ix](bench::Prepared &pr) {
+        const Forwarded f = forward_into(pr, p, dt, ix);
         aclTensor *gradOutput = pr.tensor(p.out(), dt);
         aclTensor *gradInput = pr.tensor(p.in(), dt, bench::Fill::Zero);
         aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
-        BENCH_PLAN(pr, aclnnMaxPool2dWithMaskBackward, gradOutput, f.self, f.mask, k, s, pad, d, p.ceil, gradInput);
+        if (ix == Index::Mask)
+            BENCH_PLAN(pr, aclnnMaxPool2dWithMaskBackward, gradOutput, f.self, f.indices, k, s, pad, d, p.ceil, gradInput);
+        else
+            BENCH_PLAN(pr, aclnnMaxPool2dWithIndicesBackward, gradOutput, f.self, f.indices, k, s, pad, d, p.ceil, gradInput);
     };
     c.torch = "x = randn(" + bench::py_list(p.in()) + ")\n" +
               "_, idx = torch.ops.aten.max_pool2d_with_indices(x, " + p.torch_attrs() + ")\n" +
@@ -85,21 +101,26 @@ bench::Case backward_case(const Pool &p, aclDataType dt, bool quick, const std::
     return c;
 }
 
-bench::Case forward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2") {
+bench::Case forward_case(const Pool &p, aclDataType dt, bool quick, const std::string &product = "atlas-a2",
+                         Index ix = Index::Mask) {
     bench::Case c;
-    c.op = "MaxPool2dWithMask";
+    c.op = ix == Index::Mask ? "MaxPool2dWithMask" : "MaxPool2dWithIndices";
     c.shape = p.desc();
     c.dtype = dt;
     c.product = product;
     c.quick = quick;
+    const double index_bytes = ix == Index::Mask ? bench::numel(p.mask()) : 4.0 * bench::numel(p.out());
     c.work = bench::Work::bytes(bench::numel(p.in()) * static_cast<double>(bench::dtype_size(dt)),
-                                bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)) + bench::numel(p.mask()));
-    c.prepare = [p, dt](bench::Prepared &pr) {
+                                bench::numel(p.out()) * static_cast<double>(bench::dtype_size(dt)) + index_bytes);
+    c.prepare = [p, dt, ix](bench::Prepared &pr) {
         aclTensor *self = pr.tensor(p.in(), dt);
         aclTensor *out = pr.tensor(p.out(), dt, bench::Fill::Zero);
-        aclTensor *mask = pr.tensor(p.mask(), ACL_INT8, bench::Fill::Zero);
+        aclTensor *indices = pr.tensor(index_dims(p, ix), index_dtype(ix), bench::Fill::Zero);
         aclIntArray *k = pr.ints({p.k, p.k}), *s = pr.ints({p.s, p.s}), *pad = pr.ints({p.p, p.p}), *d = pr.ints({1, 1});
-        BENCH_PLAN(pr, aclnnMaxPool2dWithMask, self, k, s, pad, d, p.ceil, out, mask);
+        if (ix == Index::Mask)
+            BENCH_PLAN(pr, aclnnMaxPool2dWithMask, self, k, s, pad, d, p.ceil, out, indices);
+        else
+            BENCH_PLAN(pr, aclnnMaxPool2dWithIndices, self, k, s, pad, d, p.ceil, out, indices);
     };
     c.torch = "x = randn(" + bench::py_list(p.in()) + ")\n" +
               "fn = lambda: torch.ops.aten.max_pool2d_with_indices(x, " + p.torch_attrs() + ")\n";
@@ -143,4 +164,17 @@ BENCH_OP(MaxPool2dWithMask) {
     const Pool big3{32, 64, 112, 112, 3, 2, 1};
     for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) cases.push_back(forward_case(big3, dt, false));
     cases.push_back(forward_case(Pool{2, 17, 30, 30, 3, 2, 1, true}, ACL_FLOAT, true));
+}
+
+// No bar of performance.md: the rows show what the INT32 indices' trip through the workspace costs
+// against the mask pair's rows above, and the ratio to the same PyTorch calls.
+BENCH_OP(MaxPool2dWithIndicesBackward) {
+    for (const Pool &p : {Pool{32, 64, 112, 112, 3, 2, 1}, Pool{32, 64, 112, 112, 2, 2, 0}})
+        for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) cases.push_back(backward_case(p, dt, false, "atlas-a2", Index::Int32));
+    cases.push_back(backward_case(Pool{2, 17, 30, 30, 3, 2, 1, true}, ACL_FLOAT, true, "atlas-a2", Index::Int32));
+}
+
+BENCH_OP(MaxPool2dWithIndices) {
+    cases.push_back(forward_case(Pool{32, 64, 112, 112, 3, 2, 1}, ACL_FLOAT, false, "atlas-a2", Index::Int32));
+    cases.push_back(forward_case(Pool{2, 17, 30, 30, 3, 2, 1, true}, ACL_FLOAT, true, "atlas-a2", Index::Int32));
 }

@@ -178,10 +178,11 @@ void ForwardKernel::run(const void *self, View4 in, void *out, View4 outv, uint8
     if (g.planes() <= 0 || g.Ho <= 0 || g.Wo <= 0) return;
     const bool avx = use_avx512(isa_);
     const int64_t es = elem_size(P.dt);
-    const int64_t total = g.planes() * mask_plane_bytes(g);
-    // Int32: plane p's indices are bytes [p * Ho * Wo * 4, ...); the bytes after the last are zeroed.
+    // Int32: plane p's indices are bytes [p * Ho * Wo * 4, ...); the bytes after the last are zeroed
+    // up to the mask's size, where there is a mask.
     const int64_t stride = P.layout == MaskLayout::Int32 ? g.Ho * g.Wo * 4 : mask_plane_bytes(g);
-    const int64_t tail = P.layout == MaskLayout::Int32 ? g.planes() * stride : total;
+    const int64_t tail = P.layout == MaskLayout::Int32 ? g.planes() * stride : g.planes() * mask_plane_bytes(g);
+    const int64_t total = mask_padding_ ? std::max(tail, g.planes() * mask_plane_bytes(g)) : tail;
 
     auto body = [&](const tbb::blocked_range<int64_t> &range) {
         for (int64_t si = range.begin(); si != range.end(); ++si) {

@@ -6,7 +6,8 @@
 // (the last NaN of the window wins) and a window of -inf keeps its first element. out is that
 // element (rounded to FLOAT16 first for FLOAT on atlas-training, as the device computes there).
 // The mask gets every byte written: Int32 = argmax ih * W + iw of each output in output order,
-// then zeros; Bits = one set bit per output (kernel position of the argmax), zeros elsewhere.
+// then zeros (unless set_mask_padding(false)); Bits = one set bit per output (kernel position of
+// the argmax), zeros elsewhere.
 #ifndef MAX_POOL2D_WITH_MASK_MAXPOOL_FORWARD_HPP_
 #define MAX_POOL2D_WITH_MASK_MAXPOOL_FORWARD_HPP_
 
@@ -27,10 +28,14 @@ public:
     void run(const void *self, View4 in, void *out, View4 outv, uint8_t *mask, void *scratch) const;
 
     void set_isa(Isa isa) { isa_ = isa; }
+    // Int32 layout: false writes the Ho*Wo values of every plane and nothing after them (CANN's
+    // INT32 indices of MaxPool2dWithIndices, which have no mask padding to zero).
+    void set_mask_padding(bool write) { mask_padding_ = write; }
 
 private:
     std::shared_ptr<const ForwardPlan> plan_;
     Isa isa_ = Isa::Auto;
+    bool mask_padding_ = true;
 };
 
 }  // namespace mpool

@@ -1,11 +1,10 @@
 // Phase 1 of MaxPool2dWithMask(Backward) and MaxPool2dWithIndices(Backward): the checks the
 // manifest cannot state, in CANN's order (hicann/ops-nn aclnn_max_pool2d_with_indices[_backward].cpp),
 // then the executor:
-//   backward  [copy a non-contiguous mask, or the INT32 indices, into the workspace] -> kernel
-//   forward   kernel -> [store the workspace mask into a non-contiguous indices view, or the
-//             workspace's int32 argmax into the INT32 indices]
+//   backward  [copy a non-contiguous mask or INT32 indices view into the workspace] -> kernel
+//   forward   kernel -> [store the workspace copy into a non-contiguous mask or indices view]
 // The WithIndices pair runs the int32 mask layout: its indices are that layout's values without
-// the padding, so they go through a mask-sized workspace copy and the kernels are the same.
+// the padding, which the kernels read and write in place (the forward then writes no padding).
 // The core already checked NULLs, product support, dtypes, formats, ranks and the attribute
 // lengths the manifest declares.
 #include <algorithm>
@@ -112,9 +111,9 @@ void check_int32_indices(const Problem &p, const acp_tensor_desc &indices) {
             "self plane H*W = ", p.g.H * p.g.W, " does not fit an INT32 index");
 }
 
-// The layout of `indices` and its checks; for INT32 indices, the bytes of the int32-layout mask the
-// kernels read or write in the workspace (planes of Ho*Wo values, and the forward zeroes up to
-// the whole mask's size after them).
+// The layout of `indices` and its checks. INT32 indices are the int32 layout's values alone
+// (planes of Ho*Wo): the kernels read and write them in place, or through a dense copy of that
+// size in the workspace for a non-contiguous view.
 MaskLayout check_indices(const acp_plan_ctx *ctx, const Problem &p, const acp_tensor_desc &indices, IndexKind kind) {
     if (kind == IndexKind::Int32Indices) {
         check_int32_indices(p, indices);
@@ -124,8 +123,9 @@ MaskLayout check_indices(const acp_plan_ctx *ctx, const Problem &p, const acp_te
     check_mask(p, indices, layout);
     return layout;
 }
-uint64_t int32_mask_bytes(const Geometry &g) {
-    return static_cast<uint64_t>(g.planes() * std::max(g.Ho * g.Wo * 4, mask_plane_bytes(g)));
+// Workspace bytes of a dense copy of a non-contiguous `indices` view.
+uint64_t dense_bytes(const acp_tensor_desc &indices, IndexKind kind) {
+    return static_cast<uint64_t>(acp::numel(indices)) * (kind == IndexKind::Int32Indices ? 4 : 1);
 }
 
 // ---- executor nodes ----
@@ -220,12 +220,10 @@ acp_status plan_backward_of(const acp_plan_ctx *ctx, IndexKind kind) {
             ctx->host, BackwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), p.g,
             view4(go), view4(gi), -1, -1, kind == IndexKind::Mask ? "indices (int32 argmax layout)" : "indices"});
         int32_t deps[1] = {-1};
-        // The kernel reads the mask as the dense bytes of its view; INT32 indices become the
-        // int32 layout's values in a mask-sized buffer.
-        if (kind == IndexKind::Int32Indices || !acp::is_contiguous(indices)) {
-            const bool int32 = kind == IndexKind::Int32Indices;
-            node->mask_buffer = add_buffer(ctx, int32 ? int32_mask_bytes(p.g) : static_cast<uint64_t>(acp::numel(indices)));
-            deps[0] = ctx->host->add_convert(ctx->plan, 2, node->mask_buffer, int32 ? kInt32 : kInt8, ACP_PREC_NATIVE, nullptr, 0);
+        if (!acp::is_contiguous(indices)) {  // the kernel reads the dense bytes of the view
+            node->mask_buffer = add_buffer(ctx, dense_bytes(indices, kind));
+            deps[0] = ctx->host->add_convert(ctx->plan, 2, node->mask_buffer, kind == IndexKind::Mask ? kInt8 : kInt32,
+                                             ACP_PREC_NATIVE, nullptr, 0);
             require(deps[0] >= 0, acp::kInner, "cannot plan the copy of the indices");
         }
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());
@@ -254,15 +252,15 @@ acp_status plan_forward_of(const acp_plan_ctx *ctx, IndexKind kind) {
         auto node = std::make_unique<ForwardNode>(ForwardNode{
             ctx->host, ForwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), view4(self),
             view4(out), -1, -1});
-        const bool int32 = kind == IndexKind::Int32Indices;
-        if (int32) node->mask_buffer = add_buffer(ctx, int32_mask_bytes(p.g));
-        else if (!acp::is_contiguous(indices)) node->mask_buffer = add_buffer(ctx, static_cast<uint64_t>(acp::numel(indices)));
+        node->kernel.set_mask_padding(kind == IndexKind::Mask);
+        if (!acp::is_contiguous(indices)) node->mask_buffer = add_buffer(ctx, dense_bytes(indices, kind));
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());
         const int32_t id =
             ctx->host->add_node(ctx->plan, "max_pool2d_with_mask_forward", run_forward, node.get(), nullptr, 0);
         require(id >= 0, acp::kInner, "cannot add the kernel node");
         if (node->mask_buffer >= 0) {
-            const int32_t st = ctx->host->add_store(ctx->plan, node->mask_buffer, int32 ? kInt32 : kInt8, 7, &id, 1);
+            const int32_t st = ctx->host->add_store(ctx->plan, node->mask_buffer, kind == IndexKind::Mask ? kInt8 : kInt32,
+                                                    7, &id, 1);
             require(st >= 0, acp::kInner, "cannot plan the store of the indices");
         }
         hand_over(ctx, std::move(node));

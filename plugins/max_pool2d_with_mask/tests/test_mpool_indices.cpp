@@ -147,16 +147,25 @@ TEST(MaxPool2dWithIndicesBackward, BitExactInEveryDtypeWithMinusOneSkipped) {
     }
 }
 
-// Indices against a guard page (their storage ends where the page ends): the pair works on the
-// indices alone, never on the mask layout's padding after them.
+// Indices against a guard page (their storage ends where the page ends): the kernels read and
+// write contiguous indices in place, and never the mask layout's padding after them. Planes over
+// 4096 elements as well, so that every backward path runs (parity rows, k2 s2 tiles, the stride-1
+// gather), not only the small-plane one.
 TEST(MaxPool2dWithIndices, IndicesAtTheEndOfAPageAndNonContiguousViews) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
-    for (const Case &c : cases()) {
+    auto shapes = cases();
+    for (const int64_t W : {65, 70, 81})
+        for (const auto &[name, pool] : {std::pair{"k3s2p1", mref::Pool{1, 2, 66, W, 3, 3, 2, 2, 1, 1, false}},
+                                         std::pair{"k2s2", mref::Pool{2, 1, 64, W, 2, 2, 2, 2, 0, 0, W % 2 == 1}},
+                                         std::pair{"k3s1p1", mref::Pool{1, 2, 65, W, 3, 3, 1, 1, 1, 1, false}}})
+            shapes.push_back({std::string(name) + " W " + std::to_string(W), problemOf(pool)});
+    for (const Case &c : shapes) {
         SCOPED_TRACE(c.name);
         const mref::Pool &p = c.pr.pool;
         const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
         const mref::Forward f = mref::forward(p, x, mref::Dt::F32, false);
-        std::vector<Views> views = {Views{{}, {}, {}, placed(Layout{}, Placement::PageEnd)}};
+        std::vector<Views> views = {Views{{}, {}, {}, placed(Layout{}, Placement::PageEnd)},
+                                    Views{{}, {}, {}, placed(Layout{}, Placement::PageStart)}};
         if (!c.pr.rank3)  // padded rows and columns, offsets; indices with H and W transposed
             views.push_back(Views{{{}, {0, 0, 1, 3}, 2}, {{}, {}, 5}, {}, {{0, 1, 3, 2}, {0, 0, 2, 1}, 3}});
         for (const Views &v : views) {
