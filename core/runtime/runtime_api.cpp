@@ -90,6 +90,13 @@ size_t available_memory() {
 
 aclError dead_stream(const char *fn) { return stale_handle(fn, "stream"); }
 
+// A device id other than the one CPU device's: CANN's ACL_ERROR_RT_INVALID_DEVICEID.
+bool bad_device(int32_t deviceId) { return deviceId < 0 || deviceId >= kDeviceCount; }
+aclError bad_device_error(const char *fn, int32_t deviceId) {
+    return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID,
+                             std::string(fn) + ": deviceId must be 0 (one CPU device), got " + std::to_string(deviceId));
+}
+
 // aclrtMemcpy and aclrtMemcpyAsync (fn names the caller in messages).
 aclError copy(const char *fn, void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind) {
     if (!dst || !src) return bad_param(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
@@ -211,35 +218,27 @@ ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
-    if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: deviceId must be 0 (one CPU device), got " +
-                                                               std::to_string(deviceId));
+    if (bad_device(deviceId)) return bad_device_error("aclrtSetDevice", deviceId);
     t_device = deviceId;
     t_context = nullptr;  // the device's default context
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
-    if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: deviceId must be 0, got " +
-                                                               std::to_string(deviceId));
+    if (bad_device(deviceId)) return bad_device_error("aclrtResetDevice", deviceId);
     t_device = -1;
     t_context = nullptr;
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId) {
-    if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDeviceForce: deviceId must be 0, got " +
-                                                                   std::to_string(deviceId));
+    if (bad_device(deviceId)) return bad_device_error("aclrtResetDeviceForce", deviceId);
     return aclrtResetDevice(deviceId);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
     if (!context) return bad_param("aclrtCreateContext", "context must not be NULL");
-    if (deviceId < 0 || deviceId >= kDeviceCount)
-        return aclcpu::set_error(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: deviceId must be 0 (one CPU device), got " +
-                                                               std::to_string(deviceId));
+    if (bad_device(deviceId)) return bad_device_error("aclrtCreateContext", deviceId);
     *context = contexts().create(16);
     t_device = deviceId;
     t_context = *context;

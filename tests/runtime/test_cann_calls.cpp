@@ -147,7 +147,7 @@ TEST_F(CannCallsTest, ResetDeviceForce) {
     EXPECT_EQ(aclrtGetDevice(&dev), ACL_ERROR_RT_INVALID_DEVICEID) << "no device set any more";
     (void)takeErr();
     EXPECT_EQ(aclrtResetDeviceForce(3), ACL_ERROR_RT_INVALID_DEVICEID);
-    EXPECT_NE(takeErr().find("aclrtResetDeviceForce: deviceId must be 0, got 3"), std::string::npos);
+    EXPECT_NE(takeErr().find("aclrtResetDeviceForce: deviceId must be 0 (one CPU device), got 3"), std::string::npos);
 }
 
 // ---- context options ----
