@@ -23,3 +23,17 @@ install(FILES ${CMAKE_BINARY_DIR}/aclnn_cpuConfig.cmake ${CMAKE_BINARY_DIR}/acln
 configure_file(cmake/aclnn-cpu.pc.in ${CMAKE_BINARY_DIR}/aclnn-cpu.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/aclnn-cpu.pc DESTINATION lib/pkgconfig)
 install(PROGRAMS tools/set_env.sh DESTINATION .)
+
+# CANN's toolkit layout, so that builds written for a CANN install work against this tree unedited
+# (README, "Builds written for a CANN install"): the libraries under lib64/ as well as lib/, the
+# runtime also as libacl_rt.so and the operators also as libopapi_<domain>.so, the names newer CANN
+# releases link. Relative symlinks keep the tree relocatable; a symlinked library keeps its soname,
+# so a program linked with -lopapi_nn loads libopapi.so.
+install(CODE [[
+  set(root "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}")
+  file(CREATE_LINK lib "${root}/lib64" SYMBOLIC)
+  file(CREATE_LINK libascendcl.so "${root}/lib/libacl_rt.so" SYMBOLIC)
+  foreach(domain IN ITEMS nn math cv transformer)
+    file(CREATE_LINK libopapi.so "${root}/lib/libopapi_${domain}.so" SYMBOLIC)
+  endforeach()
+]])
