@@ -1,8 +1,8 @@
 // Events of acl/acl_rt.h on synchronous streams. Recording an event is work on its stream, done at
 // once: from then on the event is complete, and its timestamp (the steady clock when the stream
 // reached it) times the work submitted between two records. Each kind of event takes only the
-// calls CANN documents for it; on a card breaking those rules is undefined, here it is an error
-// that names the rule.
+// calls CANN's runtime allows it, with the runtime's status codes: a flag it rejects is
+// ACL_ERROR_RT_PARAM_INVALID, a call the event's kind does not support ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -29,7 +29,10 @@ struct Event {
     int64_t stamp_ns = 0;
 };
 
-constexpr uint32_t kKnownFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE;
+constexpr uint32_t kKnownFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE |
+                                 ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
+// The flags that give an event a wait task in CANN's runtime: such events can be waited for and reset.
+constexpr uint32_t kWaitable = ACL_EVENT_SYNC | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
 
 const char *maker_name(Maker m) {
     switch (m) {
@@ -101,22 +104,26 @@ std::string hex(uint32_t v) {
     return buf;
 }
 
-// CANN's rule on which events a call takes: the call needs ACL_EVENT_SYNC (an aclrtCreateEvent
-// event has it) and, when `ex_allowed` is false, an event not made by aclrtCreateEventExWithFlag.
+// CANN's rule on which events a call takes: the event needs a wait task (ACL_EVENT_SYNC; an
+// aclrtCreateEvent event has it) and, when `ex_allowed` is false, must not come from
+// aclrtCreateEventExWithFlag.
 aclError needs_sync(const char *fn, const Event &e, bool ex_allowed) {
     if (!ex_allowed && e.maker == Maker::ExWithFlag)
-        return bad_param(fn, "the event was made by aclrtCreateEventExWithFlag, which CANN does not allow here");
-    if (!(e.flags & ACL_EVENT_SYNC))
-        return bad_param(fn, std::string("the event was made by ") + maker_name(e.maker) + " without ACL_EVENT_SYNC (flag " +
-                                 hex(e.flags) + "), which this call needs");
+        return aclcpu::unsupported(fn, "the event was made by aclrtCreateEventExWithFlag, which this call does not take");
+    if (!(e.flags & kWaitable))
+        return aclcpu::unsupported(fn, std::string("the event was made by ") + maker_name(e.maker) +
+                                           " without ACL_EVENT_SYNC (flag " + hex(e.flags) + "), which this call needs");
     return ACL_SUCCESS;
 }
 
 aclError create_with_flag(const char *fn, aclrtEvent *event, uint32_t flag, Maker maker) {
     if (!event) return bad_param(fn, "event must not be NULL");
-    if (flag & ~kKnownFlags)
-        return bad_param(fn, "flag must combine ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2) and "
-                             "ACL_EVENT_TIME_LINE (0x8), got " + hex(flag));
+    if (flag == 0 || (flag & ~kKnownFlags))
+        return aclcpu::bad_value(fn, "flag must combine ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), "
+                                     "ACL_EVENT_TIME_LINE (0x8), ACL_EVENT_DEVICE_USE_ONLY (0x10), ACL_EVENT_EXTERNAL "
+                                     "(0x20) or ACL_EVENT_IPC (0x40), got " + hex(flag));
+    if ((flag & ACL_EVENT_EXTERNAL) && flag != ACL_EVENT_EXTERNAL)
+        return aclcpu::bad_value(fn, "ACL_EVENT_EXTERNAL (0x20) takes no other flag, got " + hex(flag));
     *event = events().create(maker, flag);
     return ACL_SUCCESS;
 }
@@ -140,8 +147,8 @@ aclError stamp_of(aclrtEvent event, const char *what, int64_t *stamp) {
 
 extern "C" {
 
-// What aclrtCreateEvent makes can be waited for and timed (CANN: "used to compute the elapsed
-// time between two events and synchronize streams"), but not reset.
+// What aclrtCreateEvent makes can be waited for, reset and timed (CANN: "used to compute the
+// elapsed time between two events and synchronize streams"; its runtime flag includes a wait task).
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event) {
     if (!event) return bad_param("aclrtCreateEvent", "event must not be NULL");
     *event = events().create(Maker::CreateEvent, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE);
@@ -175,9 +182,6 @@ ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream strea
     constexpr const char *fn = "aclrtResetEvent";
     Event e{};
     if (const aclError err = lookup(fn, event, &e)) return err;
-    if (e.maker == Maker::CreateEvent)
-        return bad_param(fn, "the event was made by aclrtCreateEvent, which CANN does not allow here; make it with "
-                             "aclrtCreateEventWithFlag(ACL_EVENT_SYNC)");
     if (const aclError err = needs_sync(fn, e, /*ex_allowed=*/false)) return err;
     if (const aclError err = aclcpu::submit_to(fn, stream)) return err;
     if (!events().mark(event, false)) return aclcpu::stale_handle(fn, "event");
@@ -203,8 +207,8 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus 
     Event e{};
     if (const aclError err = lookup(fn, event, &e)) return err;
     if (e.maker == Maker::ExWithFlag)
-        return bad_param(fn, "the event was made by aclrtCreateEventExWithFlag, which CANN does not allow here; use "
-                             "aclrtQueryEventStatus");
+        return aclcpu::unsupported(fn, "the event was made by aclrtCreateEventExWithFlag, which this call does not "
+                                       "take; use aclrtQueryEventStatus");
     if (!status) return bad_param(fn, "status must not be NULL");
     *status = e.recorded ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return ACL_SUCCESS;

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -67,11 +69,13 @@ char g_default_context;
 // default one once a device is set.
 thread_local void *t_context = nullptr;
 
-// aclrtCtxSetSysParamOpt's options, per context (the default one under &g_default_context).
-constexpr int kSysParamOpts = ACL_OPT_ENABLE_DEBUG_KERNEL + 1;
+// The system options set by aclrtCtxSetSysParamOpt, per context (the default one under
+// &g_default_context), and by aclrtSetSysParamOpt, under &g_process_options. Unset: no entry.
+constexpr int kSysParamOpts = ACL_OPT_STRONG_CONSISTENCY + 1;
+char g_process_options;
 struct SysParams {
     std::mutex m;
-    std::unordered_map<const void *, std::array<int64_t, kSysParamOpts>> by_context;
+    std::unordered_map<const void *, std::array<std::optional<int64_t>, kSysParamOpts>> by_scope;
 };
 SysParams &sys_params() {
     static auto *p = new SysParams;
@@ -113,6 +117,7 @@ aclError copy_2d(const char *fn, void *dst, size_t dpitch, const void *src, size
                  aclrtMemcpyKind kind) {
     constexpr size_t kMaxHeight = size_t{5} << 20;
     if (!dst || !src) return bad_param(fn, std::string(!dst ? "dst" : "src") + " must not be NULL");
+    if (width == 0 || height == 0) return bad_param(fn, std::string(width == 0 ? "width" : "height") + " must be > 0, got 0");
     if (kind != ACL_MEMCPY_HOST_TO_DEVICE && kind != ACL_MEMCPY_DEVICE_TO_HOST)
         return bad_param(fn, "kind must be ACL_MEMCPY_HOST_TO_DEVICE (1) or ACL_MEMCPY_DEVICE_TO_HOST (2), got " +
                                  std::to_string(static_cast<int>(kind)));
@@ -121,7 +126,7 @@ aclError copy_2d(const char *fn, void *dst, size_t dpitch, const void *src, size
         return bad_param(fn, std::string("width must be <= ") + (width > dpitch ? "dpitch " + std::to_string(dpitch)
                                                                                   : "spitch " + std::to_string(spitch)) +
                                  ", got " + std::to_string(width));
-    for (size_t row = 0; row < height && width; ++row)
+    for (size_t row = 0; row < height; ++row)
         std::memmove(static_cast<char *>(dst) + row * dpitch, static_cast<const char *>(src) + row * spitch, width);
     return ACL_SUCCESS;
 }
@@ -141,13 +146,23 @@ aclError fill(const char *fn, void *devPtr, size_t maxCount, int32_t value, size
 // kernels that walk strided rows of large tensors (mask rows, channel planes) miss the TLB far less
 // - 5-17 % on MaxPool2dWithMaskBackward. The advice is best effort: where the host has no huge
 // pages, HUGE_ONLY still returns normal pages rather than failing a program that would run.
-aclError allocate(const char *fn, void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
+aclError allocate(const char *fn, void **devPtr, size_t size, aclrtMemMallocPolicy requested) {
     if (!devPtr) return bad_param(fn, "devPtr must not be NULL");
     if (size == 0) return bad_param(fn, "size must be > 0, got 0");
-    if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
-        return bad_param(fn, "policy must be 0..5 (aclrtMemMallocPolicy), got " + std::to_string(static_cast<int>(policy)));
-    if (policy >= ACL_MEM_MALLOC_HUGE_FIRST_P2P)  // one device: a P2P policy is its plain counterpart
-        policy = static_cast<aclrtMemMallocPolicy>(policy - ACL_MEM_MALLOC_HUGE_FIRST_P2P);
+    const auto bits = static_cast<uint32_t>(requested);
+    if (bits & ACL_MEM_ACCESS_USER_SPACE_READONLY)
+        return aclcpu::unsupported(fn, "ACL_MEM_ACCESS_USER_SPACE_READONLY: memory read-only to the host is not "
+                                       "supported by the CPU device");
+    const uint32_t page = bits & ~static_cast<uint32_t>(ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH);
+    if (page > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)
+        return bad_param(fn, "policy must be a page policy 0..7, optionally | ACL_MEM_TYPE_LOW_BAND_WIDTH or "
+                             "ACL_MEM_TYPE_HIGH_BAND_WIDTH (aclrtMemMallocPolicy), got " + std::to_string(bits));
+    // One device and one kind of memory: a P2P policy is its plain counterpart, 1 GB huge pages are
+    // the host's huge pages (HUGE_ONLY), and the memory type bits choose nothing.
+    static constexpr aclrtMemMallocPolicy kAs[] = {
+        ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY, ACL_MEM_MALLOC_HUGE_FIRST,
+        ACL_MEM_MALLOC_HUGE_ONLY,  ACL_MEM_MALLOC_NORMAL_ONLY, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_HUGE_ONLY};
+    const aclrtMemMallocPolicy policy = kAs[page];
     constexpr size_t kHugeAbove = size_t{1} << 20, kHugePage = size_t{2} << 20;
     const bool huge = policy != ACL_MEM_MALLOC_NORMAL_ONLY && size > kHugeAbove;
     const size_t align = huge ? kHugePage : 64;
@@ -176,20 +191,67 @@ aclError no_context(const char *fn) {
                              std::string(fn) + ": no context on this thread (call aclrtSetDevice or aclrtCreateContext)");
 }
 
-// The thread's current context for aclrtCtx*SysParamOpt, after checking `opt`.
-aclError sys_param_context(const char *fn, aclSysParamOpt opt, const void **context) {
-    if (opt < ACL_OPT_DETERMINISTIC || opt > ACL_OPT_ENABLE_DEBUG_KERNEL)
-        return bad_param(fn, "opt must be ACL_OPT_DETERMINISTIC (0) or ACL_OPT_ENABLE_DEBUG_KERNEL (1), got " +
-                                 std::to_string(static_cast<int>(opt)));
-    *context = current_context();
-    if (!*context) return no_context(fn);
+// The scope of aclrt(Ctx)(Set|Get)SysParamOpt after checking `opt`: the thread's current context
+// (ctx), else the process.
+aclError sys_param_scope(const char *fn, aclSysParamOpt opt, bool ctx, const void **scope) {
+    if (opt < ACL_OPT_DETERMINISTIC || opt > ACL_OPT_STRONG_CONSISTENCY)
+        return bad_param(fn, "opt must be ACL_OPT_DETERMINISTIC (0), ACL_OPT_ENABLE_DEBUG_KERNEL (1) or "
+                             "ACL_OPT_STRONG_CONSISTENCY (2), got " + std::to_string(static_cast<int>(opt)));
+    *scope = ctx ? current_context() : &g_process_options;
+    if (!*scope) return no_context(fn);
     return ACL_SUCCESS;
+}
+
+aclError set_sys_param(const char *fn, aclSysParamOpt opt, int64_t value, bool ctx) {
+    const void *scope = nullptr;
+    if (const aclError e = sys_param_scope(fn, opt, ctx, &scope)) return e;
+    const int64_t limit = opt == ACL_OPT_DETERMINISTIC ? 4 : 2;  // CANN's deterministic levels 0..3
+    if (value < 0 || value >= limit)
+        return aclcpu::bad_value(fn, "value must be 0.." + std::to_string(limit - 1) + " for this opt, got " +
+                                         std::to_string(value));
+    std::lock_guard<std::mutex> lock(sys_params().m);
+    sys_params().by_scope[scope][static_cast<size_t>(opt)] = value;
+    return ACL_SUCCESS;
+}
+
+aclError get_sys_param(const char *fn, aclSysParamOpt opt, int64_t *value, bool ctx) {
+    const void *scope = nullptr;
+    if (const aclError e = sys_param_scope(fn, opt, ctx, &scope)) return e;
+    if (!value) return bad_param(fn, "value must not be NULL");
+    std::lock_guard<std::mutex> lock(sys_params().m);
+    const auto it = sys_params().by_scope.find(scope);
+    if (it == sys_params().by_scope.end() || !it->second[static_cast<size_t>(opt)])
+        return aclcpu::set_error(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET,
+                                 std::string(fn) + ": option " + std::to_string(static_cast<int>(opt)) + " has not been set" +
+                                     (ctx ? " in the current context (aclrtCtxSetSysParamOpt)" : " (aclrtSetSysParamOpt)"));
+    *value = *it->second[static_cast<size_t>(opt)];
+    return ACL_SUCCESS;
+}
+
+// CANN's host FLOAT16 conversions (acl_base.h): IEEE rounding, but saturating where IEEE has
+// infinities and NaN.
+aclFloat16 saturating_float_to_half(float value) {
+    const uint16_t h = acp::float_to_half(value);
+    return (h & 0x7c00u) == 0x7c00u ? static_cast<uint16_t>((h & 0x8000u) | 0x7bffu) : h;
+}
+float saturating_half_to_float(aclFloat16 value) {
+    if ((value & 0x7c00u) != 0x7c00u) return acp::half_to_float(value);
+    const float magnitude = std::ldexp(1.0f + static_cast<float>(value & 0x3ffu) / 1024.0f, 16);
+    return (value & 0x8000u) ? -magnitude : magnitude;
 }
 
 }  // namespace
 
 aclError aclcpu::bad_param(const char *fn, const std::string &what) {
     return set_error(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what);
+}
+
+aclError aclcpu::bad_value(const char *fn, const std::string &what) {
+    return set_error(ACL_ERROR_RT_PARAM_INVALID, std::string(fn) + ": " + what);
+}
+
+aclError aclcpu::unsupported(const char *fn, const std::string &what) {
+    return set_error(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, std::string(fn) + ": " + what);
 }
 
 aclError aclcpu::stale_handle(const char *fn, const char *kind) {
@@ -208,8 +270,8 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType) { return acp::dtype_size(dataType); }
 
-ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value) { return acp::half_to_float(value); }
-ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value) { return acp::float_to_half(value); }
+ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value) { return saturating_half_to_float(value); }
+ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value) { return saturating_float_to_half(value); }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode) {
     if (!runMode) return bad_param("aclrtGetRunMode", "runMode must not be NULL");
@@ -251,7 +313,7 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
     if (!context || !contexts().contains(context)) return bad_param("aclrtDestroyContext", "not a live context");
     {
         std::lock_guard<std::mutex> lock(sys_params().m);
-        sys_params().by_context.erase(context);  // before the handle is freed and its address reused
+        sys_params().by_scope.erase(context);  // before the handle is freed and its address reused
     }
     if (!contexts().destroy(context)) return bad_param("aclrtDestroyContext", "not a live context");  // (another thread was first)
     if (t_context == context) t_context = nullptr;
@@ -275,24 +337,16 @@ ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value) {
-    constexpr const char *fn = "aclrtCtxSetSysParamOpt";
-    const void *context = nullptr;
-    if (const aclError e = sys_param_context(fn, opt, &context)) return e;
-    if (value != 0 && value != 1) return bad_param(fn, "value must be 0 or 1, got " + std::to_string(value));
-    std::lock_guard<std::mutex> lock(sys_params().m);
-    sys_params().by_context[context][static_cast<size_t>(opt)] = value;  // a new entry starts all 0
-    return ACL_SUCCESS;
+    return set_sys_param("aclrtCtxSetSysParamOpt", opt, value, true);
 }
-
 ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value) {
-    constexpr const char *fn = "aclrtCtxGetSysParamOpt";
-    const void *context = nullptr;
-    if (const aclError e = sys_param_context(fn, opt, &context)) return e;
-    if (!value) return bad_param(fn, "value must not be NULL");
-    std::lock_guard<std::mutex> lock(sys_params().m);
-    const auto it = sys_params().by_context.find(context);
-    *value = it == sys_params().by_context.end() ? 0 : it->second[static_cast<size_t>(opt)];
-    return ACL_SUCCESS;
+    return get_sys_param("aclrtCtxGetSysParamOpt", opt, value, true);
+}
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value) {
+    return set_sys_param("aclrtSetSysParamOpt", opt, value, false);
+}
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value) {
+    return get_sys_param("aclrtGetSysParamOpt", opt, value, false);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId) {
@@ -315,21 +369,27 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag) {
-    (void)flag;  // fast launch / fast sync: nothing to speed up on a synchronous stream
-    if (!stream) return bad_param("aclrtCreateStreamWithConfig", "stream must not be NULL");
-    if (priority > 7)
-        return bad_param("aclrtCreateStreamWithConfig", "priority must be 0 (highest) .. 7, got " + std::to_string(priority));
+    constexpr const char *fn = "aclrtCreateStreamWithConfig";
+    // The flags change nothing on a synchronous stream; bits outside them are refused as CANN's runtime does.
+    constexpr uint32_t kKnownFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT |
+                                     ACL_STREAM_HUGE | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+    if (!stream) return bad_param(fn, "stream must not be NULL");
+    if (priority > 7) return bad_param(fn, "priority must be 0 (highest) .. 7, got " + std::to_string(priority));
+    if (flag & ~kKnownFlags)
+        return aclcpu::bad_value(fn, "flag must combine ACL_STREAM_* bits (0x1 .. 0x20), got " + std::to_string(flag));
     *stream = streams().create(16);
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream) {
-    if (!stream || !streams().contains(stream)) return dead_stream("aclrtDestroyStreamForce");
+    if (!stream) return bad_param("aclrtDestroyStreamForce", "stream must not be NULL");
+    if (!streams().contains(stream)) return dead_stream("aclrtDestroyStreamForce");
     return aclrtDestroyStream(stream);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
-    if (!stream || !streams().contains(stream)) return dead_stream("aclrtDestroyStream");
+    if (!stream) return bad_param("aclrtDestroyStream", "stream must not be NULL");
+    if (!streams().contains(stream)) return dead_stream("aclrtDestroyStream");
     aclcpu::forget_stream_callbacks(stream);
     if (!streams().destroy(stream)) return dead_stream("aclrtDestroyStream");  // (another thread was first)
     return ACL_SUCCESS;
@@ -371,13 +431,13 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocCached(void **devPtr, size_t size, aclrt
 
 ACL_FUNC_VISIBILITY aclError aclrtMemFlush(void *devPtr, size_t size) {
     if (!devPtr) return bad_param("aclrtMemFlush", "devPtr must not be NULL");
-    (void)size;  // host memory is coherent: nothing to write back
+    if (size == 0) return bad_param("aclrtMemFlush", "size must be > 0, got 0");  // host memory is coherent: nothing to write back
     return ACL_SUCCESS;
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemInvalidate(void *devPtr, size_t size) {
     if (!devPtr) return bad_param("aclrtMemInvalidate", "devPtr must not be NULL");
-    (void)size;
+    if (size == 0) return bad_param("aclrtMemInvalidate", "size must be > 0, got 0");
     return ACL_SUCCESS;
 }
 

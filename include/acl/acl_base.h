@@ -129,6 +129,9 @@ typedef uint16_t aclFloat16; /* IEEE binary16 bits */
 #define ACL_ERROR_RT_INVALID_MEMORY_TYPE 107016
 #define ACL_ERROR_RT_INVALID_HANDLE 107017 /* here: a stream or event handle that is not live */
 #define ACL_ERROR_RT_INVALID_MALLOC_TYPE 107018
+#define ACL_ERROR_RT_WAIT_TIMEOUT 107019
+#define ACL_ERROR_RT_TASK_TIMEOUT 107020
+#define ACL_ERROR_RT_SYSPARAMOPT_NOT_SET 107021
 #define ACL_ERROR_RT_DEVICE_TASK_ABORT 107022
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
@@ -250,14 +253,20 @@ typedef enum {
 
 typedef enum { ACL_DEBUG = 0, ACL_INFO = 1, ACL_WARNING = 2, ACL_ERROR = 3 } aclLogLevel;
 
-/* Options of aclrtCtxSetSysParamOpt / aclrtCtxGetSysParamOpt. */
-typedef enum { ACL_OPT_DETERMINISTIC = 0, ACL_OPT_ENABLE_DEBUG_KERNEL = 1 } aclSysParamOpt;
+/* Options of aclrt(Ctx)SetSysParamOpt / aclrt(Ctx)GetSysParamOpt. */
+typedef enum {
+    ACL_OPT_DETERMINISTIC = 0,
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1,
+    ACL_OPT_STRONG_CONSISTENCY = 2
+} aclSysParamOpt;
 
 /* Size in bytes of one element of a data type; 0 for types without a byte size. */
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
 
-/* IEEE binary16 conversions, rounding to nearest even (overflow to infinity, subnormals kept, NaN
- * stays NaN): the same conversion the operators use for FLOAT16 data. */
+/* CANN's host conversions: rounding to nearest even with subnormals kept, but saturating -
+ * aclFloatToFloat16 turns overflow, infinities and NaN into +-65504 (0x7BFF / 0xFBFF, NaN by its
+ * sign bit), and aclFloat16ToFloat reads the infinity / NaN codes as finite numbers of exponent 16
+ * (0x7C00: 65536, 0x7E00: 98304). The operators' FLOAT16 data keep IEEE infinities and NaN. */
 ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
 ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
 

@@ -12,10 +12,17 @@ extern "C" {
 #define ACL_EVENT_SYNC 0x00000001u                    /* usable by aclrtStreamWaitEvent, aclrtResetEvent */
 #define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u
 #define ACL_EVENT_TIME_LINE 0x00000008u               /* records a timestamp (aclrtEventElapsedTime) */
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010u
+#define ACL_EVENT_EXTERNAL 0x00000020u                /* alone; waitable and resettable like ACL_EVENT_SYNC */
+#define ACL_EVENT_IPC 0x00000040u                     /* waitable and resettable like ACL_EVENT_SYNC */
 
 /* Stream flags (aclrtCreateStreamWithConfig). */
 #define ACL_STREAM_FAST_LAUNCH 0x00000001u
 #define ACL_STREAM_FAST_SYNC 0x00000002u
+#define ACL_STREAM_PERSISTENT 0x00000004u
+#define ACL_STREAM_HUGE 0x00000008u
+#define ACL_STREAM_CPU_SCHEDULE 0x00000010u
+#define ACL_STREAM_DEVICE_USE_ONLY 0x00000020u
 
 typedef enum aclrtEventStatus {
     ACL_EVENT_STATUS_COMPLETE = 0,
@@ -39,17 +46,28 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
     ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
-    ACL_MEMCPY_DEFAULT = 4  /* the direction follows from the addresses */
+    ACL_MEMCPY_DEFAULT = 4, /* the direction follows from the addresses */
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
 } aclrtMemcpyKind;
 
-/* The _P2P policies allocate as their plain counterparts (one device: there is no peer). */
+/* A page policy (0..7), optionally ORed with one memory type bit. The _P2P policies allocate as
+ * their plain counterparts (one device: there is no peer); the HUGE1G ones as HUGE_ONLY (the host's
+ * 2 MB transparent huge pages); the memory type bits change nothing (one kind of memory, as CANN
+ * says of hardware without a choice). ACL_MEM_ACCESS_USER_SPACE_READONLY is not supported here. */
 typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST = 0,
     ACL_MEM_MALLOC_HUGE_ONLY = 1,
     ACL_MEM_MALLOC_NORMAL_ONLY = 2,
     ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
     ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
-    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
 } aclrtMemMallocPolicy;
 
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
@@ -91,14 +109,18 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
 ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context);
-/* Options of the thread's current context (0 or 1 each; 0 until set). The operators here are
- * deterministic whatever ACL_OPT_DETERMINISTIC says: the option is kept so a program reads back
- * what it set. */
+/* System options, of the thread's current context (Ctx) or of the process: ACL_OPT_DETERMINISTIC
+ * takes 0..3, the others 0 or 1 (else ACL_ERROR_RT_PARAM_INVALID); reading an option never set is
+ * ACL_ERROR_RT_SYSPARAMOPT_NOT_SET. The operators here are deterministic whatever the option says:
+ * it is kept so that a program reads back what it set. */
 ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
 ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
+ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
-/* priority 0 (highest) .. 7; flag: ACL_STREAM_* bits, which change nothing on a synchronous stream. */
+/* priority 0 (highest) .. 7; flag: ACL_STREAM_* bits (others: ACL_ERROR_RT_PARAM_INVALID), which
+ * change nothing on a synchronous stream. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 /* As aclrtDestroyStream, which already drops the host callbacks still pending on the stream. */
@@ -110,11 +132,12 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
 
 /* Events. Recording one is work on the stream (after its blocking host callbacks), done at once:
  * a recorded event is complete, and its timestamp is the host's steady clock at that moment.
- * CANN's rules on which kind of event each call accepts are enforced, as errors naming the rule
- * (on a card breaking them is undefined behaviour):
- *   aclrtCreateEvent             - timestamped, waitable; not resettable.
+ * CANN's rules on which kind of event each call accepts are enforced, as its runtime does:
+ *   aclrtCreateEvent             - timestamped, waitable, resettable.
  *   aclrtCreateEventWithFlag     - what flag says: ACL_EVENT_SYNC to wait, reset or query the wait
- *                                  status, ACL_EVENT_TIME_LINE for aclrtEventElapsedTime.
+ *                                  status, ACL_EVENT_TIME_LINE for aclrtEventElapsedTime. A flag of 0
+ *                                  or unknown bits: ACL_ERROR_RT_PARAM_INVALID; a call the event does
+ *                                  not take: ACL_ERROR_RT_FEATURE_NOT_SUPPORT.
  *   aclrtCreateEventExWithFlag   - as WithFlag, but never resettable nor queried by aclrtQueryEvent or
  *                                  aclrtQueryEventWaitStatus; reads COMPLETE before its first record. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
