@@ -264,9 +264,10 @@ def maxpool(rand, dtype, product):
 
 
 def maxpool_idx(rand, dtype, product):
-    """MaxPool2dWithIndices (CANN's INT32 indices of the pooled shape, PyTorch's argmax), then its
-    backward on those indices or on indices of the case's own: a random element of each output's
-    window, -1 ("no maximum") one time in eight."""
+    """MaxPool2dWithIndices (CANN's INT32 or INT64 indices of the pooled shape, PyTorch's argmax),
+    then, in FLOAT (CANN's A2/A3 backward takes FLOAT alone), its backward on those indices or on
+    INT32 indices of the case's own: a random element of each output's window, -1 ("no maximum")
+    one time in eight. FLOAT16 / BFLOAT16: the forward alone."""
     rng = rand.rng
     (n, ch, h, w), lead = _shape(rng, 0.15)
     arrays, k, s, pad = _attrs(rng, h, w)
@@ -283,13 +284,17 @@ def maxpool_idx(rand, dtype, product):
         return None
     ho, wo = y.shape[2:]
     out_shape = lead + [ch, ho, wo]
-    own = rng.random() < 0.5
+    backward = dtype == "float32"
+    own = backward and rng.random() < 0.5
+    # INT64 indices where no backward reads them (it takes INT32 only)
+    index_dtype = "int64" if (not backward or own) and rng.random() < 0.5 else "int32"
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], dilation=dilation,
-                  ceil=ceil, values=kind, own_indices=own, fmt=fmt)
+                  ceil=ceil, values=kind, own_indices=own, index_dtype=index_dtype, fmt=fmt)
     c.output("out", out_shape, fmt)
-    c.output("ind", out_shape, fmt, dtype="int32")
-    go = c.input("go", rand.randn(out_shape), fmt).reshape(n, ch, ho, wo)
-    c.output("gi", lead + [ch, h, w], fmt)
+    c.output("ind", out_shape, fmt, dtype=index_dtype)
+    if backward:
+        go = c.input("go", rand.randn(out_shape), fmt).reshape(n, ch, ho, wo)
+        c.output("gi", lead + [ch, h, w], fmt)
     routes = ind
     if own:
         oh, ow = torch.arange(ho).reshape(-1, 1), torch.arange(wo).reshape(1, -1)
@@ -308,7 +313,9 @@ def maxpool_idx(rand, dtype, product):
     c.num("ceil", ceil)
 
     c.expect("out", y.reshape(out_shape), exact=True)
-    c.expect("ind", ind.reshape(out_shape).to(torch.int32), exact=True)
+    c.expect("ind", ind.reshape(out_shape).to(getattr(torch, index_dtype)), exact=True)
+    if not backward:
+        return c
 
     def gradient(g):
         r = routes.reshape(n, ch, -1)

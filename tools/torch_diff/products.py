@@ -24,7 +24,7 @@ DTYPES = {
     "avgpool_fwd": _A2_TRAINING_INFERENCE,
     # atlas-inference has the forward alone, FLOAT only: the family runs no backward there
     "maxpool": dict(_A2, **{"atlas-training": F32_F16, "atlas-inference": ("float32",)}),
-    "maxpool_idx": _A2,  # MaxPool2dWithIndices(Backward): CANN's A2 / A3 only
+    "maxpool_idx": _A2,  # MaxPool2dWithIndices(Backward): CANN's A2 / A3 only; the backward in FLOAT alone
     "unpool": {p: F32_F16 + INTS + ("bool",) for p in ("atlas-a2", "atlas-a3", "atlas-training")},
     "unpool_fwd": {p: F32_F16 + ("float64",) + INTS for p in ("atlas-a2", "atlas-a3")},
     "grid": {"atlas-a2": FLOATS + ("float64",), "atlas-a3": FLOATS + ("float64",),

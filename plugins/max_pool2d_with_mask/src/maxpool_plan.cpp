@@ -2,7 +2,8 @@
 // manifest cannot state, in CANN's order (hicann/ops-nn aclnn_max_pool2d_with_indices[_backward].cpp),
 // then the executor:
 //   backward  [copy a non-contiguous mask or INT32 indices view into the workspace] -> kernel
-//   forward   kernel -> [store the workspace copy into a non-contiguous mask or indices view]
+//   forward   kernel -> [store the workspace copy into a non-contiguous mask or indices view, or
+//             into INT64 indices]
 // The WithIndices pair runs the int32 mask layout: its indices are that layout's values without
 // the padding, which the kernels read and write in place (the forward then writes no padding).
 // The core already checked NULLs, product support, dtypes, formats, ranks and the attribute
@@ -123,7 +124,7 @@ MaskLayout check_indices(const acp_plan_ctx *ctx, const Problem &p, const acp_te
     check_mask(p, indices, layout);
     return layout;
 }
-// Workspace bytes of a dense copy of a non-contiguous `indices` view.
+// Workspace bytes of a dense copy of `indices` in the kernel's layout (int8 mask bytes, int32 indices).
 uint64_t dense_bytes(const acp_tensor_desc &indices, IndexKind kind) {
     return static_cast<uint64_t>(acp::numel(indices)) * (kind == IndexKind::Int32Indices ? 4 : 1);
 }
@@ -203,7 +204,8 @@ namespace {
 acp_status plan_backward_of(const acp_plan_ctx *ctx, IndexKind kind) {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
-        // kernelSize's length (161001, CANN's quirk) is the manifest's early check.
+        // kernelSize's length is the manifest's: an early check (161001, CANN's quirk) in the mask
+        // pair, an attribute rule (161002) in the WithIndices pair.
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &indices = *a.tensor(2), &gi = *a.tensor(8);
         require_same_format(self, "self", go, "gradOutput");
         require_same_format(self, "self", gi, "gradInput");
@@ -253,7 +255,10 @@ acp_status plan_forward_of(const acp_plan_ctx *ctx, IndexKind kind) {
             ctx->host, ForwardKernel(p.g, acp::float_dtype(self), fp16_compute(ctx, self), layout, std::max(ctx->threads, 1)), view4(self),
             view4(out), -1, -1});
         node->kernel.set_mask_padding(kind == IndexKind::Mask);
-        if (!acp::is_contiguous(indices)) node->mask_buffer = add_buffer(ctx, dense_bytes(indices, kind));
+        // The kernel writes the int32 layout in place; a view, or INT64 indices (CANN casts its
+        // kernel's int32 result likewise), take a dense int32 copy that the store converts.
+        const bool direct = acp::is_contiguous(indices) && (kind == IndexKind::Mask || indices.dtype == kInt32);
+        if (!direct) node->mask_buffer = add_buffer(ctx, dense_bytes(indices, kind));
         node->scratch = add_buffer(ctx, node->kernel.scratch_bytes());
         const int32_t id =
             ctx->host->add_node(ctx->plan, "max_pool2d_with_mask_forward", run_forward, node.get(), nullptr, 0);

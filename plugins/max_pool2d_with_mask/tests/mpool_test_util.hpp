@@ -105,6 +105,25 @@ public:
         for (int64_t i = 0; i < count(); ++i) std::memcpy(&b[static_cast<size_t>(i)], element(i), elementBytes());
         return b;
     }
+    // Integer tensors (INT8 / INT32 / INT64) as signed values, each element's low bytes.
+    void setInts(const std::vector<int64_t> &v) {
+        for (int64_t i = 0; i < count(); ++i) std::memcpy(element(i), &v[static_cast<size_t>(i)], elementBytes());
+    }
+    std::vector<int64_t> ints() const {
+        std::vector<int64_t> v(static_cast<size_t>(count()), 0);
+        for (int64_t i = 0; i < count(); ++i) {
+            if (elementBytes() == 8) {
+                std::memcpy(&v[static_cast<size_t>(i)], element(i), 8);
+            } else if (elementBytes() == 4) {
+                int32_t x = 0;
+                std::memcpy(&x, element(i), 4);
+                v[static_cast<size_t>(i)] = x;
+            } else {
+                v[static_cast<size_t>(i)] = static_cast<int8_t>(*element(i));
+            }
+        }
+        return v;
+    }
     void setValues(const std::vector<double> &v) {
         std::vector<uint32_t> b(v.size());
         for (size_t i = 0; i < v.size(); ++i) b[i] = bitsOf(v[i], dtype());

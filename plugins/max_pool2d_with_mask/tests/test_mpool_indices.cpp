@@ -1,9 +1,10 @@
-// MaxPool2dWithIndices and MaxPool2dWithIndicesBackward, CANN's int32-index pair (A2/A3): indices
-// is an INT32 tensor of the pooled shape holding PyTorch's flat argmax ih * W + iw. Bit-exact
-// against the reference in every dtype, NaN / ties / -inf windows, non-contiguous views and
-// indices at the end of a page (nothing of the mask layout's padding is read or written there),
-// -1 skipped and out-of-window indices failing with 361001, the round trip, the same bits as the
-// mask pair on the same product, the argument checks, and the products that lack the pair.
+// MaxPool2dWithIndices and MaxPool2dWithIndicesBackward, CANN's index pair (A2/A3): indices is an
+// INT32 (forward: or INT64) tensor of the pooled shape holding PyTorch's flat argmax ih * W + iw.
+// Bit-exact against the reference in every dtype CANN takes (forward BFLOAT16 / FLOAT16 / FLOAT,
+// backward FLOAT), NaN / ties / -inf windows, non-contiguous views and indices at the end of a page
+// (nothing of the mask layout's padding is read or written there), -1 skipped and out-of-window
+// indices failing with 361001, the round trip, the same bits as the mask pair on the same product,
+// the argument checks in CANN's order, and the products that lack the pair.
 #include <climits>
 #include <limits>
 
@@ -20,7 +21,7 @@ std::vector<Case> cases() {
     return v;
 }
 
-const aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+const aclDataType kForwardDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 
 struct IndexResult : Result {
     std::vector<int64_t> indices;  // forward: what it wrote
@@ -33,7 +34,7 @@ IndexResult runIndicesForward(const Problem &pr, aclDataType dt, const std::vect
         ti(indexDt, pr.outDims(), pr.format(), v.mask);
     self.setValues(x);
     out.setValues(std::vector<double>(static_cast<size_t>(out.count()), 1234.0));
-    ti.setBits(std::vector<uint32_t>(static_cast<size_t>(ti.count()), 0x5C5C5C5Cu));
+    ti.setInts(std::vector<int64_t>(static_cast<size_t>(ti.count()), 0x5C5C5C5C5C5C5C5C));
     const auto s1 = self.snapshot();
     IntArray k(pr.kernel()), s(pr.stride()), p(pr.padding()), d(std::vector<int64_t>{1, 1});
     aclOpExecutor *exec = nullptr;
@@ -48,7 +49,7 @@ IndexResult runIndicesForward(const Problem &pr, aclDataType dt, const std::vect
     if (r.phase2 != ACLNN_SUCCESS) r.message = lastError();
     aclrtSynchronizeStream(Runtime::stream());
     r.outBits = out.bits();
-    for (uint32_t b : ti.bits()) r.indices.push_back(static_cast<int32_t>(b));
+    r.indices = ti.ints();
     r.canary = out.canaryIntact() && ti.canaryIntact();
     r.inputsUnchanged = self.snapshot() == s1;
     return r;
@@ -90,13 +91,14 @@ TEST(MaxPool2dWithIndices, BitExactOutAndPyTorchIndicesInEveryDtype) {
     for (const std::string product : {"atlas-a2", "atlas-a3"}) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
         uint64_t seed = 40;
-        for (aclDataType dt : kDtypes)
+        for (aclDataType dt : kForwardDtypes)
+            for (aclDataType it : {ACL_INT32, ACL_INT64})
             for (const Case &c : cases()) {
-                SCOPED_TRACE(product + " " + dtName(dt) + " " + c.name);
+                SCOPED_TRACE(product + " " + dtName(dt) + " " + (it == ACL_INT64 ? "INT64" : "INT32") + " " + c.name);
                 const mref::Pool &p = c.pr.pool;
                 const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
                 const mref::Forward f = mref::forward(p, x, refDt(dt), false);
-                const IndexResult r = runIndicesForward(c.pr, dt, x);
+                const IndexResult r = runIndicesForward(c.pr, dt, x, {}, it);
                 ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
                 ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
                 EXPECT_TRUE(sameBits(dt, r.outBits, f.out));
@@ -127,11 +129,11 @@ TEST(MaxPool2dWithIndices, SameArgmaxAsTheInt32Mask) {
     }
 }
 
-TEST(MaxPool2dWithIndicesBackward, BitExactInEveryDtypeWithMinusOneSkipped) {
+TEST(MaxPool2dWithIndicesBackward, BitExactWithMinusOneSkipped) {
     for (const std::string product : {"atlas-a2", "atlas-a3"}) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
         uint64_t seed = 90;
-        for (aclDataType dt : kDtypes)
+        for (aclDataType dt : {ACL_FLOAT})
             for (const Case &c : cases()) {
                 SCOPED_TRACE(product + " " + dtName(dt) + " " + c.name);
                 const mref::Pool &p = c.pr.pool;
@@ -144,6 +146,22 @@ TEST(MaxPool2dWithIndicesBackward, BitExactInEveryDtypeWithMinusOneSkipped) {
                 EXPECT_TRUE(r.canary);
                 EXPECT_TRUE(r.inputsUnchanged);
             }
+    }
+}
+
+// CANN's A2/A3 backward takes FLOAT only (and INT32 indices): the 16-bit dtypes are refused in
+// phase 1, naming the dtype.
+TEST(MaxPool2dWithIndicesBackward, SixteenBitDtypesAreRefused) {
+    for (const std::string product : {"atlas-a2", "atlas-a3"}) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
+        Problem pr;
+        pr.pool = {1, 2, 6, 6, 2, 2, 2, 2, 0, 0, false};
+        for (aclDataType dt : {ACL_FLOAT16, ACL_BF16}) {
+            SCOPED_TRACE(product + " " + dtName(dt));
+            const Result r = runIndicesBackward(pr, dt, exactValues(18, 5), std::vector<int64_t>(18, 0));
+            EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
+            EXPECT_NE(r.message.find(dt == ACL_BF16 ? "BFLOAT16" : "FLOAT16"), std::string::npos) << r.message;
+        }
     }
 }
 
@@ -174,6 +192,12 @@ TEST(MaxPool2dWithIndices, IndicesAtTheEndOfAPageAndNonContiguousViews) {
             EXPECT_TRUE(sameBits(ACL_FLOAT, r.outBits, f.out));
             EXPECT_EQ(r.indices, asInt64(f.argmax));
             EXPECT_TRUE(r.canary) << "a write outside out or indices";
+            // INT64 indices: the same values, stored from the int32 copy into the view.
+            const IndexResult r64 = runIndicesForward(c.pr, ACL_FLOAT, x, v, ACL_INT64);
+            ASSERT_EQ(r64.phase2, ACLNN_SUCCESS) << r64.message;
+            EXPECT_EQ(r64.indices, asInt64(f.argmax));
+            EXPECT_GT(r64.workspace, 0u) << "the int32 copy";
+            EXPECT_TRUE(r64.canary) << "a write outside out or INT64 indices";
 
             const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), 8);
             Views bv = v;
@@ -215,12 +239,12 @@ TEST(MaxPool2dWithIndices, RoundTripRoutesEachGradientToItsMaximum) {
     pr.pool = {1, 2, 7, 8, 3, 3, 2, 2, 1, 1, true};
     const mref::Pool &p = pr.pool;
     const auto x = exactValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 11);
-    const IndexResult f = runIndicesForward(pr, ACL_BF16, x);
+    const IndexResult f = runIndicesForward(pr, ACL_FLOAT, x);
     ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
     const auto go = exactValues(static_cast<size_t>(p.N * p.C * p.Ho() * p.Wo()), 12);
-    const Result b = runIndicesBackward(pr, ACL_BF16, go, f.indices);
+    const Result b = runIndicesBackward(pr, ACL_FLOAT, go, f.indices);
     ASSERT_EQ(b.phase2, ACLNN_SUCCESS) << b.message;
-    EXPECT_TRUE(sameBits(ACL_BF16, b.outBits, mref::backward(p, go, mref::routesInt32(p, f.indices), mref::Dt::BF16, false)));
+    EXPECT_TRUE(sameBits(ACL_FLOAT, b.outBits, mref::backward(p, go, mref::routesInt32(p, f.indices), mref::Dt::F32, false)));
 }
 
 // PyTorch's pool / unpool pair on the device: MaxPool2dWithIndices' indices feed MaxUnpool2d as
@@ -282,7 +306,8 @@ TEST(MaxPool2dWithIndices, ChecksNameTheArgument) {
         const std::string msg = lastError();
         EXPECT_NE(msg.find("indices shape [1,2,4,64] must equal the pooled shape of self [1,2,3,3]"), std::string::npos)
             << msg;
-        // dilation 2 and kernelSize of length 3 (161001 in the backward, CANN's quirk, as the mask pair)
+        // dilation 2 and kernelSize of length 3: 161002 in both (the mask pair's 161001 quirk is its
+        // own entry's)
         IntArray d2(std::vector<int64_t>{2, 2}), k3(std::vector<int64_t>{2, 2, 2});
         Tensor pooled(ACL_INT32, pr.outDims(), pr.format());
         EXPECT_EQ(aclnnMaxPool2dWithIndicesGetWorkspaceSize(self.get(), k.a, s.a, p.a, d2.a, false, out.get(), pooled.get(),
@@ -295,8 +320,25 @@ TEST(MaxPool2dWithIndices, ChecksNameTheArgument) {
         Tensor go(ACL_FLOAT, pr.outDims(), pr.format()), gi(ACL_FLOAT, pr.selfDims(), pr.format());
         EXPECT_EQ(aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(go.get(), self.get(), pooled.get(), k3.a, s.a, p.a, d.a,
                                                                     false, gi.get(), &ws, &exec),
+                  ACLNN_ERR_PARAM_INVALID);
+        EXPECT_NE(lastError().find("kernelSize"), std::string::npos);
+        // CANN's order: every NULL check (signature order) before the attribute lengths.
+        EXPECT_EQ(aclnnMaxPool2dWithIndicesGetWorkspaceSize(self.get(), k3.a, nullptr, p.a, d.a, false, out.get(),
+                                                            pooled.get(), &ws, &exec),
                   ACLNN_ERR_PARAM_NULLPTR);
-        (void)lastError();
+        EXPECT_NE(lastError().find("stride"), std::string::npos);
+        EXPECT_EQ(aclnnMaxPool2dWithIndicesGetWorkspaceSize(nullptr, nullptr, s.a, p.a, d.a, false, out.get(), pooled.get(),
+                                                            &ws, &exec),
+                  ACLNN_ERR_PARAM_NULLPTR);
+        EXPECT_NE(lastError().find("self"), std::string::npos) << "self comes first";
+        EXPECT_EQ(aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(go.get(), self.get(), pooled.get(), k3.a, s.a, p.a, d.a,
+                                                                    false, nullptr, &ws, &exec),
+                  ACLNN_ERR_PARAM_NULLPTR);
+        EXPECT_NE(lastError().find("gradInput"), std::string::npos);
+        EXPECT_EQ(aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(nullptr, self.get(), pooled.get(), nullptr, s.a, p.a,
+                                                                    d.a, false, gi.get(), &ws, &exec),
+                  ACLNN_ERR_PARAM_NULLPTR);
+        EXPECT_NE(lastError().find("gradOutput"), std::string::npos) << "gradOutput comes first";
     }
 }
 
@@ -311,8 +353,9 @@ TEST(MaxPool2dWithIndices, OnlyA2AndA3HaveThePair) {
         const IndexResult r = runIndicesForward(pr, ACL_FLOAT16, x);
         EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID) << product;
         EXPECT_NE(r.message.find(productName(product)), std::string::npos) << r.message;
-        const Result b = runIndicesBackward(pr, ACL_FLOAT16, exactValues(4, 3), {0, 2, 8, 10});
+        const Result b = runIndicesBackward(pr, ACL_FLOAT, exactValues(4, 3), {0, 2, 8, 10});
         EXPECT_EQ(b.phase1, ACLNN_ERR_PARAM_INVALID) << product;
+        EXPECT_NE(b.message.find(productName(product)), std::string::npos) << b.message;
     }
 }
 
@@ -342,7 +385,7 @@ TEST(MaxPool2dWithIndices, DeterministicAcrossThreadCounts) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2", threads));
         fw.push_back(runIndicesForward(pr, ACL_FLOAT16, x));
         ASSERT_EQ(fw.back().phase2, ACLNN_SUCCESS) << fw.back().message;
-        bw.push_back(runIndicesBackward(pr, ACL_FLOAT16, go, fw.front().indices));
+        bw.push_back(runIndicesBackward(pr, ACL_FLOAT, go, fw.front().indices));
         ASSERT_EQ(bw.back().phase2, ACLNN_SUCCESS) << bw.back().message;
     }
     EXPECT_EQ(fw[0].outBits, fw[1].outBits);

@@ -156,7 +156,7 @@ int maxpool(const Runner &r) {
 }
 
 // MaxPool2dWithIndices, then its backward on the forward's indices, or on "bind" when the case
-// gives indices of its own.
+// gives indices of its own. No "go": the forward alone (CANN's backward takes FLOAT only).
 int maxpool_idx(const Runner &r) {
     const Case &c = r.c;
     int st = r.call(
@@ -167,7 +167,7 @@ int maxpool_idx(const Runner &r) {
                                                              c.tensor("out"), c.tensor("ind"), ws, ex);
         },
         aclnnMaxPool2dWithIndices, {"self"}, {"out", "ind"});
-    if (st != 0) return st;
+    if (st != 0 || !c.tensor("go")) return st;
     const char *ind = c.tensor("bind") ? "bind" : "ind";
     return r.call(
         "aclnnMaxPool2dWithIndicesBackward",
