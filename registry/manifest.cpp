@@ -197,13 +197,20 @@ struct Parser {
             expect_map(n["attrs"], "attrs");
             for (const auto &kv : n["attrs"]) r.attrs[kv.first.as<std::string>()] = attr_rule(op, kv.first, kv.second);
         }
+        if (n["cube_rejects"]) {
+            if (!op.cube_math) fail(n["cube_rejects"], "cube_rejects needs the operator's cube_math");
+            expect_map(n["cube_rejects"], "cube_rejects");
+            for (const auto &kv : n["cube_rejects"]) {
+                r.cube_rejects[integer(kv.first, "cube_rejects key (a cubeMathType value)")] = dtype_list(kv.second);
+            }
+        }
         return r;
     }
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
         only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "noop_if_all_false", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
-                      "formats", "format_fixes_rank", "ranks", "attrs", "products"},
+                      "formats", "format_fixes_rank", "ranks", "attrs", "cube_rejects", "products"},
                   "an operator");
         OpManifest op;
         op.line = n.Mark().line + 1;
@@ -351,7 +358,7 @@ struct Parser {
         for (const auto &kv : n["products"]) {
             const auto id = kv.first.as<std::string>();
             expect_map(kv.second, "product " + id);
-            only_keys(kv.second, {"dtypes", "formats", "ranks", "attrs"}, "product " + id);
+            only_keys(kv.second, {"dtypes", "formats", "ranks", "attrs", "cube_rejects"}, "product " + id);
             op.products[id] = rules(op, kv.second, true);
         }
         for (const auto &[id, own] : op.products) {
@@ -360,6 +367,7 @@ struct Parser {
             for (const auto &kv : own.formats) r.formats[kv.first] = kv.second;
             for (const auto &kv : own.ranks) r.ranks[kv.first] = kv.second;
             for (const auto &kv : own.attrs) r.attrs[kv.first] = kv.second;
+            for (const auto &kv : own.cube_rejects) r.cube_rejects[kv.first] = kv.second;
             op.in_force[id] = std::move(r);
         }
         return op;

@@ -39,6 +39,9 @@ struct Rules {  // may appear at operator level (all products) and per product (
     std::map<std::string, std::vector<int32_t>> formats;
     std::map<std::string, std::vector<int64_t>> ranks;
     std::map<std::string, AttrRule> attrs;
+    // cubeMathType -> input dtypes this operator refuses under that mode, where the product's cube
+    // table would take them (AvgPool2d on A2/A3: FLOAT with 1 or 3). Needs `cube_math`.
+    std::map<int64_t, std::vector<int32_t>> cube_rejects;
 };
 
 struct CubeMath {

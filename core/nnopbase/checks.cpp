@@ -303,15 +303,20 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
         fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " must be one of " + join(known, num) + ", got " + num(mode.i));
     }
     if (!input.present) return ACP_PREC_NATIVE;
-    const auto act = row->second.find(input.tensor->dtype);
-    const CubeAction action = act == row->second.end() ? CubeAction::Keep : act->second;
-    switch (action) {
+    // The product's action for (mode, dtype), unless this operator refuses the pair (cube_rejects).
+    const auto action_of = [&](int64_t m, const std::map<int32_t, CubeAction> &actions) {
+        const auto r = rules->cube_rejects.find(m);
+        if (r != rules->cube_rejects.end() &&
+            std::find(r->second.begin(), r->second.end(), input.tensor->dtype) != r->second.end())
+            return CubeAction::Reject;
+        const auto a = actions.find(input.tensor->dtype);
+        return a == actions.end() ? CubeAction::Keep : a->second;
+    };
+    switch (action_of(row->first, row->second)) {
         case CubeAction::Reject: {
             std::vector<int64_t> taken;  // the modes this product takes for the dtype: the expected values
-            for (const auto &[m, actions] : s.product.cube_math) {
-                const auto a = actions.find(input.tensor->dtype);
-                if (a == actions.end() || a->second != CubeAction::Reject) taken.push_back(m);
-            }
+            for (const auto &[m, actions] : s.product.cube_math)
+                if (action_of(m, actions) != CubeAction::Reject) taken.push_back(m);
             const std::string dtype(dname(input.tensor->dtype));
             fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " " + num(mode.i) + " (" + cube_mode_name(mode.i) + ") with " +
                                               op.cube_math->input + " dtype " + dtype + " is not supported on " +

@@ -161,6 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"attr_range_reversed", with(17, "      alpha: {range: [8, 0]}"), 17, "range"},
         BadManifest{"length_rule_on_a_scalar", with(17, "      alpha: {length: [1]}"), 17, "length"},
         BadManifest{"cube_math_param_not_int8", with(19, "    cube_math: {param: alpha, input: self}"), 19, "int8"},
+        BadManifest{"cube_rejects_without_cube_math", with(19, "    cube_rejects: {1: [FLOAT]}"), 19, "cube_math"},
+        BadManifest{"cube_rejects_unknown_dtype", inserted(23, "        cube_rejects: {1: [FLAOT]}"), 23, "FLAOT"},
+        BadManifest{"cube_rejects_key_not_a_mode", inserted(23, "        cube_rejects: {one: [FLOAT]}"), 23, "cubeMathType"},
         BadManifest{"dtypes_at_operator_level", inserted(20, "    dtypes: {self: [FLOAT], out: [FLOAT]}"), 20, "dtypes"},
         BadManifest{"optional_by_value_param", with(11, "      - {name: alpha, type: int64, optional: true}"), 11, "alpha"},
         BadManifest{"output_non_tensor", with(11, "      - {name: alpha, type: int64, output: true}"), 11, "alpha"},
@@ -258,6 +261,19 @@ TEST(Manifest, GoodManifestParses) {
     ASSERT_TRUE(tr);
     EXPECT_EQ(tr->dtypes.at("self"), (std::vector<int32_t>{0}));
     EXPECT_FALSE(op.rules_for("atlas-200i-500-a2")) << "a product not listed is unsupported";
+}
+
+// cube_rejects: per product (or for every product), merged into the rules in force.
+TEST(Manifest, CubeRejectsNarrowTheProductsTable) {
+    const aclcpu::Manifest m = parse_manifest(
+        coretest::writeTempFile("manifest-cube-rejects", inserted(23, "        cube_rejects: {1: [FLOAT], 3: [FLOAT, BF16]}")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    const auto a2 = m.ops[0].rules_for("atlas-a2");
+    ASSERT_TRUE(a2);
+    ASSERT_EQ(a2->cube_rejects.size(), 2u);
+    EXPECT_EQ(a2->cube_rejects.at(1), (std::vector<int32_t>{0}));       // FLOAT
+    EXPECT_EQ(a2->cube_rejects.at(3), (std::vector<int32_t>{0, 27}));   // FLOAT, BF16
+    EXPECT_TRUE(m.ops[0].rules_for("atlas-training")->cube_rejects.empty()) << "another product's rules are its own";
 }
 
 TEST(Manifest, FormatFixesRankCanBeTurnedOff) {

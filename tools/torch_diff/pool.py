@@ -85,9 +85,9 @@ def _avg_rounded_fwd(x, ho, wo, k, s, pad, cip, div, rnd):
     return y
 
 
-def _divisor(rng, product):
-    """divisorOverride: 0 (not set) mostly, else a value the product takes."""
-    limit = product.divisor_limit or float("inf")
+def _divisor(rng, limit):
+    """divisorOverride: 0 (not set) mostly, else a value within `limit` (None: any)."""
+    limit = limit or float("inf")
     values = [v for v in (1, 2, 3, 5, 7, 9, -1, -3, 17, 300, -1000) if abs(v) <= limit]
     return 0 if rng.random() < 0.6 else rng.choice(values)
 
@@ -102,8 +102,9 @@ def _avg_case(op, rand, dtype, product):
     if op == "avgpool_fwd":  # CANN's forward takes no NULL stride (aclnn_avgpool2d.cpp; 161001): the empty form
         arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
     ceil, cip = rng.random() < 0.5, rng.random() < 0.5
-    div = _divisor(rng, product)
-    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
+    forward = op == "avgpool_fwd"  # CANN's forward: no divisorOverride range, its own cubeMathType rules
+    div = _divisor(rng, None if forward else product.divisor_limit)
+    cube, rounding, status = product.draw_cube(rng, dtype, 0.3, product.cube_avgpool_fwd if forward else None)
     c = Case(op, dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
                   count_include_pad=cip, divisor=div, cube=cube)

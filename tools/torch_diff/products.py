@@ -40,6 +40,10 @@ _CUBE_A2 = {
     2: {"float32": "fp16", "float16": None, "bfloat16": "reject"},
     3: {"float32": "hf32", "float16": None, "bfloat16": None},
 }
+# CANN's AvgPool2d (the forward) on A2 / A3: 1 refuses FLOAT, 3 is not supported (its page and
+# aclnn_avgpool2d.cpp); the backward takes both as the product's table says.
+_CUBE_A2_AVGPOOL_FWD = {**_CUBE_A2, 1: dict(_CUBE_A2[1], float32="reject"),
+                        3: {"float32": "reject", "float16": "reject", "bfloat16": "reject"}}
 _CUBE_NO_FP32 = {  # atlas-training / atlas-inference: no FP32 and no HF32 in the cube unit
     0: {"float32": "reject", "float16": None, "bfloat16": "reject"},
     1: {"float32": "fp16", "float16": None, "bfloat16": "reject"},
@@ -71,8 +75,9 @@ class Product:
         self.id = pid
         a2 = pid in ("atlas-a2", "atlas-a3", "atlas-200i-500-a2")
         self.cube = _CUBE_A2 if a2 else _CUBE_NO_FP32
+        self.cube_avgpool_fwd = _CUBE_A2_AVGPOOL_FWD if a2 else _CUBE_NO_FP32
         self.conv_ranks = 3 if a2 else 2  # 3-D convolution: 161002 on training / inference
-        self.divisor_limit = None if a2 else 255  # AvgPool divisorOverride in [-255, 255] there
+        self.divisor_limit = None if a2 else 255  # AvgPool2dBackward's divisorOverride in [-255, 255] there
         self.int32_mask = pid in ("atlas-a2", "atlas-a3")  # else the bit mask (ops.md)
         self.maxpool_backward = pid != "atlas-inference"
 
@@ -88,16 +93,18 @@ class Product:
         """MaxPool2dWithMask(Backward) on atlas-training computes FLOAT as FLOAT16 (products.md)."""
         return self.id == "atlas-training" and dtype == "float32"
 
-    def draw_cube(self, rng, dtype, nonzero_share):
+    def draw_cube(self, rng, dtype, nonzero_share, table=None):
         """(cubeMathType, the rounding of FLOAT cube operands, the status the call must give). One
         draw in ten is a mode the product rejects for this dtype (-1 and 4 everywhere); of the
-        others, `nonzero_share` are a mode other than 0 where 0 is accepted."""
-        ok = [m for m in sorted(self.cube) if self.cube[m][dtype] != "reject"]
-        bad = [m for m in sorted(self.cube) if self.cube[m][dtype] == "reject"] + [-1, 4]
+        others, `nonzero_share` are a mode other than 0 where 0 is accepted. `table`: an operator's
+        own rules instead of the product's (AvgPool2d)."""
+        cube = table or self.cube
+        ok = [m for m in sorted(cube) if cube[m][dtype] != "reject"]
+        bad = [m for m in sorted(cube) if cube[m][dtype] == "reject"] + [-1, 4]
         if not ok or rng.random() < 0.1:  # (no mode at all: a dtype the product does not take)
             return rng.choice(bad), None, REJECTED
         mode = rng.choice([m for m in ok if m] or ok) if 0 not in ok or rng.random() < nonzero_share else 0
-        return mode, self.cube[mode][dtype], 0
+        return mode, cube[mode][dtype], 0
 
 
 def rejection(family, dtype, product):

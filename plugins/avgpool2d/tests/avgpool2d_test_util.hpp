@@ -471,6 +471,13 @@ inline CubeExpect cubeExpect(const std::string &product, aclDataType dt, int cub
         default: return dt == ACL_FLOAT ? CubeExpect::HF32 : CubeExpect::Keep;
     }
 }
+// The forward's own rules (CANN's aclnnAvgPool2d page): on A2/A3, 1 (ALLOW_FP32_DOWN_PRECISION)
+// refuses FLOAT and 3 (USE_HF32) is not supported at all; otherwise as the backward.
+inline CubeExpect cubeExpectForward(const std::string &product, aclDataType dt, int cube) {
+    const bool old = product == "atlas-training" || product == "atlas-inference";
+    if (!old && ((cube == 1 && dt == ACL_FLOAT) || cube == 3)) return CubeExpect::Reject;
+    return cubeExpect(product, dt, cube);
+}
 inline CubeRound roundingOf(CubeExpect e) {
     switch (e) {
         case CubeExpect::F16: return CubeRound::F16;

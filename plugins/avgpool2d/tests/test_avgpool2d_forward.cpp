@@ -63,7 +63,7 @@ TEST_P(ForwardTable, MatchesReference) {
     ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
     std::vector<double> ref, absSum;
-    referenceForward(c.self, a, x, roundingOf(cubeExpect(pd.product, pd.dt, pd.cube)), ref, &absSum);
+    referenceForward(c.self, a, x, roundingOf(cubeExpectForward(pd.product, pd.dt, pd.cube)), ref, &absSum);
     EXPECT_TRUE(closeToReference(pd.dt, r.out, ref, absSum));
     EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
     EXPECT_TRUE(r.inputsUnchanged);
@@ -73,7 +73,7 @@ INSTANTIATE_TEST_SUITE_P(
     Products, ForwardTable,
     ::testing::Combine(::testing::ValuesIn(forwardCases()),
                        ::testing::Values(ProductDtype{"atlas-a2", ACL_FLOAT, 0}, ProductDtype{"atlas-a2", ACL_FLOAT16, 0},
-                                         ProductDtype{"atlas-a2", ACL_BF16, 0}, ProductDtype{"atlas-a2", ACL_FLOAT, 3},
+                                         ProductDtype{"atlas-a2", ACL_BF16, 0}, ProductDtype{"atlas-a2", ACL_FLOAT, 2},
                                          ProductDtype{"atlas-training", ACL_FLOAT, 1},
                                          ProductDtype{"atlas-inference", ACL_FLOAT16, 0})),
     [](const ::testing::TestParamInfo<std::tuple<Case, ProductDtype>> &info) {
@@ -196,13 +196,25 @@ TEST(ForwardChecks, OneRowPerRule) {
              p.cube = 0;
          },
          ACLNN_ERR_PARAM_INVALID, {"cubeMathType"}},
-        {"divisor_256_inference",
+        // CANN's A2/A3 forward: 1 refuses FLOAT, 3 every dtype (the backward takes both).
+        {"cube_1_float_a2", [](FwdProblem &p) { p.cube = 1; }, ACLNN_ERR_PARAM_INVALID, {"cubeMathType 1"}},
+        {"cube_3_float16_a3",
+         [](FwdProblem &p) {
+             p.product = "atlas-a3";
+             p.dt = p.outDt = ACL_FLOAT16;
+             p.cube = 3;
+         },
+         ACLNN_ERR_PARAM_INVALID, {"cubeMathType 3"}},
+        {"valid_cube_1_float16_a2", [](FwdProblem &p) { p.dt = p.outDt = ACL_FLOAT16; p.cube = 1; }, ACLNN_SUCCESS, {}},
+        // No divisorOverride range in CANN's forward on the training / inference series (the
+        // backward's [-255, 255] is its own).
+        {"valid_divisor_256_inference",
          [](FwdProblem &p) {
              p.product = "atlas-inference";
              p.dt = p.outDt = ACL_FLOAT16;
              p.divisorOverride = 256;
          },
-         ACLNN_ERR_PARAM_INVALID, {"divisorOverride"}},
+         ACLNN_SUCCESS, {}},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);
@@ -231,6 +243,47 @@ TEST(ForwardChecks, OneRowPerRule) {
         EXPECT_TRUE(messageContains(msg, row.anyOf));
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// cubeMathType x product x dtype of the forward: CANN's aclnnAvgPool2d rules (cubeExpectForward),
+// which refuse on A2/A3 what the backward takes (FLOAT with 1, every dtype with 3).
+// ------------------------------------------------------------------------------------------------
+class ForwardCubeMatrix : public ::testing::TestWithParam<std::tuple<std::string, aclDataType, int>> {};
+
+TEST_P(ForwardCubeMatrix, AcceptedMatchRoundedReferenceRejectedAre161002) {
+    const auto &[product, dt, cube] = GetParam();
+    ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
+    const std::vector<int64_t> self{2, 3, 7, 9};
+    Attrs a = A({3}, S({2}), {1}, false, false);  // divisors 4, 6, 9: 1/6 and 1/9 are not representable
+    a.cubeMathType = static_cast<int8_t>(cube);
+    const auto x = randomValues(static_cast<size_t>(numel(self)), dt, 29);
+    const RunResult r = runForward(dt, self, a, x);
+    const bool dtOk = dt != ACL_BF16 || (product != "atlas-training" && product != "atlas-inference");
+    const CubeExpect e = cubeExpectForward(product, dt, cube);
+    if (!dtOk || e == CubeExpect::Reject) {
+        EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
+        EXPECT_TRUE(messageContains(r.message, {dtOk ? "cubeMathType" : productNameSubstr(product)})) << r.message;
+        return;
+    }
+    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    std::vector<double> ref, absSum;
+    referenceForward(self, a, x, roundingOf(e), ref, &absSum);
+    EXPECT_TRUE(closeToReference(dt, r.out, ref, absSum));
+}
+
+INSTANTIATE_TEST_SUITE_P(Products, ForwardCubeMatrix,
+                         ::testing::Combine(::testing::Values("atlas-training", "atlas-a2", "atlas-a3"),
+                                            ::testing::Values(ACL_FLOAT, ACL_FLOAT16, ACL_BF16),
+                                            ::testing::Values(-1, 0, 1, 2, 3, 4)),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, aclDataType, int>> &info) {
+                             std::string p = std::get<0>(info.param);
+                             for (auto &ch : p)
+                                 if (ch == '-') ch = '_';
+                             const int c = std::get<2>(info.param);
+                             return p + "_" + dtName(std::get<1>(info.param)) + "_cube" +
+                                    (c < 0 ? "m" + std::to_string(-c) : std::to_string(c));
+                         });
 
 // ------------------------------------------------------------------------------------------------
 // The adjoint identity <avgpool(x), g> == <x, avgpool_backward(g)>, computed in double from the
