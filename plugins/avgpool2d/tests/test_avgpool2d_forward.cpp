@@ -277,12 +277,9 @@ INSTANTIATE_TEST_SUITE_P(Products, ForwardCubeMatrix,
                                             ::testing::Values(ACL_FLOAT, ACL_FLOAT16, ACL_BF16),
                                             ::testing::Values(-1, 0, 1, 2, 3, 4)),
                          [](const ::testing::TestParamInfo<std::tuple<std::string, aclDataType, int>> &info) {
-                             std::string p = std::get<0>(info.param);
-                             for (auto &ch : p)
-                                 if (ch == '-') ch = '_';
                              const int c = std::get<2>(info.param);
-                             return p + "_" + dtName(std::get<1>(info.param)) + "_cube" +
-                                    (c < 0 ? "m" + std::to_string(-c) : std::to_string(c));
+                             return acltest::ident(std::get<0>(info.param)) + "_" + dtName(std::get<1>(info.param)) +
+                                    "_cube" + (c < 0 ? "m" + std::to_string(-c) : std::to_string(c));
                          });
 
 // ------------------------------------------------------------------------------------------------

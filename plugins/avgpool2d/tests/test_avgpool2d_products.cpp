@@ -12,11 +12,7 @@
 namespace apt {
 namespace {
 
-std::string ident(std::string s) {
-    for (auto &ch : s)
-        if (ch == '-' || ch == '/') ch = '_';
-    return s;
-}
+using acltest::ident;
 
 // products.md "Dtypes per product" for AvgPool2dBackward (written independently of the manifest).
 bool dtypeSupported(const std::string &product, aclDataType dt) {
