@@ -303,14 +303,8 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
         fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " must be one of " + join(known, num) + ", got " + num(mode.i));
     }
     if (!input.present) return ACP_PREC_NATIVE;
-    // The product's action for (mode, dtype), unless this operator refuses the pair (cube_rejects).
     const auto action_of = [&](int64_t m, const std::map<int32_t, CubeAction> &actions) {
-        const auto r = rules->cube_rejects.find(m);
-        if (r != rules->cube_rejects.end() &&
-            std::find(r->second.begin(), r->second.end(), input.tensor->dtype) != r->second.end())
-            return CubeAction::Reject;
-        const auto a = actions.find(input.tensor->dtype);
-        return a == actions.end() ? CubeAction::Keep : a->second;
+        return cube_action(actions, m, input.tensor->dtype, rules->cube_rejects);
     };
     switch (action_of(row->first, row->second)) {
         case CubeAction::Reject: {

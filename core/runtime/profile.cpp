@@ -127,6 +127,15 @@ const Profile *find_profile(const std::vector<Profile> &all, const std::string &
     return nullptr;
 }
 
+CubeAction cube_action(const std::map<int32_t, CubeAction> &row, int64_t mode, int32_t dtype,
+                       const std::map<int64_t, std::vector<int32_t>> &rejects) {
+    const auto r = rejects.find(mode);
+    if (r != rejects.end() && std::find(r->second.begin(), r->second.end(), dtype) != r->second.end())
+        return CubeAction::Reject;
+    const auto a = row.find(dtype);
+    return a == row.end() ? CubeAction::Keep : a->second;
+}
+
 const char *cube_action_name(CubeAction a) {
     switch (a) {
         case CubeAction::Keep: return "keep";

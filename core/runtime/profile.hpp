@@ -35,5 +35,10 @@ ACL_FUNC_VISIBILITY std::vector<Profile> load_profiles(const std::string &dir);
 ACL_FUNC_VISIBILITY const Profile *find_profile(const std::vector<Profile> &all, const std::string &key);
 
 ACL_FUNC_VISIBILITY const char *cube_action_name(CubeAction a);
+// What an operator does with an input of `dtype` under cubeMathType `mode`: the product's action
+// (`row`, its cube_math[mode]), or Reject where the operator's manifest refuses the pair
+// (`rejects`: its cube_rejects, mode -> dtypes).
+ACL_FUNC_VISIBILITY CubeAction cube_action(const std::map<int32_t, CubeAction> &row, int64_t mode, int32_t dtype,
+                                           const std::map<int64_t, std::vector<int32_t>> &rejects);
 
 }  // namespace aclcpu

@@ -168,9 +168,11 @@ int cmd_describe(const Options &o) {
             for (const auto &row : pr.cube_math) {
                 std::vector<std::string> acts;
                 const auto it = rules->dtypes.find(op.cube_math->input);
-                for (const auto &cell : row.second)
+                for (const auto &cell : row.second)  // the product's action, less what the operator refuses
                     if (it == rules->dtypes.end() || std::count(it->second.begin(), it->second.end(), cell.first))
-                        acts.push_back(std::string(acp::dtype_name(cell.first)) + " " + aclcpu::cube_action_name(cell.second));
+                        acts.push_back(std::string(acp::dtype_name(cell.first)) + " " +
+                                       aclcpu::cube_action_name(aclcpu::cube_action(row.second, row.first, cell.first,
+                                                                                    rules->cube_rejects)));
                 modes.push_back(std::to_string(row.first) + ": " + join(acts, [](const std::string &x) { return x; }));
             }
             std::cout << join(modes, [](const std::string &x) { return x; }, " | ") << "\n";
