@@ -128,7 +128,7 @@ def _attributes(c, p, cube):
     c.num("cube", cube)
 
 
-def _product_rules(c, rng, dtype, product):
+def _product_rules(c, rng, dtype, product, forward=False):
     """The cubeMathType (1 to 3 in a third of the draws where 0 is taken) and the rounding of the
     cube operands (gradOutput, input, weight; never the bias or gradBias, vector-unit sums); the
     calls the product rejects."""
@@ -136,9 +136,34 @@ def _product_rules(c, rng, dtype, product):
     c.desc["cube"] = cube
     if status:
         c.reject(status, "cubeMathType")
-    if c.desc["sd"] > product.conv_ranks:  # 3-D on atlas-training / inference, checked first
+    sd = c.desc["sd"]
+    if (sd not in product.conv_fwd_sds) if forward else sd > product.conv_ranks:  # the core's rank check, first
         c.reject(REJECTED, "rank")
     return cube, ROUNDING[rounding]
+
+
+def _forward_plan_rules(c, p, dtype, product):
+    """What aclnnConvolution's own checks (after the core's, so called before _product_rules: the
+    last reject() is the one the call meets) refuse: a transposed convolution whose data-gradient
+    padding (k - 1) * dilation - padding passes 255 (3-D: or is negative; CANN reads the padding
+    array as given, element 1 of a 4-element one being its bottom), then what the product runs."""
+    sd = p["sd"]
+    if product.id == "atlas-200i-500-a2" and p["transposed"]:
+        c.reject(REJECTED, "transposed must be false")
+    if product.id == "atlas-inference" and sd == 3:
+        if p["transposed"]:
+            c.reject(REJECTED, "transposed must be false")
+        elif dtype != "float16":
+            c.reject(REJECTED, "FLOAT16")
+    if not p["transposed"] or p["N"] == 0:  # (an empty tensor skips the padding check)
+        return
+    pad = [v for pair in zip(p["pl"], p["pr"]) for v in pair] if p["asym"] else p["pl"]
+
+    def beyond(k, i, nonnegative):
+        v = (p["k"][k] - 1) * p["d"][0 if sd == 1 else i] - pad[0 if len(pad) == 1 else i]
+        return v > 255 or (nonnegative and v < 0)
+    if beyond(*{1: (0, 1, False), 2: (1, 1, False), 3: (2, 2, True)}[sd]) or (sd > 1 and beyond(sd - 2, sd - 2, sd == 3)):
+        c.reject(REJECTED, "padding")
 
 
 def generate(rand, dtype, product):
@@ -177,10 +202,12 @@ def forward(rand, dtype, product):
     """aclnnConvolution, the forward companion, on the same geometries: with and without bias."""
     rng = rand.rng
     p, x_shape, y_shape, w_shape, fmt = _draw(rng)
+    fmt = "NCL" if p["sd"] == 1 else fmt  # CANN's forward takes no ND activations
     with_bias = rng.random() < 0.7
     c = Case("conv_fwd", dtype, rand)
     c.desc = dict(p, bias=with_bias, fmt=fmt)
-    cube, rnd = _product_rules(c, rng, dtype, product)
+    _forward_plan_rules(c, p, dtype, product)
+    cube, rnd = _product_rules(c, rng, dtype, product, forward=True)
     x = c.input("in", rand.uniform(x_shape), fmt)
     w = c.input("w", rand.uniform(w_shape), fmt)
     b = c.input("bias", rand.uniform([p["Cout"]]), "ND") if with_bias else None

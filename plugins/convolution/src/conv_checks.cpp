@@ -84,11 +84,10 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
 
 I128 dilated(int64_t k, int64_t d) { return static_cast<I128>(d) * (k - 1) + 1; }
 
-// CANN's documented ranges for a non-transposed convolution (the operator page gives them for A2;
-// they are the cube's, and are applied on every product): dilation and the kernel's H and W (L in
-// 1-D) in [1, 255], padding in [0, 255] (3-D: but for depth), stride in [1, 2147483646] (3-D: H and
-// W in [1, 63]). The dilation's range holds for transposed convolutions too: oneDNN's 1-D and 3-D
-// primitives take time linear in the dilation to create (12 s at 1e7).
+// ConvolutionBackward's documented ranges for a non-transposed convolution (its operator page gives
+// them for A2; they are the cube's, and are applied on every product): dilation and the kernel's H
+// and W (L in 1-D) in [1, 255], padding in [0, 255] (3-D: but for depth), stride in [1, 2147483646]
+// (3-D: H and W in [1, 63]). The dilation's range holds for transposed convolutions too.
 void check_documented_ranges(const Attrs &a, const acp_tensor_desc &w, bool transposed) {
     const size_t sd = w.rank - 2;
     // (the name in three parts, e.g. "stride[", i, "]", put together only for a message)
@@ -110,10 +109,12 @@ void check_documented_ranges(const Attrs &a, const acp_tensor_desc &w, bool tran
 }
 
 // What oneDNN represents (measured, 2.7): per spatial dim the padded input and a stride plus either
-// padding below 2^31; beyond, its primitives are not created (3-D depth only, after the ranges above).
+// padding below 2^31; beyond, its primitives are not created. And a dilation of at most 10^6: the
+// time to create its 1-D and 3-D primitives grows with it (12 s at 10^7).
 void check_engine_limits(const acp_tensor_desc &x, const Attrs &a, bool transposed) {
     if (transposed) return;
     for (size_t i = 0; i + 2 < x.rank; ++i) {
+        require(a.dil[i] <= 1000000, kInvalid, "dilation[", i, "] must be <= 1000000 for this CPU library's engine, got ", a.dil[i]);
         const I128 padded = static_cast<I128>(x.dims[i + 2]) + a.pl[i] + a.pr[i];
         const I128 reach = static_cast<I128>(a.stride[i]) + std::max(a.pl[i], a.pr[i]);
         require(padded <= INT32_MAX && reach <= INT32_MAX, kInvalid,
@@ -257,6 +258,137 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
             shape_str(w), transposed ? ", transposed)" : ")");
 }
 
+// ---- the forward companion (hicann/ops-nn aclnn_convolution.cpp, its operator page) ----
+
+bool product_is(const acp::Args &a, const char *id) {
+    return a.ctx->product_id && std::string(a.ctx->product_id) == id;
+}
+
+// Channels and groups as CANN's forward checks them (CheckChannelAndGroups, CheckEmptyTensor).
+void check_forward_channels(const acp_tensor_desc &in, const acp_tensor_desc &w, int64_t groups, bool transposed) {
+    if (transposed)
+        require(w.dims[0] == in.dims[1], kInvalid, "weight dim 0 (", w.dims[0], ") must equal input channels (", in.dims[1],
+                ") when transposed is true");
+    else
+        require(static_cast<I128>(w.dims[1]) * groups == in.dims[1], kInvalid, "input channels (", in.dims[1],
+                ") must equal weight dim 1 (", w.dims[1], ") times groups (", groups, ")");
+    require(w.dims[0] % groups == 0, kInvalid, "weight dim 0 (", w.dims[0], ") must be a multiple of groups (", groups, ")");
+    require(!transposed || in.dims[1] != 0, kInvalid, "input channels must be > 0 when transposed is true, got input ",
+            shape_str(in));
+}
+
+// A transposed convolution runs as the data gradient of a plain one, padded by dilation * (k - 1) -
+// padding; Ascend's binary takes at most 255 there, and for 3-D at least 0 (padBinaryValid). CANN
+// reads the last two kernel dims against the attributes' elements as given: padding[1] of a 4-element
+// 2-D padding is its bottom, not its left (a CANN quirk, kept).
+void check_transposed_pad_reach(const acp_tensor_desc &w, const std::vector<int64_t> &padding,
+                                const std::vector<int64_t> &dilation) {
+    const uint32_t r = w.rank;
+    const auto reach = [&](uint32_t kdim, size_t i, bool nonnegative) {
+        const size_t di = dilation.size() == 1 ? 0 : i, pi = padding.size() == 1 ? 0 : i;
+        const I128 v = static_cast<I128>(w.dims[kdim] - 1) * dilation[di] - padding[pi];
+        require(v <= 255 && (!nonnegative || v >= 0), kInvalid, "(weight dim ", kdim, " - 1) * dilation[", di, "] - padding[", pi,
+                "] must be in [", nonnegative ? "0" : "-inf", ", 255] for a transposed ", r - 2,
+                "-D convolution (the padding of CANN's data-gradient binary), got ", static_cast<int64_t>(v));
+    };
+    if (r == 3) reach(2, 1, false);
+    if (r == 4) reach(3, 1, false), reach(2, 0, false);
+    if (r == 5) reach(4, 2, true), reach(3, 1, true);
+}
+
+// The output shape CANN infers (ConvEngine::InferShape: C++ integer division, so an empty input's
+// spatial size may give 0).
+void check_forward_output(const acp_tensor_desc &in, const acp_tensor_desc &w, const acp_tensor_desc &out, int64_t cout,
+                          const Attrs &a, bool transposed) {
+    std::vector<int64_t> expect{in.dims[0], cout};
+    for (uint32_t d = 2; d < in.rank; ++d) {
+        const size_t i = d - 2;
+        const I128 o = transposed ? static_cast<I128>(in.dims[d] - 1) * a.stride[i] - a.pl[i] - a.pr[i] +
+                                        (dilated(w.dims[d], a.dil[i]) - 1) + a.op[i] + 1
+                                  : (static_cast<I128>(in.dims[d]) + a.pl[i] + a.pr[i] - dilated(w.dims[d], a.dil[i])) /
+                                            a.stride[i] + 1;
+        require(o >= 0 && o <= INT64_MAX, kInvalid, "the output size along spatial dim ", i, " is ",
+                o < 0 ? std::to_string(static_cast<int64_t>(o)) : std::string("beyond 2^63"), " for input size ", in.dims[d],
+                ", stride ", a.stride[i], ", padding ", a.pl[i], "+", a.pr[i], ", dilation ", a.dil[i], ", kernel ", w.dims[d],
+                transposed ? cat(", outputPadding ", a.op[i]) : std::string(), "; it must be >= 0");
+        expect.push_back(static_cast<int64_t>(o));
+    }
+    require(acp::dims_of(out) == expect, kInvalid, "output shape ", shape_str(out), " must be ", shape_str(expect), " (the ",
+            transposed ? "transposed " : "", "convolution of input ", shape_str(in), " with weight ", shape_str(w), ")");
+}
+
+// What each product runs at all (TemporarySoftwareLimitChecker, the page's "other constraints"):
+// 200I/500 A2 only the non-transposed 2-D convolution (its ranks: the manifest); Atlas inference
+// products 3-D only non-transposed and in FLOAT16.
+void check_forward_product(const acp::Args &a, const acp_tensor_desc &in, bool transposed) {
+    if (product_is(a, "atlas-200i-500-a2"))
+        require(!transposed, kInvalid,
+                "transposed must be false on atlas-200i-500-a2 (aclnnConvolution runs only the non-transposed 2-D convolution there)");
+    if (product_is(a, "atlas-inference") && in.rank == 5) {
+        require(!transposed, kInvalid, "transposed must be false for a 3-D convolution on atlas-inference, got true");
+        require(in.dtype == acp::dt::kFloat16, kInvalid, "input dtype must be FLOAT16 for a 3-D convolution on atlas-inference, got ",
+                acp::dtype_name(in.dtype));
+    }
+}
+
+// The operator page's limits (its constraints table; the same on A2/A3, 200I/500 A2 and the
+// inference products unless said): every dim of input, weight and bias at most 1000000; transposed:
+// dilation in [1, 255], the kernel's L (1-D) or H and W in [1, 255], 3-D stride H and W in [1, 63] and
+// padding H and W in [0, 255]; non-transposed 1-D / 2-D: padding in [0, 255]; non-transposed 3-D:
+// stride H and W in [1, 63], padding H and W in [0, 255], dilation H and W in [1, 255], kernel H and W
+// in [1, 511]. Atlas inference products: input H and W (1-D: L) at most 4096, every kernel dim at
+// most 255.
+void check_forward_ranges(const Attrs &a, const acp_tensor_desc &in, const acp_tensor_desc &w, const acp_tensor_desc *bias,
+                          bool transposed, bool inference) {
+    for (const auto &[t, name] : {std::pair{&in, "input"}, std::pair{&w, "weight"}, std::pair{bias, "bias"}})
+        if (t)
+            for (uint32_t d = 0; d < t->rank; ++d)
+                require(t->dims[d] <= 1000000, kInvalid, name, " dim ", d, " must be <= 1000000 (CANN's documented limit), got ",
+                        shape_str(*t));
+    const size_t sd = in.rank - 2;
+    const char *kind = transposed ? " transposed " : " non-transposed ";
+    const auto range = [&](int64_t v, int64_t lo, int64_t hi, const std::string &name) {
+        require(v >= lo && v <= hi, kInvalid, name, " must be in [", lo, ", ", hi, "] for a", kind, sd,
+                "-D convolution (CANN's documented range), got ", v);
+    };
+    for (size_t i = 0; i < sd; ++i) {
+        const bool hw = sd < 3 || i > 0;  // the H and W dims (1-D: L); 3-D depth is free
+        const std::string k = cat("weight spatial dim ", i), s = cat("stride[", i, "]"), d = cat("dilation[", i, "]");
+        const std::string pl = cat("padding before spatial dim ", i), pr = cat("padding after spatial dim ", i);
+        if (transposed) {
+            range(a.dil[i], 1, 255, d);
+            if (hw) range(w.dims[i + 2], 1, 255, k);
+            if (sd == 3 && hw) range(a.stride[i], 1, 63, s), range(a.pl[i], 0, 255, pl), range(a.pr[i], 0, 255, pr);
+        } else if (sd < 3) {
+            range(a.pl[i], 0, 255, pl), range(a.pr[i], 0, 255, pr);
+        } else if (hw) {
+            range(a.stride[i], 1, 63, s), range(a.pl[i], 0, 255, pl), range(a.pr[i], 0, 255, pr);
+            range(a.dil[i], 1, 255, d), range(w.dims[i + 2], 1, 511, k);
+        }
+        if (inference) {
+            require(w.dims[i + 2] <= 255, kInvalid, k, " must be <= 255 on atlas-inference (CANN's documented limit), got ",
+                    w.dims[i + 2]);
+            if (hw)
+                require(in.dims[i + 2] <= 4096, kInvalid, "input spatial dim ", i,
+                        " must be <= 4096 on atlas-inference (CANN's documented limit), got ", in.dims[i + 2]);
+        }
+    }
+}
+
+// Attributes that cannot change the result, made the engine's easiest: a dilation along a 1-wide
+// kernel, and a stride along an output of size 1 (any stride past the last window start).
+void normalize_for_engine(Attrs &a, const acp_tensor_desc &in, const acp_tensor_desc &w, const acp_tensor_desc &out,
+                          bool transposed) {
+    for (uint32_t d = 2; d < in.rank; ++d) {
+        const size_t i = d - 2;
+        if (w.dims[d] == 1) a.dil[i] = 1;
+        if (!transposed && out.dims[d] == 1) {
+            const I128 avail = static_cast<I128>(in.dims[d]) + a.pl[i] + a.pr[i] - dilated(w.dims[d], a.dil[i]);
+            a.stride[i] = static_cast<int64_t>(std::min<I128>(a.stride[i], avail + 1));
+        }
+    }
+}
+
 }  // namespace
 
 Problem check_backward(const acp::Args &a) {
@@ -360,35 +492,43 @@ Problem check_forward(const acp::Args &a) {
     const acp_tensor_desc *bias = a.tensor(2);
     p.transposed = a.boolean(6);
     const int64_t groups = a.integer(8);
-    nd_is_ncl(&in, "input");
-    nd_is_ncl(&w, "weight");
-    nd_is_ncl(&out, "output");
     // CANN's forward reads outputPadding only when transposed: then it is required; otherwise it may
     // be NULL and any value is ignored.
     if (p.transposed) require(a.present(7), acp::kNullptr, "outputPadding must not be NULL when transposed is true");
-    const std::vector<int64_t> op = p.transposed ? a.ints(7) : std::vector<int64_t>(in.rank - 2, 0);  // (ranks 3-5: manifest)
-    check_output_padding_values(op, p.transposed, "outputPadding");
-    require(in.rank == w.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
+    // DimChecker: ranks, the bias, attribute lengths
+    require(w.rank == in.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
     require(out.rank == in.rank, kInvalid, "output rank ", out.rank, " must equal input rank ", in.rank);
-    const Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), op, in.rank, p.transposed, "input", !p.transposed);
-    check_documented_ranges(at, w, p.transposed);
-    check_engine_limits(in, at, p.transposed);
-    require(acp::numel(w) != 0, kInvalid, "weight must not be empty, got ", shape_str(w));
-    for (uint32_t d = 1; d < in.rank; ++d)
-        require(in.dims[d] != 0, kInvalid, "input may be empty only in N, got ", shape_str(in));
     const int64_t cout = p.transposed ? w.dims[1] * groups : w.dims[0];
     if (bias)
-        require(bias->rank == 1 && bias->dims[0] == cout, kInvalid,
-                "bias shape ", shape_str(*bias), " must be [", cout, "] (the output channels)");
-    if (!p.transposed) {
-        check_channels(in, "input", out, "output", w, groups);
-        p.g = geometry(in, "input", out, "output", w, groups, at, false);
-    } else {
-        check_channels(out, "output", in, "input", w, groups);
-        p.g = geometry(in, "input", out, "output", w, groups, at, true);
-        p.unreachable = unreachable(p.g);
-    }
-    p.empty = in.dims[0] == 0;
+        require(bias->rank == 1 && bias->dims[0] == cout, kInvalid, "bias shape ", shape_str(*bias), " must be [", cout,
+                p.transposed ? "] (weight dim 1 times groups)" : "] (weight dim 0)");
+    const std::vector<int64_t> op = p.transposed ? a.ints(7) : std::vector<int64_t>(in.rank - 2, 0);  // (ranks 3-5: manifest)
+    Attrs at = parse_lengths(a.ints(3), a.ints(4), a.ints(5), op, in.rank, p.transposed, "input", !p.transposed);
+    check_output_padding_values(op, p.transposed, "outputPadding");
+    // ValueChecker: shapes, the padded input, channels and groups, the transposed limits
+    for (uint32_t d = 2; d < w.rank; ++d)
+        require(w.dims[d] > 0, kInvalid, "weight spatial dim ", d - 2, " must be > 0, got ", shape_str(w));
+    if (!p.transposed && acp::numel(in) != 0)
+        for (uint32_t d = 2; d < in.rank; ++d)
+            require(static_cast<I128>(in.dims[d]) + at.pl[d - 2] + at.pr[d - 2] >= dilated(w.dims[d], at.dil[d - 2]), kInvalid,
+                    "input spatial dim ", d - 2, " (", in.dims[d], ") plus padding (", at.pl[d - 2], "+", at.pr[d - 2],
+                    ") must be >= the dilated kernel (dilation ", at.dil[d - 2], " * (", w.dims[d], " - 1) + 1)");
+    check_forward_channels(in, w, groups, p.transposed);
+    const bool any_empty = acp::numel(in) == 0 || acp::numel(w) == 0;
+    if (p.transposed && !any_empty && acp::numel(out) != 0) check_transposed_pad_reach(w, a.ints(4), a.ints(5));
+    // ConvXdChecker: the output shape; an empty input or weight only with an empty output
+    check_forward_output(in, w, out, cout, at, p.transposed);
+    require(!any_empty || acp::numel(out) == 0, kInvalid, "output shape ", shape_str(out),
+            " must be empty when input ", shape_str(in), " or weight ", shape_str(w), " is (CANN computes nothing then)");
+    // TemporarySoftwareLimitChecker: what the product runs at all
+    check_forward_product(a, in, p.transposed);
+    check_forward_ranges(at, in, w, bias, p.transposed, product_is(a, "atlas-inference"));
+    p.empty = acp::numel(out) == 0;
+    if (p.empty) return p;
+    normalize_for_engine(at, in, w, out, p.transposed);
+    check_engine_limits(in, at, p.transposed);
+    p.g = geometry(in, "input", out, "output", w, groups, at, p.transposed);
+    if (p.transposed) p.unreachable = unreachable(p.g);
     return p;
 }
 
