@@ -316,10 +316,16 @@ struct Parser {
             const auto cm = n["cube_math"];
             expect_map(cm, "cube_math");
             only_keys(cm, {"param", "input"}, "cube_math");
-            CubeMath c{str(required(cm, "param", "the cubeMathType parameter"), "cube_math.param"),
-                       str(required(cm, "input", "the tensor whose dtype selects the rule"), "cube_math.input")};
+            CubeMath c{str(required(cm, "param", "the cubeMathType parameter"), "cube_math.param"), {}};
+            const YAML::Node in = required(cm, "input", "the tensor (or tensors, promoted) whose dtype selects the rule");
+            if (in.IsSequence()) {
+                if (in.size() == 0) fail(in, "cube_math.input must name at least one tensor");
+                for (const auto &e : in) c.inputs.push_back(str(e, "cube_math.input"));
+            } else {
+                c.inputs.push_back(str(in, "cube_math.input"));
+            }
             if (param(op, cm["param"], c.param).type != ParamType::Int8) fail(cm["param"], "cube_math.param must be an int8 parameter");
-            tensor_param(op, cm["input"], c.input);
+            for (size_t i = 0; i < c.inputs.size(); ++i) tensor_param(op, in.IsSequence() ? in[i] : in, c.inputs[i]);
             op.cube_math = c;
         }
         if (n["same_dtype"]) {

@@ -46,7 +46,9 @@ struct Rules {  // may appear at operator level (all products) and per product (
 
 struct CubeMath {
     std::string param;  // the int8 cubeMathType parameter
-    std::string input;  // the tensor whose dtype selects the row of the product's table
+    // The tensors whose dtype selects the row of the product's table: one, or several whose present
+    // dtypes are promoted as CANN's GetUpperFloatDataType does (cube_dtype(), checks.cpp).
+    std::vector<std::string> inputs;
 };
 
 // A length rule CANN checks among the NULL checks (right after `null_order`), with its own status:

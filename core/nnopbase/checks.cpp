@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +131,22 @@ const char *cube_mode_name(int64_t m) {
         case 3: return "USE_HF32";
         default: return "unknown";
     }
+}
+
+// The dtype the cube computes in: the one of `cube_math.input`, or of several the promotion CANN's
+// convolution applies (GetUpperFloatDataType): DOUBLE if one is, else FLOAT if one is, else their
+// common dtype, else (FLOAT16 with BF16) FLOAT. None when no listed tensor is present.
+std::optional<int32_t> cube_dtype(const OpManifest &op, const std::vector<acp_arg> &args) {
+    std::optional<int32_t> dt;
+    for (const auto &name : op.cube_math->inputs) {
+        const acp_arg &a = arg_named(op, args, name);
+        if (!a.present) continue;
+        const int32_t t = a.tensor->dtype;
+        if (!dt || *dt == t) dt = t;
+        else if (*dt == ACL_DOUBLE || t == ACL_DOUBLE) dt = ACL_DOUBLE;
+        else dt = ACL_FLOAT;
+    }
+    return dt;
 }
 
 }  // namespace
@@ -295,30 +312,34 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
     }
     if (!op.cube_math) return ACP_PREC_NATIVE;
     const acp_arg &mode = arg_named(op, args, op.cube_math->param);
-    const acp_arg &input = arg_named(op, args, op.cube_math->input);
     const auto row = s.product.cube_math.find(static_cast<int>(mode.i));
     if (row == s.product.cube_math.end()) {
         std::vector<int64_t> known;
         for (const auto &kv : s.product.cube_math) known.push_back(kv.first);
         fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " must be one of " + join(known, num) + ", got " + num(mode.i));
     }
-    if (!input.present) return ACP_PREC_NATIVE;
+    const auto cube_dt = cube_dtype(op, args);
+    if (!cube_dt) return ACP_PREC_NATIVE;
     const auto action_of = [&](int64_t m, const std::map<int32_t, CubeAction> &actions) {
-        return cube_action(actions, m, input.tensor->dtype, rules->cube_rejects);
+        return cube_action(actions, m, *cube_dt, rules->cube_rejects);
     };
     switch (action_of(row->first, row->second)) {
         case CubeAction::Reject: {
             std::vector<int64_t> taken;  // the modes this product takes for the dtype: the expected values
             for (const auto &[m, actions] : s.product.cube_math)
                 if (action_of(m, actions) != CubeAction::Reject) taken.push_back(m);
-            const std::string dtype(dname(input.tensor->dtype));
+            const std::string dtype(dname(*cube_dt));
+            const auto &in = op.cube_math->inputs;
+            std::string whose = in[0];
+            for (size_t i = 1; i < in.size(); ++i) whose += (i + 1 == in.size() ? " and " : ", ") + in[i];
+            if (in.size() > 1) whose += " (promoted)";
             fail(ACLNN_ERR_PARAM_INVALID, op.cube_math->param + " " + num(mode.i) + " (" + cube_mode_name(mode.i) + ") with " +
-                                              op.cube_math->input + " dtype " + dtype + " is not supported on " +
-                                              product_label(s) + " (supported with " + dtype + ": " +
+                                              whose + " dtype " + dtype + " is not supported on " + product_label(s) +
+                                              " (supported with " + dtype + ": " +
                                               (taken.empty() ? std::string("none") : join(taken, num)) + ")");
         }
-        case CubeAction::Fp16: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_FP16 : ACP_PREC_NATIVE;
-        case CubeAction::Hf32: return input.tensor->dtype == ACL_FLOAT ? ACP_PREC_HF32 : ACP_PREC_NATIVE;
+        case CubeAction::Fp16: return *cube_dt == ACL_FLOAT ? ACP_PREC_FP16 : ACP_PREC_NATIVE;
+        case CubeAction::Hf32: return *cube_dt == ACL_FLOAT ? ACP_PREC_HF32 : ACP_PREC_NATIVE;
         default: return ACP_PREC_NATIVE;
     }
 }

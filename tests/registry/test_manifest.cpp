@@ -161,6 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"attr_range_reversed", with(17, "      alpha: {range: [8, 0]}"), 17, "range"},
         BadManifest{"length_rule_on_a_scalar", with(17, "      alpha: {length: [1]}"), 17, "length"},
         BadManifest{"cube_math_param_not_int8", with(19, "    cube_math: {param: alpha, input: self}"), 19, "int8"},
+        BadManifest{"cube_math_input_list_empty", with(19, "    cube_math: {param: mode, input: []}"), 19, "at least one"},
+        BadManifest{"cube_math_input_list_names_a_non_tensor", with(19, "    cube_math: {param: mode, input: [self, alpha]}"), 19,
+                    "alpha"},
         BadManifest{"cube_rejects_without_cube_math", with(19, "    cube_rejects: {1: [FLOAT]}"), 19, "cube_math"},
         BadManifest{"cube_rejects_unknown_dtype", inserted(23, "        cube_rejects: {1: [FLAOT]}"), 23, "FLAOT"},
         BadManifest{"cube_rejects_key_not_a_mode", inserted(23, "        cube_rejects: {one: [FLOAT]}"), 23, "cubeMathType"},
@@ -246,6 +249,7 @@ TEST(Manifest, GoodManifestParses) {
     EXPECT_EQ(op.index_of("nothing"), -1);
     ASSERT_TRUE(op.cube_math);
     EXPECT_EQ(op.cube_math->param, "mode");
+    EXPECT_EQ(op.cube_math->inputs, (std::vector<std::string>{"self"}));
     ASSERT_EQ(op.same_dtype.size(), 1u);
     EXPECT_EQ(op.same_dtype[0], (std::vector<std::string>{"self", "out"}));
     EXPECT_TRUE(op.format_fixes_rank) << "a layout name fixes the rank unless the manifest says not";
@@ -274,6 +278,15 @@ TEST(Manifest, CubeRejectsNarrowTheProductsTable) {
     EXPECT_EQ(a2->cube_rejects.at(1), (std::vector<int32_t>{0}));       // FLOAT
     EXPECT_EQ(a2->cube_rejects.at(3), (std::vector<int32_t>{0, 27}));   // FLOAT, BF16
     EXPECT_TRUE(m.ops[0].rules_for("atlas-training")->cube_rejects.empty()) << "another product's rules are its own";
+}
+
+// cube_math.input may list tensors whose dtypes are promoted (the convolution's input and weight).
+TEST(Manifest, CubeMathInputMayListTensors) {
+    const aclcpu::Manifest m =
+        parse_manifest(coretest::writeTempFile("manifest-cube-inputs", with(19, "    cube_math: {param: mode, input: [self, out]}")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    ASSERT_TRUE(m.ops[0].cube_math);
+    EXPECT_EQ(m.ops[0].cube_math->inputs, (std::vector<std::string>{"self", "out"}));
 }
 
 TEST(Manifest, FormatFixesRankCanBeTurnedOff) {

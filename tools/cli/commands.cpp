@@ -167,7 +167,7 @@ int cmd_describe(const Options &o) {
             std::vector<std::string> modes;
             for (const auto &row : pr.cube_math) {
                 std::vector<std::string> acts;
-                const auto it = rules->dtypes.find(op.cube_math->input);
+                const auto it = rules->dtypes.find(op.cube_math->inputs.front());
                 for (const auto &cell : row.second)  // the product's action, less what the operator refuses
                     if (it == rules->dtypes.end() || std::count(it->second.begin(), it->second.end(), cell.first))
                         acts.push_back(std::string(acp::dtype_name(cell.first)) + " " +

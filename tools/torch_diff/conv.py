@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import Case
-from products import REJECTED, ROUNDING
+from products import REJECTED, ROUNDING, fp16
 
 KINDS = ["std", "dw_direct", "dw_general", "small_cin", "pointwise", "wide"]
 KIND_WEIGHTS = [0.6, 0.08, 0.08, 0.08, 0.08, 0.08]
@@ -128,7 +128,7 @@ def _attributes(c, p, cube):
     c.num("cube", cube)
 
 
-def _product_rules(c, rng, dtype, product, forward=False):
+def _product_rules(c, rng, dtype, product):
     """The cubeMathType (1 to 3 in a third of the draws where 0 is taken) and the rounding of the
     cube operands (gradOutput, input, weight; never the bias or gradBias, vector-unit sums); the
     calls the product rejects."""
@@ -136,24 +136,24 @@ def _product_rules(c, rng, dtype, product, forward=False):
     c.desc["cube"] = cube
     if status:
         c.reject(status, "cubeMathType")
-    sd = c.desc["sd"]
-    if (sd not in product.conv_fwd_sds) if forward else sd > product.conv_ranks:  # the core's rank check, first
+    if c.desc["sd"] > product.conv_ranks:  # 3-D on atlas-training / inference, checked first
         c.reject(REJECTED, "rank")
     return cube, ROUNDING[rounding]
 
 
-def _forward_plan_rules(c, p, dtype, product):
+def _forward_plan_rules(c, p, dts, product):
     """What aclnnConvolution's own checks (after the core's, so called before _product_rules: the
     last reject() is the one the call meets) refuse: a transposed convolution whose data-gradient
     padding (k - 1) * dilation - padding passes 255 (3-D: or is negative; CANN reads the padding
-    array as given, element 1 of a 4-element one being its bottom), then what the product runs."""
+    array as given, element 1 of a 4-element one being its bottom), then what the product runs.
+    `dts`: the dtypes of input, weight, output and (if any) bias."""
     sd = p["sd"]
     if product.id == "atlas-200i-500-a2" and p["transposed"]:
         c.reject(REJECTED, "transposed must be false")
     if product.id == "atlas-inference" and sd == 3:
         if p["transposed"]:
             c.reject(REJECTED, "transposed must be false")
-        elif dtype != "float16":
+        elif any(d != "float16" for d in dts):
             c.reject(REJECTED, "FLOAT16")
     if not p["transposed"] or p["N"] == 0:  # (an empty tensor skips the padding check)
         return
@@ -164,6 +164,24 @@ def _forward_plan_rules(c, p, dtype, product):
         return v > 255 or (nonnegative and v < 0)
     if beyond(*{1: (0, 1, False), 2: (1, 1, False), 3: (2, 2, True)}[sd]) or (sd > 1 and beyond(sd - 2, sd - 2, sd == 3)):
         c.reject(REJECTED, "padding")
+
+
+_ROUND = {"float16": fp16, "bfloat16": lambda t: t.to(torch.float32).to(torch.bfloat16).double(), "float32": lambda t: t}
+_COARSE = ["float32", "float16", "bfloat16"]  # by ulp
+
+
+def _forward_dtypes(p, dtype, wdt, odt, cube, product):
+    """CANN's GetConvolutionOpDtype: (the cube's dtype, its kernel's output dtype, whether the bias is
+    cast to FLOAT16). Input and weight promoted (FLOAT if either is; FLOAT16 with BF16: FLOAT); FLOAT16
+    under USE_FP16 and, for FLOAT or BF16, where the cube has no FP32; a transposed kernel writes FLOAT
+    for a FLOAT output, FLOAT16 without an FP32 cube or under USE_FP16."""
+    fp32 = product.id in ("atlas-a2", "atlas-a3")
+    upper = dtype if dtype == wdt else "float32"
+    cdt = "float16" if cube == 2 or (upper != "float16" and not fp32) else upper
+    kdt = "float32" if p["transposed"] and odt == "float32" else cdt
+    if p["transposed"] and (not fp32 or cube == 2):
+        kdt = "float16"
+    return cdt, kdt, cdt == "float16" and not (p["transposed"] and fp32)
 
 
 def generate(rand, dtype, product):
@@ -199,24 +217,50 @@ def generate(rand, dtype, product):
 
 
 def forward(rand, dtype, product):
-    """aclnnConvolution, the forward companion, on the same geometries: with and without bias."""
+    """aclnnConvolution, the forward companion, on the same geometries: with and without bias; one
+    draw in four with the weight, bias and output in any dtype the product takes (CANN promotes)."""
     rng = rand.rng
     p, x_shape, y_shape, w_shape, fmt = _draw(rng)
     fmt = "NCL" if p["sd"] == 1 else fmt  # CANN's forward takes no ND activations
     with_bias = rng.random() < 0.7
+    dts = product.dtypes("conv_fwd")
+    wdt, bdt, odt = (rng.choice(dts) for _ in range(3)) if rng.random() < 0.25 else (dtype,) * 3
     c = Case("conv_fwd", dtype, rand)
-    c.desc = dict(p, bias=with_bias, fmt=fmt)
-    _forward_plan_rules(c, p, dtype, product)
-    cube, rnd = _product_rules(c, rng, dtype, product, forward=True)
+    c.desc = dict(p, bias=with_bias, fmt=fmt, weight_dtype=wdt, bias_dtype=bdt, out_dtype=odt)
     x = c.input("in", rand.uniform(x_shape), fmt)
-    w = c.input("w", rand.uniform(w_shape), fmt)
-    b = c.input("bias", rand.uniform([p["Cout"]]), "ND") if with_bias else None
-    c.output("out", y_shape, fmt)
+    w = c.input("w", rand.uniform(w_shape), fmt, dtype=wdt)
+    b = c.input("bias", rand.uniform([p["Cout"]]), "ND", dtype=bdt) if with_bias else None
+    c.output("out", y_shape, fmt, dtype=odt)
+    cube, rnd = _forward_cube(c, rng, p, dtype, wdt, odt, with_bias and bdt, product)
+    cdt, kdt, bias16 = _forward_dtypes(p, dtype, wdt, odt, cube, product)
     _attributes(c, p, cube)
+
+    def operand(t, tdt):  # the operand as the cube takes it
+        return rnd(t) if tdt == "float32" else fp16(t) if tdt == "bfloat16" and cdt == "float16" else t
+    bias_in = fp16(b) if bias16 and b is not None else b
     try:
-        ref = _convolve(p, rnd(x), rnd(w), b)
-        mag = _convolve(p, rnd(x).abs(), rnd(w).abs(), None if b is None else b.abs())
+        ref = _convolve(p, operand(x, dtype), operand(w, wdt), bias_in)
+        mag = _convolve(p, operand(x, dtype).abs(), operand(w, wdt).abs(), None if b is None else b.abs())
     except RuntimeError:
         return None  # PyTorch rejects the problem too
-    c.expect("out", ref, mag)
+    # the kernel's dtype, then the output's: within an ulp of the coarser
+    c.expect("out", _ROUND[kdt](ref), mag, ulp_dtype=max(kdt, odt, key=_COARSE.index))
     return c
+
+
+def _forward_cube(c, rng, p, dtype, wdt, odt, bdt, product):
+    """The cubeMathType (its rules on the promoted dtype) and the rounding of FLOAT operands; every
+    refusal, latest check first: the transposed kernel (361001), the plugin's checks, the cube, the rank."""
+    upper = dtype if dtype == wdt else "float32"
+    cube, rounding, status = product.draw_cube(rng, upper, 0.35)
+    c.desc["cube"] = cube
+    if not status and p["N"] > 0:
+        cdt, kdt, _ = _forward_dtypes(p, dtype, wdt, odt, cube, product)
+        if p["transposed"] and kdt != cdt:
+            c.reject(361001, "no transposed kernel")
+    _forward_plan_rules(c, p, [dtype, wdt, odt] + ([bdt] if bdt else []), product)
+    if status:
+        c.reject(status, "cubeMathType")
+    if p["sd"] not in product.conv_fwd_sds:  # the core's rank check, first
+        c.reject(REJECTED, "rank")
+    return cube, ROUNDING[rounding]

@@ -260,6 +260,9 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
 
 // ---- the forward companion (hicann/ops-nn aclnn_convolution.cpp, its operator page) ----
 
+// Convolution's tensor arguments by index, for messages.
+constexpr const char *kForwardNames[] = {"input", "weight", "bias", "", "", "", "", "", "", "output"};
+
 bool product_is(const acp::Args &a, const char *id) {
     return a.ctx->product_id && std::string(a.ctx->product_id) == id;
 }
@@ -326,9 +329,30 @@ void check_forward_product(const acp::Args &a, const acp_tensor_desc &in, bool t
                 "transposed must be false on atlas-200i-500-a2 (aclnnConvolution runs only the non-transposed 2-D convolution there)");
     if (product_is(a, "atlas-inference") && in.rank == 5) {
         require(!transposed, kInvalid, "transposed must be false for a 3-D convolution on atlas-inference, got true");
-        require(in.dtype == acp::dt::kFloat16, kInvalid, "input dtype must be FLOAT16 for a 3-D convolution on atlas-inference, got ",
-                acp::dtype_name(in.dtype));
+        for (const uint32_t i : {0u, 1u, 2u, 9u})
+            if (const acp_tensor_desc *t = a.tensor(i))
+                require(t->dtype == acp::dt::kFloat16, kInvalid, kForwardNames[i], " dtype must be FLOAT16 for a 3-D convolution on atlas-inference, got ",
+                        acp::dtype_name(t->dtype));
     }
+}
+
+// The forward's dtypes (CANN's GetConvolutionOpDtype; Problem::cube_dt). Promoted: FLOAT if input or
+// weight is, else their common dtype, else (FLOAT16 with BF16) FLOAT. The cube computes FLOAT16 under
+// USE_FP16 (2), and where it has no FP32 (A2 and A3 have): FLOAT and BF16 then become FLOAT16. Its
+// kernel writes that dtype; a transposed one FLOAT when the output is FLOAT, and FLOAT16 on the
+// products without an FP32 cube and under USE_FP16.
+void forward_dtypes(Problem &p, const acp::Args &a, const acp_tensor_desc &in, const acp_tensor_desc &w,
+                    const acp_tensor_desc &out) {
+    using namespace acp::dt;
+    const int32_t upper = in.dtype == w.dtype ? in.dtype : kFloat;
+    const bool use_fp16 = a.integer(10) == 2;
+    const bool fp32_cube = product_is(a, "atlas-a2") || product_is(a, "atlas-a3");
+    p.cube_dt = use_fp16 || (upper != kFloat16 && !fp32_cube) ? kFloat16 : upper;
+    p.kernel_out_dt = p.transposed && out.dtype == kFloat ? kFloat : p.cube_dt;
+    if (p.transposed && (!fp32_cube || use_fp16)) p.kernel_out_dt = kFloat16;
+    // The bias is cast to the cube's dtype (BF16: to FLOAT), but a transposed A2/A3 kernel takes it
+    // in the promotion of its own dtype and the bias's: never rounded there.
+    p.bias_fp16 = p.cube_dt == kFloat16 && !(p.transposed && fp32_cube);
 }
 
 // The operator page's limits (its constraints table; the same on A2/A3, 200I/500 A2 and the
@@ -522,9 +546,17 @@ Problem check_forward(const acp::Args &a) {
             " must be empty when input ", shape_str(in), " or weight ", shape_str(w), " is (CANN computes nothing then)");
     // TemporarySoftwareLimitChecker: what the product runs at all
     check_forward_product(a, in, p.transposed);
+    forward_dtypes(p, a, in, w, out);
     check_forward_ranges(at, in, w, bias, p.transposed, product_is(a, "atlas-inference"));
     p.empty = acp::numel(out) == 0;
     if (p.empty) return p;
+    // A transposed kernel reads and writes one dtype: CANN has none from FLOAT16 or BF16 to FLOAT, and
+    // fails when it looks for one (phase 1, 361001).
+    if (p.transposed && p.kernel_out_dt != p.cube_dt)
+        acp::reject(acp::kRuntime, cat("output dtype FLOAT is not supported for a transposed convolution computed in ",
+                                       acp::dtype_name(p.cube_dt), " (input ", acp::dtype_name(in.dtype), ", weight ",
+                                       acp::dtype_name(w.dtype), "): CANN has no transposed kernel from ",
+                                       acp::dtype_name(p.cube_dt), " to FLOAT"));
     normalize_for_engine(at, in, w, out, p.transposed);
     check_engine_limits(in, at, p.transposed);
     p.g = geometry(in, "input", out, "output", w, groups, at, p.transposed);

@@ -19,6 +19,11 @@ struct Problem {
     bool unreachable = false;
     bool mask[3] = {false, false, false};
     int64_t bias_size = 0;    // the empty path's gradBias length (biasSizes[0])
+    // The forward's dtypes, as CANN's GetConvolutionOpDtype sets them: the cube computes in cube_dt
+    // (FLOAT, FLOAT16 or BF16; the operands are cast to it), its kernel writes kernel_out_dt, cast at
+    // last to the output's dtype; the bias is added as FLOAT16 when bias_fp16, else as FLOAT.
+    int32_t cube_dt = 0, kernel_out_dt = 0;
+    bool bias_fp16 = false;
 };
 
 // ConvolutionBackward(gradOutput 0, input 1, weight 2, biasSizes 3, stride 4, padding 5, dilation 6,

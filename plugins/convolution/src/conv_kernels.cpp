@@ -190,12 +190,16 @@ void bias_grad(const void *g, const View &v, float *out) {
     });
 }
 
-void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane) {
+void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane, int32_t round) {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, N * C, 1), [&](const tbb::blocked_range<int64_t> &r) {
         for (int64_t nc = r.begin(); nc < r.end(); ++nc) {
             float *o = out + nc * plane;
-            const float b = bias[nc % C];
-            for (int64_t i = 0; i < plane; ++i) o[i] += b;
+            if (bias) {
+                const float b = bias[nc % C];
+                for (int64_t i = 0; i < plane; ++i) o[i] += b;
+            }
+            if (round != ACP_PREC_NATIVE)
+                for (int64_t i = 0; i < plane; ++i) o[i] = acp::round_to_precision(o[i], round);
         }
     });
 }

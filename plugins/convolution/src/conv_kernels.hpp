@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "aclnn_cpu/plugin_abi.h"
+
 namespace conv {
 
 // A strided view as the plan saw it: dtype (aclDataType), dims and element strides.
@@ -20,8 +22,9 @@ struct View {
 // once to FLOAT. `g` is the view's element 0; dims (N, C, spatial...).
 void bias_grad(const void *g, const View &v, float *out);
 
-// out[n][c][...] += bias[c] on a dense FLOAT (N, C, plane) array.
-void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane);
+// out[n][c][...] += bias[c] on a dense FLOAT (N, C, plane) array (no bias: NULL), each sum then
+// rounded to `round` (acp_precision: FLOAT16 or BF16 where the cube's kernel writes that dtype).
+void add_bias(float *out, const float *bias, int64_t N, int64_t C, int64_t plane, int32_t round = ACP_PREC_NATIVE);
 
 // Rounds n dense FLOAT values to a dense FLOAT16 or BF16 array (numeric.hpp's rounding, in its
 // AVX-512 spelling when available): the store of a contiguous low-precision result.

@@ -56,17 +56,20 @@ struct Source {
     }
 };
 
-// The operand as oneDNN reads it: dense, FLOAT or BF16, rounded to the cube precision. FLOAT16
-// inputs, FLOAT inputs under a cube precision and strided views go through the core's convert node.
-Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t) {
+// The operand as oneDNN reads it: dense, in the engine's dtype (FLOAT, or BF16 for BF16 operands),
+// rounded to the cube precision (by default the call's, for FLOAT operands). FLOAT16 operands,
+// operands the precision rounds and strided views go through the core's convert node. The forward
+// companion names both itself: its operands may differ in dtype (Problem::cube_dt).
+Source plan_source(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, int32_t engine = -1, int32_t precision = -1) {
     Source s;
     s.arg = arg;
-    const bool round = t.dtype == kFloat && ctx->precision != ACP_PREC_NATIVE;
-    if (t.dtype == kFloat16 || round || !acp::is_contiguous(t)) {
-        const int32_t dt = t.dtype == kBf16 ? kBf16 : kFloat;
-        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (dt == kBf16 ? 2 : 4));
-        s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, dt, t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE,
-                                        nullptr, 0);
+    if (engine < 0) engine = t.dtype == kBf16 ? kBf16 : kFloat;
+    if (precision < 0) precision = t.dtype == kFloat ? ctx->precision : ACP_PREC_NATIVE;
+    // (FLOAT16 and BF16 values are exact in HF32 and FLOAT; BF16 ones are not in FLOAT16)
+    const bool round = precision != ACP_PREC_NATIVE && (t.dtype == kFloat || (t.dtype == kBf16 && precision == ACP_PREC_FP16));
+    if (t.dtype != engine || round || !acp::is_contiguous(t)) {
+        s.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(t)) * (engine == kBf16 ? 2 : 4));
+        s.node = ctx->host->add_convert(ctx->plan, arg, s.buffer, engine, round ? precision : ACP_PREC_NATIVE, nullptr, 0);
         require(s.node >= 0, acp::kInner, "cannot plan the conversion of argument ", arg);
     }
     return s;
@@ -149,6 +152,7 @@ struct DataNode {
     // forward companion only
     Source bias;
     int64_t bias_c = 0, plane = 0, n = 0;
+    int32_t round_out = ACP_PREC_NATIVE;  // the kernel's output dtype, when not the output's (Problem::kernel_out_dt)
     uint64_t zero_bytes = 0;  // zero the result first (a transposed output's tail rows)
     bool prepared = false;    // a prepare node put the operand in its blocked buffer
     // strided pointwise (strided_pointwise.hpp): the pass computes the sampled positions into this
@@ -238,18 +242,20 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
         }
         float *out = s->out.address(s->host, run);
         if (s->zero_bytes) std::fill(out, out + s->zero_bytes / sizeof(float), 0.0f);
-        if (!s->pass) {  // Problem::unreachable's forward: the (zeroed) output plus the bias
-            if (s->bias.arg >= 0)
-                add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
+        const auto finish_forward = [&] {  // the bias and the kernel's rounding, then the output's
+            if (s->bias.arg >= 0 || s->round_out != ACP_PREC_NATIVE)
+                add_bias(out, s->bias.arg >= 0 ? static_cast<const float *>(s->bias.address(s->host, run)) : nullptr, s->n,
+                         s->bias_c, s->plane, s->round_out);
             s->out.finish(s->host, run);
             return acp_status{0};
-        }
+        };
+        if (!s->pass) return finish_forward();  // Problem::unreachable's forward: the (zeroed) output plus the bias
         if (s->out.own_dt != OutDt::F32) {  // the pass rounds into the caller's tensor itself
             s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), s->host->arg_data(run, s->out.arg),
                          s->out.own_dt, s->ptrs.data(), {}, s->prepared);
             return acp_status{0};
         }
-        if (s->out.round_to >= 0 && s->bias.arg < 0) {  // round each image as soon as it is done
+        if (s->out.round_to >= 0 && s->bias.arg < 0 && s->round_out == ACP_PREC_NATIVE) {  // round each image as soon as it is done
             auto *dst = static_cast<uint16_t *>(s->host->arg_data(run, s->out.arg));
             const int64_t img = s->pass->image_elems();
             s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, OutDt::F32, s->ptrs.data(),
@@ -258,10 +264,7 @@ acp_status run_data(void *p, const acp_run_ctx *run) {
             return acp_status{0};
         }
         s->pass->run(s->a.address(s->host, run), s->w.address(s->host, run), out, OutDt::F32, s->ptrs.data(), {}, s->prepared);
-        if (s->bias.arg >= 0)
-            add_bias(out, static_cast<const float *>(s->bias.address(s->host, run)), s->n, s->bias_c, s->plane);
-        s->out.finish(s->host, run);
-        return acp_status{0};
+        return finish_forward();
     });
 }
 
@@ -538,29 +541,34 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         auto plan = std::make_unique<Plan>();
         auto n = std::make_unique<DataNode>();
         n->host = ctx->host;
-        Sources src{ctx, {}};
         if (p.unreachable) {  // no pass: the output is the bias alone (or zero)
             ctx->host->log(ctx->plan, ACP_LOG_DEBUG, "no output row is reached: the output is the bias");
         } else {
             // plain: dst = fwd(input); transposed: output = bwd_data(input) of the mirrored convolution
             bool reused = false;
+            // the engine computes BF16 or FLOAT (FLOAT16 as FLOAT, its operands rounded to FLOAT16)
+            const int32_t engine = p.cube_dt == kBf16 ? kBf16 : kFloat;
+            const int32_t precision = p.cube_dt == kFloat16 ? ACP_PREC_FP16 : ctx->precision;
             n->pass = lend_data_pass(p.g, p.transposed ? DataPass::Kind::BackwardData : DataPass::Kind::Forward,
-                                     engine_dt(in), ctx->threads, &reused);
+                                     engine == kBf16 ? Dt::BF16 : Dt::F32, ctx->threads, &reused);
             log_impl(ctx, "output", *n->pass, reused);
-            n->a = src(0, in);
-            n->w = src(1, w);
+            n->a = plan_source(ctx, 0, in, engine, precision);
+            n->w = plan_source(ctx, 1, w, engine, precision);
         }
+        if (p.kernel_out_dt != out.dtype && p.kernel_out_dt != kFloat)
+            n->round_out = p.kernel_out_dt == kBf16 ? ACP_PREC_BF16 : ACP_PREC_FP16;
         n->out = plan_sink(ctx, 9, out, /*force_buffer=*/true);
         if (p.transposed && p.g.src_used != p.g.src) n->zero_bytes = static_cast<uint64_t>(acp::numel(out)) * sizeof(float);
         n->n = out.dims[0];
         n->bias_c = out.dims[1];
         n->plane = acp::numel(out) / (out.dims[0] * out.dims[1]);
         std::vector<int32_t> deps{n->a.node, n->w.node};
-        if (a.present(2)) {  // the bias, as FLOAT (never cube-rounded: it is not a matrix operand)
+        if (a.present(2)) {  // the bias, as FLOAT: rounded to FLOAT16 first where CANN casts it so (Problem::bias_fp16)
             const acp_tensor_desc &b = *a.tensor(2);
             n->bias.arg = 2;
             n->bias.buffer = reserve(ctx, static_cast<uint64_t>(acp::numel(b)) * sizeof(float));
-            n->bias.node = ctx->host->add_convert(ctx->plan, 2, n->bias.buffer, kFloat, ACP_PREC_NATIVE, nullptr, 0);
+            n->bias.node = ctx->host->add_convert(ctx->plan, 2, n->bias.buffer, kFloat, p.bias_fp16 ? ACP_PREC_FP16 : ACP_PREC_NATIVE,
+                                                  nullptr, 0);
             require(n->bias.node >= 0, acp::kInner, "cannot plan the conversion of the bias");
             deps.push_back(n->bias.node);
         }
