@@ -209,7 +209,7 @@ struct Parser {
 
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
-        only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "noop_if_all_false", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
+        only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "noop_if_all_false", "noop_if_empty", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
                       "formats", "format_fixes_rank", "ranks", "attrs", "cube_rejects", "products"},
                   "an operator");
         OpManifest op;
@@ -273,6 +273,14 @@ struct Parser {
                 const auto name = str(e, "noop_if_all_false entry");
                 if (param(op, e, name).type != ParamType::BoolArray) fail(e, "'" + name + "' is not a bool_array parameter");
                 op.noop_if_all_false.push_back(name);
+            }
+        }
+        if (n["noop_if_empty"]) {
+            expect_seq(n["noop_if_empty"], "noop_if_empty");
+            for (const auto &e : n["noop_if_empty"]) {
+                const auto name = str(e, "noop_if_empty entry");
+                if (param(op, e, name).type != ParamType::Tensor) fail(e, "'" + name + "' is not a tensor parameter");
+                op.noop_if_empty.push_back(name);
             }
         }
         if (n["format_fixes_rank"]) op.format_fixes_rank = boolean(n["format_fixes_rank"], "format_fixes_rank");

@@ -71,6 +71,10 @@ struct OpManifest {
     // An all-false bool array here makes the call a successful no-op too, decided at the same point:
     // GridSampler2DBackward's outputMask {false, false} (Huawei returns before any other check).
     std::vector<std::string> noop_if_all_false;
+    // An empty tensor here (a dim of 0) makes the call a successful no-op too, tested in the listed
+    // order at the same point; a NULL one ends the test (the NULL checks answer it): GridSampler2D's
+    // empty input or grid (Huawei returns before any check).
+    std::vector<std::string> noop_if_empty;
     std::optional<CubeMath> cube_math;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast

@@ -163,9 +163,16 @@ bool is_noop_call(const OpManifest &op, const aclnnCpuCallArg *args) {
         const auto *a = static_cast<const aclBoolArray *>(args[static_cast<size_t>(op.index_of(name))].ptr);
         return a && std::none_of(a->values.begin(), a->values.end(), [](bool v) { return v; });
     };
-    return std::any_of(op.noop_if_null.begin(), op.noop_if_null.end(),
-                       [&](const std::string &name) { return !args[static_cast<size_t>(op.index_of(name))].ptr; }) ||
-           std::any_of(op.noop_if_all_false.begin(), op.noop_if_all_false.end(), all_false);
+    if (std::any_of(op.noop_if_null.begin(), op.noop_if_null.end(),
+                    [&](const std::string &name) { return !args[static_cast<size_t>(op.index_of(name))].ptr; }) ||
+        std::any_of(op.noop_if_all_false.begin(), op.noop_if_all_false.end(), all_false))
+        return true;
+    for (const auto &name : op.noop_if_empty) {
+        const auto *t = static_cast<const aclTensor *>(args[static_cast<size_t>(op.index_of(name))].ptr);
+        if (!t) return false;
+        if (std::count(t->dims.begin(), t->dims.end(), 0)) return true;  // (not numel(): the dims are unchecked yet)
+    }
+    return false;
 }
 
 void check_call_kinds(const OpManifest &op, const aclnnCpuCallArg *args) {

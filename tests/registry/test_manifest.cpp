@@ -161,6 +161,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"attr_range_reversed", with(17, "      alpha: {range: [8, 0]}"), 17, "range"},
         BadManifest{"length_rule_on_a_scalar", with(17, "      alpha: {length: [1]}"), 17, "length"},
         BadManifest{"cube_math_param_not_int8", with(19, "    cube_math: {param: alpha, input: self}"), 19, "int8"},
+        BadManifest{"noop_if_empty_on_a_non_tensor", inserted(14, "    noop_if_empty: [self, alpha]"), 14, "alpha"},
         BadManifest{"cube_math_input_list_empty", with(19, "    cube_math: {param: mode, input: []}"), 19, "at least one"},
         BadManifest{"cube_math_input_list_names_a_non_tensor", with(19, "    cube_math: {param: mode, input: [self, alpha]}"), 19,
                     "alpha"},
@@ -287,6 +288,12 @@ TEST(Manifest, CubeMathInputMayListTensors) {
     ASSERT_EQ(m.ops.size(), 1u);
     ASSERT_TRUE(m.ops[0].cube_math);
     EXPECT_EQ(m.ops[0].cube_math->inputs, (std::vector<std::string>{"self", "out"}));
+}
+
+TEST(Manifest, NoopIfEmptyListsTensors) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-noop-empty", inserted(14, "    noop_if_empty: [self, out]")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    EXPECT_EQ(m.ops[0].noop_if_empty, (std::vector<std::string>{"self", "out"}));
 }
 
 TEST(Manifest, FormatFixesRankCanBeTurnedOff) {

@@ -175,7 +175,7 @@ def _forward_dtypes(p, dtype, wdt, odt, cube, product):
     cast to FLOAT16). Input and weight promoted (FLOAT if either is; FLOAT16 with BF16: FLOAT); FLOAT16
     under USE_FP16 and, for FLOAT or BF16, where the cube has no FP32; a transposed kernel writes FLOAT
     for a FLOAT output, FLOAT16 without an FP32 cube or under USE_FP16."""
-    fp32 = product.id in ("atlas-a2", "atlas-a3")
+    fp32 = product.id not in ("atlas-training", "atlas-inference")
     upper = dtype if dtype == wdt else "float32"
     cdt = "float16" if cube == 2 or (upper != "float16" and not fp32) else upper
     kdt = "float32" if p["transposed"] and odt == "float32" else cdt

@@ -19,7 +19,7 @@ _A2 = {"atlas-a2": FLOATS, "atlas-a3": FLOATS}
 _A2_TRAINING_INFERENCE = dict(_A2, **{"atlas-training": F32_F16, "atlas-inference": F32_F16})
 DTYPES = {
     "conv": _A2_TRAINING_INFERENCE,
-    "conv_fwd": dict(_A2_TRAINING_INFERENCE, **{"atlas-200i-500-a2": F32_F16}),
+    "conv_fwd": dict(_A2_TRAINING_INFERENCE, **{"atlas-200i-500-a2": FLOATS}),
     "avgpool": _A2_TRAINING_INFERENCE,
     "avgpool_fwd": _A2_TRAINING_INFERENCE,
     # atlas-inference has the forward alone, FLOAT only: the family runs no backward there
@@ -73,7 +73,7 @@ ROUNDING = {None: lambda t: t, "hf32": hf32, "fp16": fp16}
 class Product:
     def __init__(self, pid):
         self.id = pid
-        a2 = pid in ("atlas-a2", "atlas-a3")  # the cube units with FP32 (CANN's IsCubeSupportFp32)
+        a2 = pid in ("atlas-a2", "atlas-a3", "atlas-200i-500-a2")  # the cube units with FP32 (CANN's IsCubeSupportFp32)
         self.cube = _CUBE_A2 if a2 else _CUBE_NO_FP32
         self.cube_avgpool_fwd = _CUBE_A2_AVGPOOL_FWD if a2 else _CUBE_NO_FP32
         self.conv_ranks = 3 if a2 else 2  # ConvolutionBackward's 3-D: 161002 on training / inference

@@ -84,6 +84,13 @@ Attrs parse_lengths(const std::vector<int64_t> &stride, const std::vector<int64_
 
 I128 dilated(int64_t k, int64_t d) { return static_cast<I128>(d) * (k - 1) + 1; }
 
+// A transposed convolution's output channels, weight dim 1 times groups (the dims are not bounded yet).
+int64_t transposed_channels(const acp_tensor_desc &w, int64_t groups) {
+    const I128 c = static_cast<I128>(w.dims[1]) * groups;
+    require(c <= INT64_MAX, kInvalid, "weight dim 1 (", w.dims[1], ") times groups (", groups, ") must fit in int64");
+    return static_cast<int64_t>(c);
+}
+
 // ConvolutionBackward's documented ranges for a non-transposed convolution (its operator page gives
 // them for A2; they are the cube's, and are applied on every product): dilation and the kernel's H
 // and W (L in 1-D) in [1, 255], padding in [0, 255] (3-D: but for depth), stride in [1, 2147483646]
@@ -240,7 +247,7 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
                         const Attrs &a, bool transposed) {
     std::vector<int64_t> expect = acp::dims_of(go);
     expect[0] = in.dims[0];
-    expect[1] = transposed ? w.dims[1] * groups : w.dims[0];
+    expect[1] = transposed ? transposed_channels(w, groups) : w.dims[0];
     std::array<int64_t, 3> k{1, 1, 1};
     for (uint32_t i = 2; i < w.rank; ++i) k[i - 2] = w.dims[i];
     for (size_t i = 0; i + 2 < in.rank; ++i) {
@@ -259,6 +266,7 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
 }
 
 // ---- the forward companion (hicann/ops-nn aclnn_convolution.cpp, its operator page) ----
+
 
 // Convolution's tensor arguments by index, for messages.
 constexpr const char *kForwardNames[] = {"input", "weight", "bias", "", "", "", "", "", "", "output"};
@@ -338,7 +346,7 @@ void check_forward_product(const acp::Args &a, const acp_tensor_desc &in, bool t
 
 // The forward's dtypes (CANN's GetConvolutionOpDtype; Problem::cube_dt). Promoted: FLOAT if input or
 // weight is, else their common dtype, else (FLOAT16 with BF16) FLOAT. The cube computes FLOAT16 under
-// USE_FP16 (2), and where it has no FP32 (A2 and A3 have): FLOAT and BF16 then become FLOAT16. Its
+// USE_FP16 (2), and where it has no FP32 (A2, A3 and 200I/500 A2 have): FLOAT and BF16 then become FLOAT16. Its
 // kernel writes that dtype; a transposed one FLOAT when the output is FLOAT, and FLOAT16 on the
 // products without an FP32 cube and under USE_FP16.
 void forward_dtypes(Problem &p, const acp::Args &a, const acp_tensor_desc &in, const acp_tensor_desc &w,
@@ -346,7 +354,7 @@ void forward_dtypes(Problem &p, const acp::Args &a, const acp_tensor_desc &in, c
     using namespace acp::dt;
     const int32_t upper = in.dtype == w.dtype ? in.dtype : kFloat;
     const bool use_fp16 = a.integer(10) == 2;
-    const bool fp32_cube = product_is(a, "atlas-a2") || product_is(a, "atlas-a3");
+    const bool fp32_cube = !product_is(a, "atlas-training") && !product_is(a, "atlas-inference");
     p.cube_dt = use_fp16 || (upper != kFloat16 && !fp32_cube) ? kFloat16 : upper;
     p.kernel_out_dt = p.transposed && out.dtype == kFloat ? kFloat : p.cube_dt;
     if (p.transposed && (!fp32_cube || use_fp16)) p.kernel_out_dt = kFloat16;
@@ -445,7 +453,7 @@ Problem check_backward(const acp::Args &a) {
             require(a.present(3), kInvalid, "biasSizes must not be NULL on the empty-tensor path when outputMask[2] is true");
             const std::vector<int64_t> bs = a.ints(3);
             require(bs.size() == 1, kInvalid, "biasSizes must have 1 element, got ", bs.size(), " ", shape_str(bs));
-            const int64_t expect = p.transposed ? w.dims[1] * groups : go.dims[1];
+            const int64_t expect = p.transposed ? transposed_channels(w, groups) : go.dims[1];
             require(bs[0] == expect, kInvalid,
                     "biasSizes[0] must be ", expect,
                     p.transposed ? " (weight dim 1 times groups)" : " (gradOutput channels)", ", got ", bs[0]);
@@ -522,7 +530,7 @@ Problem check_forward(const acp::Args &a) {
     // DimChecker: ranks, the bias, attribute lengths
     require(w.rank == in.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
     require(out.rank == in.rank, kInvalid, "output rank ", out.rank, " must equal input rank ", in.rank);
-    const int64_t cout = p.transposed ? w.dims[1] * groups : w.dims[0];
+    const int64_t cout = p.transposed ? transposed_channels(w, groups) : w.dims[0];
     if (bias)
         require(bias->rank == 1 && bias->dims[0] == cout, kInvalid, "bias shape ", shape_str(*bias), " must be [", cout,
                 p.transposed ? "] (weight dim 1 times groups)" : "] (weight dim 0)");

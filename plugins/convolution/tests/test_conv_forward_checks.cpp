@@ -71,6 +71,9 @@ std::vector<FSpec> rows() {
          .fragment = "input spatial dim 0 (2) plus padding (1+1) must be >= the dilated kernel"});
     add({.name = "padding_256", .out = {2, 6, 518, 8}, .padding = {256, 1}, .code = 161002,
          .fragment = "padding before spatial dim 0 must be in [0, 255] for a non-transposed 2-D convolution"});
+    add({.name = "transposed_channels_overflow", .in = {1, 0, 3, 3}, .w = {0, 4611686018427387904, 1, 1},
+         .bias = std::nullopt, .out = {1, 2, 3, 3}, .transposed = true, .groups = 2, .code = 161002,
+         .fragment = "weight dim 1 (4611686018427387904) times groups (2) must fit in int64"});
     add({.name = "dim_over_1e6", .in = {1, 1, 1, 1000001}, .w = {1, 1, 1, 1}, .bias = std::nullopt, .out = {1, 1, 1, 1000001},
          .padding = {0, 0}, .code = 161002, .fragment = "input dim 3 must be <= 1000000"});
     // Empty tensors: CANN computes nothing, and wants the output empty then.
@@ -141,9 +144,12 @@ std::vector<FSpec> rows() {
          .out = {1, 3, 2, 3, 4}, .stride = {1, 1, 1}, .padding = {0, 0, 0}, .dilation = {1, 1, 1}, .outputPadding = {0, 0, 0},
          .dt = ACL_FLOAT16, .product = "atlas-training", .code = 161002, .fragment = "input must have rank 3, 4 on"});
     add({.name = "a200i_conv2d", .dt = ACL_FLOAT16, .product = "atlas-200i-500-a2"});
-    add({.name = "a200i_conv2d_float_cube1", .cube = 1, .product = "atlas-200i-500-a2"});
-    add({.name = "a200i_float_cube0", .product = "atlas-200i-500-a2", .code = 161002, .fragment = "cubeMathType"});
-    add({.name = "a200i_bf16", .dt = ACL_BF16, .product = "atlas-200i-500-a2", .code = 161002, .fragment = "BFLOAT16"});
+    // its cube has FP32, HF32 and BF16 (CANN's cube_util.h names DAV_3002 with the A2/A3's DAV_2201)
+    add({.name = "a200i_conv2d_float_cube0", .product = "atlas-200i-500-a2"});
+    add({.name = "a200i_conv2d_float_cube3", .cube = 3, .product = "atlas-200i-500-a2"});
+    add({.name = "a200i_bf16", .dt = ACL_BF16, .product = "atlas-200i-500-a2"});
+    add({.name = "a200i_bf16_cube2", .dt = ACL_BF16, .cube = 2, .product = "atlas-200i-500-a2", .code = 161002,
+         .fragment = "cubeMathType 2 (USE_FP16) with input and weight (promoted) dtype BFLOAT16"});
     add({.name = "a200i_transposed", .in = {2, 6, 5, 5}, .w = {6, 4, 3, 3}, .bias = std::vector<int64_t>{4},
          .out = {2, 4, 10, 10}, .stride = {2, 2}, .outputPadding = {1, 1}, .transposed = true, .dt = ACL_FLOAT16,
          .product = "atlas-200i-500-a2", .code = 161002, .fragment = "transposed must be false on atlas-200i-500-a2"});

@@ -180,10 +180,9 @@ inline Result runBackward(const gref::Problem &p, aclDataType dt, const Data &d,
 
 // Views: input, grid and (in inputGrad's place) out.
 inline Result runForward(const gref::Problem &p, aclDataType dt, const std::vector<double> &input,
-                         const std::vector<double> &grid, const Views &v = {}) {
+                         const std::vector<double> &grid, const Views &v = {}, aclFormat fmt = ACL_FORMAT_ND) {
     Result r;
-    Tensor in(dt, inDims(p), ACL_FORMAT_ND, v.input), g(dt, gridDims(p), ACL_FORMAT_ND, v.grid),
-        out(dt, outDims(p), ACL_FORMAT_ND, v.inputGrad);
+    Tensor in(dt, inDims(p), fmt, v.input), g(dt, gridDims(p), fmt, v.grid), out(dt, outDims(p), fmt, v.inputGrad);
     in.setValues(input);
     g.setValues(grid);
     aclOpExecutor *exec = nullptr;

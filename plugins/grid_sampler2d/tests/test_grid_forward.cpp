@@ -69,5 +69,52 @@ TEST(GridSampler2DForward, ProductSupport) {
     EXPECT_EQ(r.workspace, 0u);
 }
 
+// CANN returns success before any check when input or grid is empty: a dtype, a mode or an output
+// shape it would refuse goes unchecked, and nothing is written. A NULL input is still 161001 (CANN's
+// code would read through it).
+TEST(GridSampler2DForward, EmptyInputOrGridSucceedsUnchecked) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-training"));
+    auto call = [](const std::vector<int64_t> &in, const std::vector<int64_t> &grid, const std::vector<int64_t> &out,
+                   aclDataType dt, int64_t interp, bool nullOut = false) {
+        Tensor ti(dt, in, ACL_FORMAT_ND), tg(dt, grid, ACL_FORMAT_ND), to(ACL_FLOAT, out, ACL_FORMAT_ND);
+        const auto before = to.snapshot();
+        uint64_t ws = 1;
+        aclOpExecutor *exec = nullptr;
+        aclnnStatus st = aclnnGridSampler2DGetWorkspaceSize(ti.get(), tg.get(), interp, 0, false, nullOut ? nullptr : to.get(), &ws, &exec);
+        if (st == ACLNN_SUCCESS) {
+            EXPECT_EQ(ws, 0u);
+            Workspace w;
+            st = aclnnGridSampler2D(w.ptr(ws), ws, exec, Runtime::stream());
+        }
+        EXPECT_TRUE(to.snapshot() == before && to.canaryIntact()) << "an empty call wrote its output";
+        return st;
+    };
+    // bicubic (interpolationMode 2) is refused on atlas-training, BF16 by every forward: unchecked here
+    EXPECT_EQ(call({0, 2, 3, 4}, {0, 2, 3, 2}, {0, 2, 2, 3}, ACL_FLOAT, 2), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(call({1, 2, 3, 4}, {1, 0, 3, 2}, {1, 2, 5, 5}, ACL_BF16, 7), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(call({1, 0, 3, 4}, {1, 2, 3, 2}, {1, 2, 5, 5}, ACL_FLOAT, 0, /*nullOut=*/true), ACLNN_SUCCESS) << lastError();
+    // not empty: checked as usual
+    EXPECT_EQ(call({1, 2, 3, 4}, {1, 2, 3, 2}, {1, 2, 2, 3}, ACL_FLOAT, 2), 161002);
+    EXPECT_NE(lastError().find("interpolationMode must be in [0, 1] on "), std::string::npos) << lastError();
+    Tensor g(ACL_FLOAT, {0, 2, 3, 2}, ACL_FORMAT_ND), o(ACL_FLOAT, {0, 2, 2, 3}, ACL_FORMAT_ND);
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnGridSampler2DGetWorkspaceSize(nullptr, g.get(), 0, 0, false, o.get(), &ws, &exec), 161001);
+}
+
+// CANN's forward checks no format: NHWC or NCL tags are read as N, C, H, W like ND and NCHW.
+TEST(GridSampler2DForward, AnyFormatTagReadsAsNchw) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    const gref::Problem p{2, 3, 4, 5, 3, 2, 0, 0, false};
+    const Data d = randomData(p, ACL_FLOAT, 3, 1.1);
+    const Result nd = runForward(p, ACL_FLOAT, d.input, d.grid);
+    ASSERT_EQ(nd.phase2, ACLNN_SUCCESS) << nd.message;
+    for (aclFormat f : {ACL_FORMAT_NHWC, ACL_FORMAT_NCL, ACL_FORMAT_NCDHW}) {
+        const Result r = runForward(p, ACL_FLOAT, d.input, d.grid, {}, f);
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << f << ": " << r.message;
+        EXPECT_EQ(r.inputGradBits, nd.inputGradBits) << f;
+    }
+}
+
 }  // namespace
 }  // namespace gst

@@ -31,6 +31,7 @@ aclFormat parse_format(const std::string &s) {
     static const std::map<std::string, aclFormat> names = {{"ND", ACL_FORMAT_ND},
                                                            {"NCL", ACL_FORMAT_NCL},
                                                            {"NCHW", ACL_FORMAT_NCHW},
+                                                           {"NHWC", ACL_FORMAT_NHWC},
                                                            {"NCDHW", ACL_FORMAT_NCDHW}};
     auto it = names.find(s);
     if (it == names.end()) fail("unknown format " + s);
