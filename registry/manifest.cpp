@@ -252,20 +252,26 @@ struct Parser {
                 if (!p.is_pointer()) fail(pn["required_if"], "'" + p.name + "' is passed by value and cannot be conditional");
                 const auto spec = str(pn["required_if"], "required_if");
                 const auto open = spec.find('['), close = spec.size() - 1;
-                if (open == std::string::npos || open == 0 || spec[close] != ']' || close == open + 1 ||
-                    spec.find_first_not_of("0123456789", open + 1) != close)
-                    fail(pn["required_if"], "required_if must look like 'outputMask[0]', got '" + spec + "'");
-                p.required_if_mask = spec.substr(0, open);
-                if (close - open - 1 > 9) fail(pn["required_if"], "required_if index must be below 10^9, got '" + spec + "'");
-                p.required_if_index = std::stoll(spec.substr(open + 1, close - open - 1));
+                if (open == std::string::npos && !spec.empty()) {
+                    p.required_if_mask = spec;  // a bool parameter (checked below)
+                } else {
+                    if (open == std::string::npos || open == 0 || spec[close] != ']' || close == open + 1 ||
+                        spec.find_first_not_of("0123456789", open + 1) != close)
+                        fail(pn["required_if"], "required_if must look like 'outputMask[0]' or 'transposed', got '" + spec + "'");
+                    p.required_if_mask = spec.substr(0, open);
+                    if (close - open - 1 > 9) fail(pn["required_if"], "required_if index must be below 10^9, got '" + spec + "'");
+                    p.required_if_index = std::stoll(spec.substr(open + 1, close - open - 1));
+                }
             }
             op.params.push_back(p);
         }
         for (const auto &p : op.params) {  // the mask may come later in the signature
             if (p.required_if_mask.empty()) continue;
             const auto at = n["params"][static_cast<size_t>(&p - op.params.data())]["required_if"];
-            if (param(op, at, p.required_if_mask).type != ParamType::BoolArray)
-                fail(at, "required_if of '" + p.name + "' must name a bool_array parameter, '" + p.required_if_mask + "' is not one");
+            const ParamType want = p.required_if_index < 0 ? ParamType::Bool : ParamType::BoolArray;
+            if (param(op, at, p.required_if_mask).type != want)
+                fail(at, "required_if of '" + p.name + "' must name a " + (p.required_if_index < 0 ? "bool" : "bool_array") +
+                             " parameter, '" + p.required_if_mask + "' is not one");
         }
         if (n["noop_if_all_false"]) {
             expect_seq(n["noop_if_all_false"], "noop_if_all_false");

@@ -21,10 +21,14 @@ struct Param {
     bool output = false;    // tensors only
     // `required_if: outputMask[0]`: required only when that bool_array element is true; when it is
     // false (or the mask is NULL or shorter) the argument counts as absent for every check and for plan().
+    // `required_if: transposed` (index -1): the same with a bool parameter.
     std::string required_if_mask;
     int64_t required_if_index = -1;
     int line = 0;
     bool is_pointer() const;
+    std::string required_if() const {  // "outputMask[0]", "transposed", or "" when unconditional
+        return required_if_index < 0 ? required_if_mask : required_if_mask + "[" + std::to_string(required_if_index) + "]";
+    }
 };
 
 struct AttrRule {

@@ -153,6 +153,7 @@ std::optional<int32_t> cube_dtype(const OpManifest &op, const std::vector<acp_ar
 
 bool selected(const OpManifest &op, const Param &p, const aclnnCpuCallArg *args) {
     if (p.required_if_mask.empty()) return true;
+    if (p.required_if_index < 0) return args[static_cast<size_t>(op.index_of(p.required_if_mask))].i != 0;  // a bool
     const auto *mask = static_cast<const aclBoolArray *>(args[static_cast<size_t>(op.index_of(p.required_if_mask))].ptr);
     return mask && p.required_if_index < static_cast<int64_t>(mask->values.size()) &&
            mask->values[static_cast<size_t>(p.required_if_index)];
@@ -191,9 +192,7 @@ void check_nulls(const OpManifest &op, const aclnnCpuCallArg *args) {
         const Param &p = op.params[i];
         if (p.is_pointer() && !p.optional && !args[i].ptr && selected(op, p, args))
             fail(ACLNN_ERR_PARAM_NULLPTR, p.name + " must not be NULL" +
-                                              (p.required_if_mask.empty() ? std::string()
-                                                                          : " when " + p.required_if_mask + "[" +
-                                                                                num(p.required_if_index) + "] is true"));
+                                              (p.required_if_mask.empty() ? std::string() : " when " + p.required_if() + " is true"));
     };
     for (const auto &name : op.null_order) check(static_cast<size_t>(op.index_of(name)));
     for (const auto &e : op.early_checks) {

@@ -172,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"optional_by_value_param", with(11, "      - {name: alpha, type: int64, optional: true}"), 11, "alpha"},
         BadManifest{"output_non_tensor", with(11, "      - {name: alpha, type: int64, output: true}"), 11, "alpha"},
         BadManifest{"required_if_on_a_value", with(11, "      - {name: alpha, type: int64, required_if: 'sizes[0]'}"), 11, "alpha"},
-        BadManifest{"required_if_without_index", with(13, "      - {name: out, type: tensor, output: true, required_if: sizes}"), 13, "outputMask[0]"},
+        BadManifest{"required_if_without_index_on_a_non_bool", with(13, "      - {name: out, type: tensor, output: true, required_if: sizes}"), 13,
+                    "must name a bool parameter"},
         BadManifest{"required_if_bad_index", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[x]'}"), 13, "sizes[x]"},
         BadManifest{"required_if_names_a_non_parameter", with(13, "      - {name: out, type: tensor, output: true, required_if: 'mask[0]'}"), 13, "mask"},
         BadManifest{"required_if_names_a_non_bool_array", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[0]'}"), 13, "bool_array"},
@@ -288,6 +289,23 @@ TEST(Manifest, CubeMathInputMayListTensors) {
     ASSERT_EQ(m.ops.size(), 1u);
     ASSERT_TRUE(m.ops[0].cube_math);
     EXPECT_EQ(m.ops[0].cube_math->inputs, (std::vector<std::string>{"self", "out"}));
+}
+
+// required_if may name a bool parameter (Convolution's outputPadding when transposed).
+TEST(Manifest, RequiredIfABool) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile(
+        "manifest-required-if-bool", appended("  - name: Bar\n"
+                                              "    header: aclnn_bar.h\n"
+                                              "    params:\n"
+                                              "      - {name: flag, type: bool}\n"
+                                              "      - {name: sizes, type: int_array, required_if: flag}\n"
+                                              "    products:\n"
+                                              "      atlas-a2: {dtypes: {}}\n")));
+    ASSERT_EQ(m.ops.size(), 2u);
+    const auto &p = m.ops[1].params[1];
+    EXPECT_EQ(p.required_if_mask, "flag");
+    EXPECT_EQ(p.required_if_index, -1);
+    EXPECT_EQ(p.required_if(), "flag");
 }
 
 TEST(Manifest, NoopIfEmptyListsTensors) {

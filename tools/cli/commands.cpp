@@ -140,8 +140,7 @@ int cmd_describe(const Options &o) {
                   << (!p.is_pointer()      ? ""
                       : p.optional         ? ", may be NULL"
                       : p.required_if_mask.empty() ? ", required"
-                                           : ", required when " + p.required_if_mask + "[" +
-                                                 std::to_string(p.required_if_index) + "] is true")
+                                           : ", required when " + p.required_if() + " is true")
                   << "\n";
     for (const auto &g : op.same_dtype)
         std::cout << "same dtype: " << join(g, [](const std::string &x) { return x; }, " = ") << "\n";

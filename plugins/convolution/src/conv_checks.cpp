@@ -524,9 +524,8 @@ Problem check_forward(const acp::Args &a) {
     const acp_tensor_desc *bias = a.tensor(2);
     p.transposed = a.boolean(6);
     const int64_t groups = a.integer(8);
-    // CANN's forward reads outputPadding only when transposed: then it is required; otherwise it may
-    // be NULL and any value is ignored.
-    if (p.transposed) require(a.present(7), acp::kNullptr, "outputPadding must not be NULL when transposed is true");
+    // (CANN's forward reads outputPadding only when transposed: the manifest requires it then, with
+    // the NULL checks; otherwise it is absent here, whatever was passed.)
     // DimChecker: ranks, the bias, attribute lengths
     require(w.rank == in.rank, kInvalid, "weight rank ", w.rank, " must equal input rank ", in.rank);
     require(out.rank == in.rank, kInvalid, "output rank ", out.rank, " must equal input rank ", in.rank);

@@ -254,6 +254,15 @@ TEST(ForwardChecks, OutputPaddingOnlyWhenTransposed) {
     EXPECT_EQ(ones, zero);
     EXPECT_EQ(call(true, std::nullopt, nullptr), 161001);
     EXPECT_NE(lastError().find("outputPadding must not be NULL when transposed is true"), std::string::npos);
+    // CANN checks it with the other NULLs, first: before a dtype the product refuses
+    Runtime::use("atlas-training");
+    Tensor in(ACL_BF16, {1, 4, 6, 6}), w(ACL_BF16, {4, 4, 3, 3}), out(ACL_BF16, {1, 4, 6, 6});
+    IntArray one(std::vector<int64_t>{1, 1});
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    EXPECT_EQ(aclnnConvolutionGetWorkspaceSize(in.get(), w.get(), nullptr, one.a, one.a, one.a, true, nullptr, 1, out.get(), 0,
+                                               &ws, &exec),
+              161001);
 }
 
 // The NULL input: 161001 before anything else.
