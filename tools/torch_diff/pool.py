@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from harness import RAW, TORCH, Case
-from products import F32_F16, INTS, ROUNDING
+from products import F32_F16, INTS, REJECTED, ROUNDING
 
 
 def _attrs(rng, h, w):
@@ -103,11 +103,15 @@ def _avg_case(op, rand, dtype, product):
         arrays = (arrays[0], [] if arrays[1] is None else arrays[1], arrays[2])
     ceil, cip = rng.random() < 0.5, rng.random() < 0.5
     forward = op == "avgpool_fwd"  # CANN's forward: no divisorOverride range, its own cubeMathType rules
-    div = _divisor(rng, None if forward else product.divisor_limit)
+    limit = None if forward else product.divisor_limit
+    beyond = limit is not None and rng.random() < 0.1  # refused, but after the empty return (CANN's graph building)
+    div = rng.choice([limit + 1, -limit - 1, 1000]) if beyond else _divisor(rng, limit)
     cube, rounding, status = product.draw_cube(rng, dtype, 0.3, product.cube_avgpool_fwd if forward else None)
     c = Case(op, dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
                   count_include_pad=cip, divisor=div, cube=cube)
+    if beyond and n * ch * h * w:
+        c.reject(REJECTED, "divisorOverride")
     if status:
         c.reject(status, "cubeMathType")
     for name, values in zip(("kernel", "stride", "padding"), arrays):

@@ -126,6 +126,13 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         require(acp::dims_of(go) == p.pooled_dims, kInvalid,
                 "gradOutput shape ", acp::shape_str(go), " must equal the pooled shape of self ",
                 acp::shape_str(p.pooled_dims));
+        // The training and inference series' cube takes divisorOverride in [-255, 255] (products.md);
+        // CANN checks it when it builds the graph, after its empty-tensor return.
+        const std::string product = ctx->product_id ? ctx->product_id : "";
+        const int64_t divisor = a.integer(7);
+        if (!p.empty && (product == "atlas-training" || product == "atlas-inference"))
+            require(divisor >= -255 && divisor <= 255, kInvalid, "divisorOverride must be in [-255, 255] on ", ctx->product_name,
+                    ", got ", divisor);
         return plan_kernel<BackwardKernel>(ctx, "avgpool2d_backward", p, go, 0, gi, 9);
     });
 }

@@ -197,6 +197,7 @@ const std::vector<Rule> &rules() {
              p.divisorOverride = std::numeric_limits<int64_t>::min();
          },
          INV, {"divisorOverride"}, true},
+
         // ---- cubeMathType ----
         {"cube_4_a2", [](Problem &p) { p.cube = 4; }, INV, {"cubeMathType"}},
         {"cube_m1_a2", [](Problem &p) { p.cube = -1; }, INV, {"cubeMathType"}},
@@ -380,6 +381,27 @@ TEST(BackwardChecks, BaseProblemIsValid) {
 
 class BackwardCheckRules : public ::testing::TestWithParam<Rule> {};
 
+// CANN checks the training / inference divisorOverride range when it builds the graph: after its
+// empty-tensor return, and after the shapes.
+TEST(BackwardChecks, DivisorRangeAfterTheEmptyReturn) {
+    Problem p;
+    p.product = "atlas-training";
+    p.allDt(ACL_FLOAT16);
+    p.goDims[0] = p.selfDims[0] = p.giDims[0] = 0;
+    p.divisorOverride = 1000;
+    Outcome o;
+    ASSERT_NO_FATAL_FAILURE(callPhase1(p, o));
+    EXPECT_EQ(o.status, ACLNN_SUCCESS) << o.message;
+    p = Problem{};
+    p.product = "atlas-training";
+    p.allDt(ACL_FLOAT16);
+    p.divisorOverride = 1000;
+    p.giDims = {2, 3, 6, 7};
+    ASSERT_NO_FATAL_FAILURE(callPhase1(p, o));
+    EXPECT_EQ(o.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(messageContains(o.message, {"gradInput shape"})) << o.message;
+}
+
 TEST_P(BackwardCheckRules, RejectedWithStatusAndMessage) {
     const Rule &r = GetParam();
     Problem p;
@@ -464,8 +486,10 @@ INSTANTIATE_TEST_SUITE_P(
                       OrderPair{"rank_self_5", "padding_len0"},
                       OrderPair{"padding_len3", "divisor_256_training"},
                       OrderPair{"stride_len3", "cube_4_a2"},
-                      OrderPair{"divisor_256_training", "cube_3_float16_training"},
-                      OrderPair{"divisor_1000_inference", "kernel_zero"},
+                      // (the divisor range is checked as CANN builds the graph: after the others)
+                      OrderPair{"cube_3_float16_training", "divisor_256_training"},
+                      OrderPair{"kernel_zero", "divisor_1000_inference"},
+                      OrderPair{"gradInput_w_plus1", "divisor_1000_inference"},
                       OrderPair{"cube_4_a2", "kernel_zero"}, OrderPair{"cube_2_bf16_a2", "padding_negative"},
                       OrderPair{"kernel_zero", "gradInput_w_plus1"}, OrderPair{"stride_zero", "padding_negative"},
                       OrderPair{"kernel_w_zero", "stride_zero"},
