@@ -2,6 +2,7 @@
 #include "dnnl_common.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace conv {
 namespace onednn {
@@ -119,7 +120,16 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
     const dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), t, pl),
                                             weights ? *weights : any(weight_dims(g), t), act(g, dst_dims(g, n), dst_t, pl), p.strides, p.dil,
                                             p.pl, p.pr);
-    return dnnl::convolution_forward::primitive_desc(d, attr, cpu());
+    dnnl::convolution_forward::primitive_desc pd(d, attr, cpu());
+    // oneDNN 2.6's brgconv takes time that grows with the output row to create (0.3-0.7 s at 10^5
+    // columns, wav2vec's first layer; its jit:avx512_core twin: 1 ms, and as fast to run there).
+    // Rows that wide take the first jit implementation after it (jit:, jit_bf16:), when there is one.
+    if (g.dst[static_cast<size_t>(g.sd - 1)] > kWideRow && std::string(pd.impl_info_str()).rfind("brgconv", 0) == 0) {
+        while (pd.next_impl())
+            if (std::string(pd.impl_info_str()).rfind("jit", 0) == 0) return pd;  // jit:..., jit_bf16:...
+        return dnnl::convolution_forward::primitive_desc(d, attr, cpu());
+    }
+    return pd;
 }
 
 namespace {

@@ -87,6 +87,9 @@ struct Params {
         : strides(take(g, g.stride)), dil(take(g, g.dil, -1)), pl(take(g, g.pad_l)), pr(take(g, g.pad_r)) {}
 };
 
+// Output rows wider than this are not given to oneDNN's brgconv (its creation time grows with them).
+inline constexpr int64_t kWideRow = 4096;
+
 // weights: a fixed weights layout, or null for oneDNN's choice.
 dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t n, DnnlDt t, DnnlDt dst_t,
                                                      dnnl::prop_kind prop, const dnnl::primitive_attr &attr,

@@ -77,3 +77,30 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Exact,
 
 }  // namespace
 }  // namespace ct
+
+namespace ct {
+namespace {
+
+// Output rows wider than kWideRow (4096) skip oneDNN's brgconv, whose creation time grows with the
+// row (0.7 s at wav2vec's first layer): still exact, in every dtype.
+TEST(ForwardOnly, WideRowsExactWithoutBrgconv) {
+    Runtime::use("atlas-a2");
+    cref::Conv c;
+    c.sd = 1, c.N = 1, c.Cin = 2, c.Cout = 16, c.in = {20003, 1, 1}, c.k = {10, 1, 1}, c.s = {2, 1, 1};
+    ASSERT_GT(c.gradOutputDims().back(), 4096);
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+        const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(dt), 51, 20);
+        const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(dt), 52);
+        const auto b = ints(c.Cout, 8, 53);
+        ForwardResult r;
+        const std::string log = withDebugLog([&] { r = runForward(c, std::nullopt, dt, in, w, b); });
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        EXPECT_TRUE(sameBits(dt, r.out, cref::forward(c, in, w, &b), "output")) << dtName(dt);
+        const size_t at = log.find("output: oneDNN ");
+        ASSERT_NE(at, std::string::npos) << log;
+        EXPECT_NE(log.substr(at + 15, 7), "brgconv") << dtName(dt) << ": " << log.substr(at, 60);
+    }
+}
+
+}  // namespace
+}  // namespace ct
