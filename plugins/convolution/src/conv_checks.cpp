@@ -299,7 +299,7 @@ void check_transposed_pad_reach(const acp_tensor_desc &w, const std::vector<int6
         const size_t di = dilation.size() == 1 ? 0 : i, pi = padding.size() == 1 ? 0 : i;
         const I128 v = static_cast<I128>(w.dims[kdim] - 1) * dilation[di] - padding[pi];
         require(v <= 255 && (!nonnegative || v >= 0), kInvalid, "(weight dim ", kdim, " - 1) * dilation[", di, "] - padding[", pi,
-                "] must be in [", nonnegative ? "0" : "-inf", ", 255] for a transposed ", r - 2,
+                "] must be ", nonnegative ? "in [0, 255]" : "<= 255", " for a transposed ", r - 2,
                 "-D convolution (the padding of CANN's data-gradient binary), got ", static_cast<int64_t>(v));
     };
     if (r == 3) reach(2, 1, false);

@@ -101,7 +101,7 @@ std::vector<FSpec> rows() {
         // the data-gradient binary's padding (k - 1) * dilation - padding at most 255
         t = FSpec{.name = "transposed_pad_reach_256", .in = {1, 2, 3, 1}, .w = {2, 2, 3, 258}, .bias = std::nullopt,
                   .out = {1, 2, 3, 256}, .transposed = true, .code = 161002,
-                  .fragment = "(weight dim 3 - 1) * dilation[1] - padding[1] must be in [-inf, 255] for a transposed 2-D"};
+                  .fragment = "(weight dim 3 - 1) * dilation[1] - padding[1] must be <= 255 for a transposed 2-D"};
         add(t);
         // 3-D: and at least 0
         t = FSpec{.name = "transposed_3d_pad_past_kernel", .in = {1, 2, 3, 3, 3}, .w = {2, 2, 2, 1, 3},
