@@ -273,39 +273,21 @@ struct Parser {
                 fail(at, "required_if of '" + p.name + "' must name a " + (p.required_if_index < 0 ? "bool" : "bool_array") +
                              " parameter, '" + p.required_if_mask + "' is not one");
         }
-        if (n["noop_if_all_false"]) {
-            expect_seq(n["noop_if_all_false"], "noop_if_all_false");
-            for (const auto &e : n["noop_if_all_false"]) {
-                const auto name = str(e, "noop_if_all_false entry");
-                if (param(op, e, name).type != ParamType::BoolArray) fail(e, "'" + name + "' is not a bool_array parameter");
-                op.noop_if_all_false.push_back(name);
+        // A list of parameter names, each of the kind `ok` accepts (`kind` names it in the error).
+        const auto names = [&](const char *key, const char *kind, auto ok, std::vector<std::string> &into) {
+            if (!n[key]) return;
+            expect_seq(n[key], key);
+            for (const auto &e : n[key]) {
+                const auto name = str(e, std::string(key) + " entry");
+                if (!ok(param(op, e, name))) fail(e, "'" + name + "' is not a " + kind + " parameter");
+                into.push_back(name);
             }
-        }
-        if (n["noop_if_empty"]) {
-            expect_seq(n["noop_if_empty"], "noop_if_empty");
-            for (const auto &e : n["noop_if_empty"]) {
-                const auto name = str(e, "noop_if_empty entry");
-                if (param(op, e, name).type != ParamType::Tensor) fail(e, "'" + name + "' is not a tensor parameter");
-                op.noop_if_empty.push_back(name);
-            }
-        }
+        };
+        names("noop_if_all_false", "bool_array", [](const Param &p) { return p.type == ParamType::BoolArray; }, op.noop_if_all_false);
+        names("noop_if_empty", "tensor", [](const Param &p) { return p.type == ParamType::Tensor; }, op.noop_if_empty);
+        names("noop_if_null", "pointer", [](const Param &p) { return p.is_pointer(); }, op.noop_if_null);
+        names("null_order", "pointer", [](const Param &p) { return p.is_pointer(); }, op.null_order);
         if (n["format_fixes_rank"]) op.format_fixes_rank = boolean(n["format_fixes_rank"], "format_fixes_rank");
-        if (n["noop_if_null"]) {
-            expect_seq(n["noop_if_null"], "noop_if_null");
-            for (const auto &e : n["noop_if_null"]) {
-                const auto name = str(e, "noop_if_null entry");
-                if (!param(op, e, name).is_pointer()) fail(e, "'" + name + "' is not a pointer parameter");
-                op.noop_if_null.push_back(name);
-            }
-        }
-        if (n["null_order"]) {
-            expect_seq(n["null_order"], "null_order");
-            for (const auto &e : n["null_order"]) {
-                const auto name = str(e, "null_order entry");
-                if (!param(op, e, name).is_pointer()) fail(e, "'" + name + "' is not a pointer parameter");
-                op.null_order.push_back(name);
-            }
-        }
         if (n["early_checks"]) {
             expect_map(n["early_checks"], "early_checks");
             for (const auto &kv : n["early_checks"]) {
