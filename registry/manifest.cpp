@@ -210,7 +210,7 @@ struct Parser {
     OpManifest op(const YAML::Node &n) const {
         expect_map(n, "an operator");
         only_keys(n, {"name", "header", "headers", "params", "null_order", "noop_if_null", "noop_if_all_false", "noop_if_empty", "early_checks", "cube_math", "same_dtype", "castable", "dtypes",
-                      "formats", "format_fixes_rank", "ranks", "attrs", "cube_rejects", "products"},
+                      "formats", "format_fixes_rank", "ranks", "attrs", "cube_rejects", "products", "notes"},
                   "an operator");
         OpManifest op;
         op.line = n.Mark().line + 1;
@@ -287,7 +287,14 @@ struct Parser {
         names("noop_if_empty", "tensor", [](const Param &p) { return p.type == ParamType::Tensor; }, op.noop_if_empty);
         names("noop_if_null", "pointer", [](const Param &p) { return p.is_pointer(); }, op.noop_if_null);
         names("null_order", "pointer", [](const Param &p) { return p.is_pointer(); }, op.null_order);
-        if (n["format_fixes_rank"]) op.format_fixes_rank = boolean(n["format_fixes_rank"], "format_fixes_rank");
+        if (n["format_fixes_rank"] && n["format_fixes_rank"].IsSequence())
+            names("format_fixes_rank", "tensor", [](const Param &p) { return p.type == ParamType::Tensor; }, op.format_rank_params);
+        else if (n["format_fixes_rank"])
+            op.format_fixes_rank = boolean(n["format_fixes_rank"], "format_fixes_rank");
+        if (n["notes"]) {
+            expect_seq(n["notes"], "notes");
+            for (const auto &e : n["notes"]) op.notes.push_back(str(e, "notes entry"));
+        }
         if (n["early_checks"]) {
             expect_map(n["early_checks"], "early_checks");
             for (const auto &kv : n["early_checks"]) {
@@ -384,6 +391,11 @@ bool Param::is_pointer() const {
         case ParamType::Scalar: return true;
         default: return false;
     }
+}
+
+bool OpManifest::format_fixes_rank_of(const std::string &param) const {
+    return format_fixes_rank &&
+           (format_rank_params.empty() || std::find(format_rank_params.begin(), format_rank_params.end(), param) != format_rank_params.end());
 }
 
 int OpManifest::index_of(const std::string &param) const {

@@ -76,16 +76,23 @@ struct OpManifest {
     // GridSampler2DBackward's outputMask {false, false} (Huawei returns before any other check).
     std::vector<std::string> noop_if_all_false;
     // An empty tensor here (a dim of 0) makes the call a successful no-op too, tested in the listed
-    // order at the same point; a NULL one ends the test (the NULL checks answer it): GridSampler2D's
-    // empty input or grid (Huawei returns before any check).
+    // order at the same point; a NULL one ends the test (the NULL checks answer it). (For an operator
+    // that returns before its checks on an empty tensor; CANN's GridSampler2D once did.)
     std::vector<std::string> noop_if_empty;
     std::optional<CubeMath> cube_math;
+    // Rules plan() checks that the keys here cannot state (a kernel chosen by shape, say), one line
+    // each, for `aclnn-cpu describe`.
+    std::vector<std::string> notes;
     std::vector<std::vector<std::string>> same_dtype;
     std::vector<std::pair<std::string, std::string>> castable;  // (from, to): to's dtype must be reachable by a cast
     // Whether a layout that names its dimensions (NCL, NCHW, NCDHW) fixes the tensor's rank. false:
     // the name is a tag only, as in CANN's pooling and unpooling code, which rejects only private
-    // formats (a (C, H, W) tensor tagged NCHW passes).
+    // formats (a (C, H, W) tensor tagged NCHW passes). A list in the manifest names the tensors
+    // whose layout fixes their rank (format_rank_params); the others' names are tags (the
+    // convolution's 1-D bias tagged NCHW).
     bool format_fixes_rank = true;
+    std::vector<std::string> format_rank_params;  // empty: every tensor, when format_fixes_rank
+    bool format_fixes_rank_of(const std::string &param) const;
     Rules common;
     std::map<std::string, Rules> products;  // product id -> rules; a product not listed is unsupported
     // product id -> common overridden by the product's, merged once by parse_manifest: phase 1 looks

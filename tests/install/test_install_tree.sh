@@ -86,9 +86,10 @@ grep -q "needs a value, got an empty one" "$work/cli.err" || fail "--product '':
 [[ $(cli_status describe Nope) == 1 ]] || fail "aclnn-cpu describe Nope: expected exit status 1"
 grep -q "no loaded plugin provides operator 'Nope'" "$work/cli.err" || fail "describe Nope: $(cat "$work/cli.err")"
 [[ $(cli_status describe AvgPool2dBackward) == 0 ]] || fail "aclnn-cpu describe AvgPool2dBackward failed"
-# describe gives each operator's cubeMathType rules: the product's table less what the manifest refuses.
-"$prefix/bin/aclnn-cpu" --product atlas-a2 describe AvgPool2d | grep -q "1: FLOAT reject, FLOAT16 keep" \
-  || fail "describe AvgPool2d: A2's forward refuses FLOAT with cubeMathType 1: $("$prefix/bin/aclnn-cpu" --product atlas-a2 describe AvgPool2d | tail -1)"
+# describe gives each operator's cubeMathType rules (the product's table less what the manifest
+# refuses) and the manifest's notes on what plan() decides by shape.
+"$prefix/bin/aclnn-cpu" --product atlas-a2 describe AvgPool2d | grep -q "refuses FLOAT with cubeMathType 1 and 3" \
+  || fail "describe AvgPool2d: the note on A2's cube kernel: $("$prefix/bin/aclnn-cpu" --product atlas-a2 describe AvgPool2d)"
 "$prefix/bin/aclnn-cpu" --product atlas-a2 describe AvgPool2dBackward | grep -q "1: FLOAT hf32" \
   || fail "describe AvgPool2dBackward: A2's backward rounds FLOAT to HF32 with cubeMathType 1"
 cli_status describe >/dev/null

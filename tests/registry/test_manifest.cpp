@@ -166,6 +166,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"cube_math_input_list_names_a_non_tensor", with(19, "    cube_math: {param: mode, input: [self, alpha]}"), 19,
                     "alpha"},
         BadManifest{"cube_rejects_without_cube_math", with(19, "    cube_rejects: {1: [FLOAT]}"), 19, "cube_math"},
+        BadManifest{"notes_not_a_list", inserted(14, "    notes: one line"), 14, "notes"},
+        BadManifest{"notes_entry_not_a_string", inserted(14, "    notes: [{a: 1}]"), 14, "notes entry"},
         BadManifest{"cube_rejects_unknown_dtype", inserted(23, "        cube_rejects: {1: [FLAOT]}"), 23, "FLAOT"},
         BadManifest{"cube_rejects_key_not_a_mode", inserted(23, "        cube_rejects: {one: [FLOAT]}"), 23, "cubeMathType"},
         BadManifest{"dtypes_at_operator_level", inserted(20, "    dtypes: {self: [FLOAT], out: [FLOAT]}"), 20, "dtypes"},
@@ -179,6 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"required_if_names_a_non_bool_array", with(13, "      - {name: out, type: tensor, output: true, required_if: 'sizes[0]'}"), 13, "bool_array"},
         BadManifest{"noop_if_null_names_a_value", inserted(14, "    noop_if_null: [alpha]"), 14, "alpha"},
         BadManifest{"format_fixes_rank_not_a_bool", inserted(14, "    format_fixes_rank: sometimes"), 14, "format_fixes_rank"},
+        BadManifest{"format_fixes_rank_lists_a_non_tensor", inserted(14, "    format_fixes_rank: [self, alpha]"), 14, "alpha"},
         BadManifest{"noop_if_all_false_names_a_tensor", inserted(14, "    noop_if_all_false: [self]"), 14, "bool_array"},
         BadManifest{"output_int_array", with(10, "      - {name: sizes, type: int_array, output: true}"), 10, "sizes"},
         BadManifest{"operator_without_header", without(7), 6, "header"},
@@ -282,6 +285,15 @@ TEST(Manifest, CubeRejectsNarrowTheProductsTable) {
     EXPECT_TRUE(m.ops[0].rules_for("atlas-training")->cube_rejects.empty()) << "another product's rules are its own";
 }
 
+// notes: lines for `aclnn-cpu describe`, in order.
+TEST(Manifest, NotesAreKeptInOrder) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile(
+        "manifest-notes", inserted(14, "    notes: [\"first: the cube kernel\", second]")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    EXPECT_EQ(m.ops[0].notes, (std::vector<std::string>{"first: the cube kernel", "second"}));
+    EXPECT_TRUE(parse_manifest(coretest::writeTempFile("manifest-no-notes", join(kGood))).ops[0].notes.empty());
+}
+
 // cube_math.input may list tensors whose dtypes are promoted (the convolution's input and weight).
 TEST(Manifest, CubeMathInputMayListTensors) {
     const aclcpu::Manifest m =
@@ -318,6 +330,18 @@ TEST(Manifest, FormatFixesRankCanBeTurnedOff) {
     const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-format-tag", inserted(14, "    format_fixes_rank: false")));
     ASSERT_EQ(m.ops.size(), 1u);
     EXPECT_FALSE(m.ops[0].format_fixes_rank);
+}
+
+// A list names the tensors whose layout fixes their rank; the others' layouts are tags.
+TEST(Manifest, FormatFixesRankMayListTensors) {
+    const aclcpu::Manifest m = parse_manifest(coretest::writeTempFile("manifest-format-list", inserted(14, "    format_fixes_rank: [self]")));
+    ASSERT_EQ(m.ops.size(), 1u);
+    EXPECT_TRUE(m.ops[0].format_fixes_rank_of("self"));
+    EXPECT_FALSE(m.ops[0].format_fixes_rank_of("out"));
+    const aclcpu::Manifest all = parse_manifest(coretest::writeTempFile("manifest-format-all", join(kGood)));
+    EXPECT_TRUE(all.ops[0].format_fixes_rank_of("out")) << "every tensor by default";
+    const aclcpu::Manifest none = parse_manifest(coretest::writeTempFile("manifest-format-none", inserted(14, "    format_fixes_rank: false")));
+    EXPECT_FALSE(none.ops[0].format_fixes_rank_of("self"));
 }
 
 // Operators may share a header (CANN's aclnn_max_pool2d_with_indices.h declares two entry points).

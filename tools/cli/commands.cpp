@@ -147,6 +147,8 @@ int cmd_describe(const Options &o) {
     for (const auto &[from, to] : op.castable) std::cout << "castable: " << from << " -> " << to << "\n";
     if (!op.null_order.empty())
         std::cout << "NULL check order: " << join(op.null_order, [](const std::string &x) { return x; }) << ", then the rest\n";
+    if (!op.notes.empty()) std::cout << "\nnotes (checked by the plugin's plan):\n";
+    for (const auto &note : op.notes) std::cout << "  - " << note << "\n";
     std::cout << "\nall products:\n";
     print_rules(op.common, op, "  ");
     std::vector<Profile> profiles = aclcpu::installed_profiles();

@@ -92,6 +92,16 @@ def _divisor(rng, limit):
     return 0 if rng.random() < 0.6 else rng.choice(values)
 
 
+def _a2_vector_route(ch, h, w, k, pad, div, ceil):
+    """Whether CANN's A2/A3 AvgPool2d runs its 3-D vector kernel (aclnn_avgpool2d.cpp) rather than
+    its cube kernel or the global mean."""
+    (kh, kw), (ph, pw) = k, pad
+    if (h, w) == (kh, kw) and (ph, pw) == (0, 0):
+        return False
+    small = kh * kw <= 255 or (kh <= 20 and kw <= 20)
+    return w // h >= 2 or h // w >= 2 or not small or not -255 <= div <= 255 or ceil or ch >= 65536
+
+
 def _avg_case(op, rand, dtype, product):
     """The case AvgPool2d and AvgPool2dBackward share: shape, attributes, ceilMode, countIncludePad,
     divisorOverride and cubeMathType drawn and passed (a mode the product refuses rejects the case).
@@ -106,7 +116,14 @@ def _avg_case(op, rand, dtype, product):
     limit = None if forward else product.divisor_limit
     beyond = limit is not None and rng.random() < 0.1  # refused, but after the empty return (CANN's graph building)
     div = rng.choice([limit + 1, -limit - 1, 1000]) if beyond else _divisor(rng, limit)
-    cube, rounding, status = product.draw_cube(rng, dtype, 0.3, product.cube_avgpool_fwd if forward else None)
+    cube, rounding, status = product.draw_cube(rng, dtype, 0.3)
+    if forward and product.id in ("atlas-a2", "atlas-a3") and dtype == "float32" and not status:
+        # CANN's A2/A3 forward: its vector kernel computes FLOAT in FLOAT whatever the mode; its cube
+        # kernel refuses 1 and 3, after the empty return (only the batch may be empty there)
+        if _a2_vector_route(ch, h, w, k, pad, div, ceil):
+            rounding = None
+        elif cube in (1, 3) and n:
+            status, rounding = REJECTED, None
     c = Case(op, dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], kernel=arrays[0], stride=arrays[1], padding=arrays[2], ceil=ceil,
                   count_include_pad=cip, divisor=div, cube=cube)

@@ -40,10 +40,6 @@ _CUBE_A2 = {
     2: {"float32": "fp16", "float16": None, "bfloat16": "reject"},
     3: {"float32": "hf32", "float16": None, "bfloat16": None},
 }
-# CANN's AvgPool2d (the forward) on A2 / A3: 1 refuses FLOAT, 3 is not supported (its page and
-# aclnn_avgpool2d.cpp); the backward takes both as the product's table says.
-_CUBE_A2_AVGPOOL_FWD = {**_CUBE_A2, 1: dict(_CUBE_A2[1], float32="reject"),
-                        3: {"float32": "reject", "float16": "reject", "bfloat16": "reject"}}
 _CUBE_NO_FP32 = {  # atlas-training / atlas-inference: no FP32 and no HF32 in the cube unit
     0: {"float32": "reject", "float16": None, "bfloat16": "reject"},
     1: {"float32": "fp16", "float16": None, "bfloat16": "reject"},
@@ -75,7 +71,6 @@ class Product:
         self.id = pid
         a2 = pid in ("atlas-a2", "atlas-a3", "atlas-200i-500-a2")  # the cube units with FP32 (CANN's IsCubeSupportFp32)
         self.cube = _CUBE_A2 if a2 else _CUBE_NO_FP32
-        self.cube_avgpool_fwd = _CUBE_A2_AVGPOOL_FWD if a2 else _CUBE_NO_FP32
         self.conv_ranks = 3 if a2 else 2  # ConvolutionBackward's 3-D: 161002 on training / inference
         # aclnnConvolution's spatial ranks: inference adds 3-D (FLOAT16, non-transposed: conv.py),
         # 200I/500 A2 runs the non-transposed 2-D convolution only

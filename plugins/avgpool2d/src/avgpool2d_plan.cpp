@@ -64,14 +64,14 @@ struct Operand {
 };
 
 // Rounds a FLOAT input to the cube precision into the workspace (products.md cubeMathType rules).
-Operand plan_input(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, int32_t *node) {
+Operand plan_input(const acp_plan_ctx *ctx, int32_t arg, const acp_tensor_desc &t, int32_t precision, int32_t *node) {
     Operand o;
     o.arg = arg;
     o.view = view4(t);
     *node = -1;
-    if (ctx->precision == ACP_PREC_NATIVE || t.dtype != acp::dt::kFloat) return o;
+    if (precision == ACP_PREC_NATIVE || t.dtype != acp::dt::kFloat) return o;
     o.buffer = ctx->host->add_buffer(ctx->plan, static_cast<uint64_t>(acp::numel(t)) * sizeof(float));
-    *node = ctx->host->add_convert(ctx->plan, arg, o.buffer, 0, ctx->precision, nullptr, 0);
+    *node = ctx->host->add_convert(ctx->plan, arg, o.buffer, 0, precision, nullptr, 0);
     require(o.buffer >= 0 && *node >= 0, acp::kInner, "cannot plan the cube-precision rounding of the input");
     const int64_t H = t.dims[t.rank - 2], W = t.dims[t.rank - 1], C = t.dims[t.rank - 3];
     o.view = {C * H * W, H * W, W, 1};
@@ -98,17 +98,43 @@ acp_status run_node(void *data, const acp_run_ctx *run) {
 
 template <class Kernel>
 acp_status plan_kernel(const acp_plan_ctx *ctx, const char *name, const Problem &p, const acp_tensor_desc &in,
-                       int32_t in_arg, const acp_tensor_desc &out, int32_t out_arg) {
+                       int32_t in_arg, const acp_tensor_desc &out, int32_t out_arg, int32_t precision) {
     if (p.empty) return 0;  // nothing to compute: workspace 0, no nodes (Huawei's empty-tensor path)
     int32_t round_node = -1;
-    const Operand src = plan_input(ctx, in_arg, in, &round_node);
+    const Operand src = plan_input(ctx, in_arg, in, precision, &round_node);
     auto state = std::make_unique<NodeState<Kernel>>(
-        NodeState<Kernel>{ctx->host, Kernel(p.g, acp::float_dtype(in), ctx->precision), src, out_arg, view4(out)});
+        NodeState<Kernel>{ctx->host, Kernel(p.g, acp::float_dtype(in), precision), src, out_arg, view4(out)});
     const int32_t deps[1] = {round_node};
     const int32_t node = ctx->host->add_node(ctx->plan, name, run_node<Kernel>, state.get(), deps, round_node >= 0 ? 1 : 0);
     require(node >= 0, acp::kInner, "cannot add the kernel node");
     ctx->host->set_plan_state(ctx->plan, state.release(), [](void *s) { delete static_cast<NodeState<Kernel> *>(s); });
     return 0;
+}
+
+// Which kernel CANN's A2/A3 forward runs (aclnn_avgpool2d.cpp): the cube one (and the global
+// mean) for square-ish planes with a small kernel and no ceil mode, else the 3-D vector one.
+bool a2_vector_route(const Geometry &g) {
+    if (g.H == g.kH && g.W == g.kW && g.pH == 0 && g.pW == 0) return false;  // global pooling
+    const bool long_strip = g.W / g.H >= 2 || g.H / g.W >= 2;
+    const bool kernel_ok = (g.kH * g.kW <= 255 || (g.kH <= 20 && g.kW <= 20)) && g.kH <= 255 && g.kW <= 255;
+    const bool divisor_ok = g.divisor_override >= -255 && g.divisor_override <= 255;
+    return long_strip || !kernel_ok || !divisor_ok || g.ceil_mode || g.C >= 65536;
+}
+
+// The forward's precision. On A2/A3 only the cube and global routes convert a FLOAT input by
+// cubeMathType, after the empty return: 2 rounds to FLOAT16, 1 and 3 are refused there ("cannot
+// support hf32"); the vector route computes in the input dtype whatever the mode. Elsewhere the
+// product's cube table (ctx->precision) holds for every route.
+int32_t forward_precision(const acp_plan_ctx *ctx, const acp::Args &a, const acp_tensor_desc &self, const Geometry &g) {
+    const std::string product = ctx->product_id ? ctx->product_id : "";
+    if (product != "atlas-a2" && product != "atlas-a3") return ctx->precision;
+    if (a2_vector_route(g)) return ACP_PREC_NATIVE;
+    const int64_t cube = a.integer(7);
+    require(self.dtype != acp::dt::kFloat || (cube != 1 && cube != 3), kInvalid, "cubeMathType ", cube,
+            " with self dtype FLOAT is not supported on ", ctx->product_name,
+            " for this pooling (the cube kernel: kernelSize, strides, ceilMode and the plane's shape select it); "
+            "supported: 0, 2");
+    return ctx->precision;
 }
 
 }  // namespace
@@ -133,7 +159,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
         if (!p.empty && (product == "atlas-training" || product == "atlas-inference"))
             require(divisor >= -255 && divisor <= 255, kInvalid, "divisorOverride must be in [-255, 255] on ", ctx->product_name,
                     ", got ", divisor);
-        return plan_kernel<BackwardKernel>(ctx, "avgpool2d_backward", p, go, 0, gi, 9);
+        return plan_kernel<BackwardKernel>(ctx, "avgpool2d_backward", p, go, 0, gi, 9, ctx->precision);
     });
 }
 
@@ -149,7 +175,8 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const Problem p = make_problem(a, self, 1, 2, 3, 4, 5, 6, "strides", "paddings", INT64_MAX);
         require(acp::dims_of(out) == p.pooled_dims, kInvalid,
                 "out shape ", acp::shape_str(out), " must equal the pooled shape of self ", acp::shape_str(p.pooled_dims));
-        return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8);
+        if (p.empty) return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, ctx->precision);
+        return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, forward_precision(ctx, a, self, p.g));
     });
 }
 

@@ -471,12 +471,29 @@ inline CubeExpect cubeExpect(const std::string &product, aclDataType dt, int cub
         default: return dt == ACL_FLOAT ? CubeExpect::HF32 : CubeExpect::Keep;
     }
 }
-// The forward's own rules (CANN's aclnnAvgPool2d page): on A2/A3, 1 (ALLOW_FP32_DOWN_PRECISION)
-// refuses FLOAT and 3 (USE_HF32) is not supported at all; otherwise as the backward.
-inline CubeExpect cubeExpectForward(const std::string &product, aclDataType dt, int cube) {
+// Whether CANN's A2/A3 forward runs its 3-D vector kernel for this call (else its cube kernel or
+// the global mean): a plane at least twice as wide as high (or high as wide), ceil mode, a kernel
+// of more than 255 taps with a side over 20, a divisor outside [-255, 255], 65536+ channels.
+inline bool a2VectorRoute(const std::vector<int64_t> &self, const Attrs &a) {
+    const Pool2d p = resolve(a);
+    const size_t r = self.size();
+    const int64_t C = self[r - 3], H = self[r - 2], W = self[r - 1];
+    if (H == p.kH && W == p.kW && p.pH == 0 && p.pW == 0) return false;
+    const bool smallKernel = p.kH * p.kW <= 255 || (p.kH <= 20 && p.kW <= 20);
+    return W / H >= 2 || H / W >= 2 || !smallKernel || p.kH > 255 || p.kW > 255 || p.divisorOverride < -255 ||
+           p.divisorOverride > 255 || p.ceilMode || C >= 65536;
+}
+// The forward's own rules (CANN's aclnn_avgpool2d.cpp and its unit tests): on A2/A3 the cube
+// kernel refuses FLOAT with 1 (ALLOW_FP32_DOWN_PRECISION) and 3 (USE_HF32) and rounds it to FLOAT16
+// with 2; the vector kernel (vectorRoute: long strips, big kernels, ceil mode) computes in the input
+// dtype whatever the mode. Elsewhere as the backward.
+inline CubeExpect cubeExpectForward(const std::string &product, aclDataType dt, int cube, bool vectorRoute = false) {
     const bool old = product == "atlas-training" || product == "atlas-inference";
-    if (!old && ((cube == 1 && dt == ACL_FLOAT) || cube == 3)) return CubeExpect::Reject;
-    return cubeExpect(product, dt, cube);
+    const CubeExpect e = cubeExpect(product, dt, cube);
+    if (old || e == CubeExpect::Reject) return e;
+    if (vectorRoute) return CubeExpect::Keep;
+    if (dt == ACL_FLOAT && (cube == 1 || cube == 3)) return CubeExpect::Reject;
+    return e;
 }
 inline CubeRound roundingOf(CubeExpect e) {
     switch (e) {

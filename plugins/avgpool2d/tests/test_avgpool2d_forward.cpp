@@ -63,7 +63,8 @@ TEST_P(ForwardTable, MatchesReference) {
     ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
     std::vector<double> ref, absSum;
-    referenceForward(c.self, a, x, roundingOf(cubeExpectForward(pd.product, pd.dt, pd.cube)), ref, &absSum);
+    const CubeExpect e = cubeExpectForward(pd.product, pd.dt, pd.cube, a2VectorRoute(c.self, a));
+    referenceForward(c.self, a, x, roundingOf(e), ref, &absSum);
     EXPECT_TRUE(closeToReference(pd.dt, r.out, ref, absSum));
     EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
     EXPECT_TRUE(r.inputsUnchanged);
@@ -196,15 +197,15 @@ TEST(ForwardChecks, OneRowPerRule) {
              p.cube = 0;
          },
          ACLNN_ERR_PARAM_INVALID, {"cubeMathType"}},
-        // CANN's A2/A3 forward: 1 refuses FLOAT, 3 every dtype (the backward takes both).
+        // CANN's A2/A3 forward, on its cube kernel: 1 and 3 refuse FLOAT (the backward takes both).
         {"cube_1_float_a2", [](FwdProblem &p) { p.cube = 1; }, ACLNN_ERR_PARAM_INVALID, {"cubeMathType 1"}},
-        {"cube_3_float16_a3",
+        {"valid_cube_3_float16_a3",
          [](FwdProblem &p) {
              p.product = "atlas-a3";
              p.dt = p.outDt = ACL_FLOAT16;
              p.cube = 3;
          },
-         ACLNN_ERR_PARAM_INVALID, {"cubeMathType 3"}},
+         ACLNN_SUCCESS, {}},
         {"valid_cube_1_float16_a2", [](FwdProblem &p) { p.dt = p.outDt = ACL_FLOAT16; p.cube = 1; }, ACLNN_SUCCESS, {}},
         // No divisorOverride range in CANN's forward on the training / inference series (the
         // backward's [-255, 255] is its own).
@@ -246,7 +247,8 @@ TEST(ForwardChecks, OneRowPerRule) {
 
 // ------------------------------------------------------------------------------------------------
 // cubeMathType x product x dtype of the forward: CANN's aclnnAvgPool2d rules (cubeExpectForward),
-// which refuse on A2/A3 what the backward takes (FLOAT with 1, every dtype with 3).
+// which on A2/A3 refuse on the cube kernel what the backward takes (FLOAT with 1 and 3). The shape
+// here takes the cube kernel there (a square-ish plane, k3, no ceil mode).
 // ------------------------------------------------------------------------------------------------
 class ForwardCubeMatrix : public ::testing::TestWithParam<std::tuple<std::string, aclDataType, int>> {};
 
@@ -281,6 +283,55 @@ INSTANTIATE_TEST_SUITE_P(Products, ForwardCubeMatrix,
                              return acltest::ident(std::get<0>(info.param)) + "_" + dtName(std::get<1>(info.param)) +
                                     "_cube" + (c < 0 ? "m" + std::to_string(-c) : std::to_string(c));
                          });
+
+// On A2/A3 the kernel CANN runs, chosen by shape and attributes, decides what cubeMathType does to a
+// FLOAT input: the vector kernel (a plane twice as wide as high, ceil mode, a kernel over 20 with
+// more than 255 taps) computes in FLOAT under every mode; the cube kernel refuses 1 and 3 - after
+// the empty return, so an empty batch is still a success.
+TEST(ForwardCubeRoute, A2VectorKernelKeepsFloatCubeKernelRefuses1And3) {
+    struct Shape {
+        const char *name;
+        std::vector<int64_t> self;
+        Attrs a;
+        bool vector;
+    };
+    const std::vector<Shape> shapes{
+        {"square_k3", {1, 2, 7, 9}, A({3}, S({2}), {1}, false, false), false},
+        {"global", {1, 2, 5, 6}, A({5, 6}, S({1}), {0}, false, true), false},
+        {"long_strip", {1, 2, 4, 9}, A({3}, S({2}), {1}, false, false), true},
+        {"ceil_mode", {1, 2, 7, 9}, A({3}, S({2}), {1}, true, false), true},
+        {"big_kernel", {1, 1, 24, 24}, A({21, 13}, S({1}), {0}, false, true), true},
+    };
+    for (const std::string product : {"atlas-a2", "atlas-a3"}) {
+        ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
+        for (const Shape &sh : shapes)
+            for (int cube = 0; cube <= 3; ++cube) {
+                SCOPED_TRACE(product + " " + sh.name + " cube " + std::to_string(cube));
+                Attrs a = sh.a;
+                a.cubeMathType = static_cast<int8_t>(cube);
+                const auto x = randomValues(static_cast<size_t>(numel(sh.self)), ACL_FLOAT, 31);
+                const RunResult r = runForward(ACL_FLOAT, sh.self, a, x);
+                const CubeExpect e = cubeExpectForward(product, ACL_FLOAT, cube, sh.vector);
+                if (e == CubeExpect::Reject) {
+                    EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
+                    EXPECT_TRUE(messageContains(r.message, {"cubeMathType " + std::to_string(cube), "FLOAT", "supported: 0, 2"}))
+                        << r.message;
+                    std::vector<int64_t> empty = sh.self;
+                    empty[0] = 0;
+                    EXPECT_EQ(runForward(ACL_FLOAT, empty, a, {}).phase1, ACLNN_SUCCESS) << "the empty return comes first";
+                    continue;
+                }
+                ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+                ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+                std::vector<double> ref, absSum;
+                referenceForward(sh.self, a, x, roundingOf(e), ref, &absSum);
+                EXPECT_TRUE(closeToReference(ACL_FLOAT, r.out, ref, absSum));
+                if (sh.vector) {
+                    EXPECT_EQ(e, CubeExpect::Keep);
+                }
+            }
+    }
+}
 
 // ------------------------------------------------------------------------------------------------
 // The adjoint identity <avgpool(x), g> == <x, avgpool_backward(g)>, computed in double from the
