@@ -267,8 +267,8 @@ int32_t enforce_manifest(const OpManifest &op, const RuntimeState &s, const std:
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " format " + std::string(fname(a.tensor->format)) +
                                               " is not supported (supported: " + join(it->second, fname) + ")");
         // A layout that names its dimensions fixes the rank (NCL is 3-D, NCHW 4-D, NCDHW 5-D),
-        // unless the operator treats it as a tag (format_fixes_rank: false).
-        const int inherent = op.format_fixes_rank ? acp::format_rank(a.tensor->format) : 0;
+        // unless the operator treats it as a tag (format_fixes_rank: false, or a list without it).
+        const int inherent = op.format_fixes_rank_of(p.name) ? acp::format_rank(a.tensor->format) : 0;
         if (inherent > 0 && static_cast<uint32_t>(inherent) != a.tensor->rank)
             fail(ACLNN_ERR_PARAM_INVALID, p.name + " format " + std::string(fname(a.tensor->format)) + " is for rank-" +
                                               num(inherent) + " tensors, got rank " + num(a.tensor->rank));

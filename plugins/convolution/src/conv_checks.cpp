@@ -485,7 +485,9 @@ Problem check_backward(const acp::Args &a) {
                         "input spatial dim ", i - 2, " (", in.dims[i], ") plus padding must be >= the dilated kernel (",
                         static_cast<int64_t>(dilated(w.dims[i], at.dil[i - 2])), ")");
         }
-        check_empty_shapes(go, in, w, groups, at, p.transposed);
+        // A transposed call with an empty batch returns before CANN's shape checks (CheckParamsGroup):
+        // gradOutput's shape is neither checked nor read.
+        if (!batchless) check_empty_shapes(go, in, w, groups, at, p.transposed);
         if (p.mask[0]) require_shape(gi, "gradInput", in, "input");
         if (p.mask[1]) require_shape(gw, "gradWeight", w, "weight");
         if (p.mask[2])
@@ -515,6 +517,11 @@ Problem check_backward(const acp::Args &a) {
         p.g = geometry(in, "input", go, "gradOutput", w, groups, at, true);
         p.unreachable = unreachable(p.g);
     }
+    // CANN's 3-D weight gradient (CheckSupportedForConv3dBackpropFilter, its last check): a grouped
+    // FLOAT gradWeight cannot take USE_FP16.
+    require(!(in.rank == 5 && p.mask[1] && groups > 1 && gw && gw->dtype == acp::dt::kFloat && a.integer(11) == 2), kInvalid,
+            "cubeMathType 2 (USE_FP16) is not supported for the FLOAT gradWeight of a grouped 3-D convolution (groups ",
+            groups, "); use 0, 1 or 3");
     return p;
 }
 

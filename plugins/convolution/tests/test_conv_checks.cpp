@@ -31,6 +31,18 @@ struct Spec {
     bool nullWorkspaceSize = false;
 };
 
+// A 3-D convolution of 2 groups (input 4 channels, gradOutput 6), k3 p1 on 4x4x4.
+void conv3dGrouped(Spec &s) {
+    s.go = TensorSpec{{1, 6, 4, 4, 4}, ACL_FLOAT, ACL_FORMAT_NCDHW};
+    s.in = s.gi = TensorSpec{{1, 4, 4, 4, 4}, ACL_FLOAT, ACL_FORMAT_NCDHW};
+    s.w = s.gw = TensorSpec{{6, 2, 3, 3, 3}, ACL_FLOAT, ACL_FORMAT_NCDHW};
+    s.stride = std::vector<int64_t>{1, 1, 1};
+    s.padding = std::vector<int64_t>{1, 1, 1};
+    s.dilation = std::vector<int64_t>{1, 1, 1};
+    s.outputPadding = std::vector<int64_t>{0, 0, 0};
+    s.groups = 2;
+}
+
 struct Outcome {
     aclnnStatus status;
     std::string message;
@@ -148,6 +160,12 @@ const std::vector<Row> &rows() {
         {"cubeMathType_3_fp16_training", [](Spec &s) { allDtype(s, ACL_FLOAT16); s.cube = 3; }, 161002, "(supported with FLOAT16: 0, 1, 2)", "atlas-training"},
         {"cubeMathType_1_float_training", [](Spec &s) { s.cube = 1; }, ACLNN_SUCCESS, "", "atlas-training"},
         {"cubeMathType_2_bf16_a2", [](Spec &s) { allDtype(s, ACL_BF16); s.cube = 2; }, 161002, "cubeMathType 2 (USE_FP16) with input dtype BFLOAT16 is not supported on Atlas A2 training series / Atlas 800I A2 inference product / A200I A2 Box (supported with BFLOAT16: 0, 1, 3)"},
+        // CANN's 3-D weight gradient refuses USE_FP16 for a grouped FLOAT gradWeight (its last check);
+        // groups 1, or gradWeight not asked for, pass
+        {"cubeMathType_2_grouped_3d_gradWeight", [](Spec &s) { conv3dGrouped(s); s.cube = 2; }, 161002,
+         "cubeMathType 2 (USE_FP16) is not supported for the FLOAT gradWeight of a grouped 3-D convolution (groups 2)"},
+        {"valid_cubeMathType_2_grouped_3d_no_gradWeight", [](Spec &s) { conv3dGrouped(s); s.cube = 2; s.mask = std::vector<bool>{true, false, true}; }, ACLNN_SUCCESS, ""},
+        {"valid_cubeMathType_1_grouped_3d", [](Spec &s) { conv3dGrouped(s); s.cube = 1; }, ACLNN_SUCCESS, ""},
         // shapes
         {"rank_mismatch", [](Spec &s) { s.go.dims = {2, 6, 64}; s.go.fmt = ACL_FORMAT_NCL; }, 161002, "gradOutput rank"},
         {"gradInput_shape", [](Spec &s) { s.gi.dims = {2, 4, 8, 9}; }, 161002, "gradInput shape"},
@@ -199,6 +217,11 @@ const std::vector<Row> &rows() {
         {"empty_gradOutput_batch", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = 0; }, 161002, "gradOutput shape [2,6,8,8] must be [0,6,8,8]"},
         {"empty_gradOutput_channels", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.go.dims[1] = 5; s.mask = std::vector<bool>{true, true, false}; }, 161002, "gradOutput shape [0,5,8,8] must be [0,6,8,8]"},
         {"empty_gradOutput_spatial", [](Spec &s) { s.in.dims[0] = s.gi.dims[0] = s.go.dims[0] = 0; s.go.dims[3] = 3; }, 161002, "gradOutput shape [0,6,8,3] must be [0,6,8,8]"},
+        // a transposed call with an empty batch returns before CANN's shape checks: gradOutput is not read
+        {"valid_empty_batch_transposed_gradOutput_unchecked", [](Spec &s) {
+             s.transposed = true; s.w = s.gw = TensorSpec{{4, 6, 3, 3}};
+             s.in.dims[0] = s.gi.dims[0] = 0; s.go.dims = {0, 6, 8, 9};
+         }, ACLNN_SUCCESS, ""},
         {"empty_gradInput_shape", [](Spec &s) { s.in.dims[0] = s.go.dims[0] = 0; s.gi.dims = {5, 5, 5, 5}; }, 161002, "gradInput shape [5,5,5,5] must equal"},
         {"empty_weight_with_gradInput", [](Spec &s) {
              s.w.dims[0] = s.gw.dims[0] = s.go.dims[1] = 0; s.biasSizes = std::vector<int64_t>{0}; s.gb.dims = {0};

@@ -24,6 +24,7 @@ struct FSpec {
     const char *product = "atlas-a2";
     aclnnStatus code = ACLNN_SUCCESS;
     const char *fragment = "";
+    aclFormat biasFormat = ACL_FORMAT_ND;
 };
 
 struct FOutcome {
@@ -36,7 +37,7 @@ FOutcome callForward(const FSpec &s) {
     Runtime::use(s.product);
     Tensor in(s.dt, s.in), w(s.dt, s.w), out(s.dt, s.out);
     std::optional<Tensor> b;
-    if (s.bias) b.emplace(s.dt, *s.bias, Layout{}, ACL_FORMAT_ND);
+    if (s.bias) b.emplace(s.dt, *s.bias, Layout{}, s.biasFormat);
     const auto before = out.snapshot();
     IntArray stride(s.stride), pad(s.padding), dil(s.dilation), op(s.outputPadding);
     uint64_t ws = 0;
@@ -58,6 +59,12 @@ std::vector<FSpec> rows() {
     std::vector<FSpec> v;
     auto add = [&](FSpec s) { v.push_back(std::move(s)); };
     add({.name = "valid"});
+    // the bias's layout name is a tag (CANN's FormatChecker takes ND, NCL, NCHW, NCDHW; its unit
+    // tests tag the bias like the activations)
+    add({.name = "bias_tagged_NCHW", .biasFormat = ACL_FORMAT_NCHW});
+    add({.name = "bias_tagged_NCDHW", .biasFormat = ACL_FORMAT_NCDHW});
+    add({.name = "bias_tagged_NHWC", .code = 161002, .fragment = "bias format NHWC is not supported (supported: ND, NCL, NCHW, NCDHW)",
+         .biasFormat = ACL_FORMAT_NHWC});
     {
         FSpec s{.name = "bias_shape", .bias = std::vector<int64_t>{5}, .code = 161002, .fragment = "bias shape [5] must be [6]"};
         add(s);
