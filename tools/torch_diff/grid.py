@@ -113,8 +113,8 @@ def forward(rand, dtype, product):
         ch, h, w = rng.randint(1, 40), rng.randint(13, 64), rng.randint(13, 64)
         ho, wo = rng.randint(40, 90), rng.randint(40, 90)
     interp, pad, align = rng.randint(0, 2), rng.randint(0, 2), rng.random() < 0.5
-    # One draw in twenty empties the input or the grid: CANN succeeds before any check, writing nothing
-    # (the output keeps its shape: it is never looked at).
+    # One draw in twenty empties a dimension: CANN checks the call as any other (an empty input plane
+    # is 161002), then computes nothing.
     empty = rng.choice(["n", "ch", "h", "w", "ho", "wo"]) if rng.random() < 0.05 else None
     shape = dict(n=n, ch=ch, h=h, w=w, ho=ho, wo=wo)
     if empty:
@@ -123,11 +123,13 @@ def forward(rand, dtype, product):
     c = Case("grid_fwd", dtype, rand)
     c.desc = dict(shape=[n, ch, h, w], out=[ho, wo], interpolation=interp, padding=pad, align_corners=align, fmt=fmt,
                   empty=empty)
-    if interp == 2 and not product.bicubic_forward(dtype) and not empty:
+    if empty in ("h", "w"):
+        c.reject(REJECTED, "H and W must not be 0")
+    elif interp == 2 and not product.bicubic_forward(dtype) and not empty:
         c.reject(REJECTED, "interpolationMode")
     inp = c.input("input", rand.randn([shape["n"], shape["ch"], shape["h"], shape["w"]]), fmt)
     grid = c.input("grid", _grid(rand, shape["n"], shape["ho"], shape["wo"], max(shape["w"], 1)), fmt)
-    c.output("out", [n, ch, ho, wo], fmt, idle=bool(empty))
+    c.output("out", [shape["n"], shape["ch"], shape["ho"], shape["wo"]], fmt, idle=bool(empty))
     c.num("interpolation", interp)
     c.num("padding", pad)
     c.num("align_corners", align)

@@ -95,8 +95,9 @@ const std::vector<Row> &rows() {
         {"gridGrad dtype differs", [](Call &c) { c.ggDt = ACL_DOUBLE; }, 161002, "gridGrad dtype DOUBLE"},
         {"masked-off output's dtype checked", [](Call &c) { c.ggDt = ACL_DOUBLE, c.mask = {true, false}; }, 161002, "gridGrad dtype DOUBLE"},
         // formats, ranks
-        {"private format", [](Call &c) { c.inFmt = ACL_FORMAT_NC1HWC0; }, 161002, "input format NC1HWC0"},
-        {"NHWC format", [](Call &c) { c.goFmt = ACL_FORMAT_NHWC; }, 161002, "gradOutput format NHWC"},
+        // CANN checks no format: any tag is read as N, C, H, W (its unit test case_18 passes NHWC and HWCN)
+        {"NHWC and HWCN tags", [](Call &c) { c.goFmt = ACL_FORMAT_NHWC, c.inFmt = ACL_FORMAT_HWCN; }, 0, ""},
+        {"NCL tag on a rank-4 tensor", [](Call &c) { c.inFmt = ACL_FORMAT_NCL; }, 0, ""},
         {"rank 3 grid", [](Call &c) { c.gridDims = {2, 4, 14}; }, 161002, "grid must have rank 4"},
         {"rank 5 input", [](Call &c) { c.inDims = {2, 3, 5, 6, 1}; }, 161002, "input must have rank 4"},
         {"inputGrad overlaps itself", [](Call &c) { c.igStrideZero = true; }, 161002, "inputGrad is an output and must not overlap"},

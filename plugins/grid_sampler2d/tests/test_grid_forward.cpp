@@ -56,7 +56,7 @@ TEST(GridSampler2DForward, ProductSupport) {
                 }
                 EXPECT_EQ(r.phase1, 161002) << product << " " << dtName(dt);
                 const std::string want = a2a3 ? "interpolationMode 2 (bicubic) needs input dtype FLOAT or FLOAT16, got DOUBLE"
-                                              : "interpolationMode must be in [0, 1] on ";
+                                              : "interpolationMode 2 (bicubic) is not supported on ";
                 EXPECT_NE(r.message.find(want), std::string::npos) << product << ": " << r.message;
             }
     }
@@ -69,14 +69,14 @@ TEST(GridSampler2DForward, ProductSupport) {
     EXPECT_EQ(r.workspace, 0u);
 }
 
-// CANN returns success before any check when input or grid is empty: a dtype, a mode or an output
-// shape it would refuse goes unchecked, and nothing is written. A NULL input is still 161001 (CANN's
-// code would read through it).
-TEST(GridSampler2DForward, EmptyInputOrGridSucceedsUnchecked) {
+// CANN checks an empty call as any other, then computes nothing (aclnn_grid_sampler2d.cpp: its
+// empty return follows CheckParams; its unit test case_24 refuses an empty input plane). What it
+// refuses after that return - bicubic off A2/A3, DOUBLE bicubic - an empty call does not meet.
+TEST(GridSampler2DForward, EmptyCallsAreCheckedThenComputeNothing) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-training"));
     auto call = [](const std::vector<int64_t> &in, const std::vector<int64_t> &grid, const std::vector<int64_t> &out,
                    aclDataType dt, int64_t interp, bool nullOut = false) {
-        Tensor ti(dt, in, ACL_FORMAT_ND), tg(dt, grid, ACL_FORMAT_ND), to(ACL_FLOAT, out, ACL_FORMAT_ND);
+        Tensor ti(dt, in, ACL_FORMAT_ND), tg(dt, grid, ACL_FORMAT_ND), to(dt, out, ACL_FORMAT_ND);
         const auto before = to.snapshot();
         uint64_t ws = 1;
         aclOpExecutor *exec = nullptr;
@@ -89,17 +89,24 @@ TEST(GridSampler2DForward, EmptyInputOrGridSucceedsUnchecked) {
         EXPECT_TRUE(to.snapshot() == before && to.canaryIntact()) << "an empty call wrote its output";
         return st;
     };
-    // bicubic (interpolationMode 2) is refused on atlas-training, BF16 by every forward: unchecked here
+    // empty batch, channels, or grid plane (which empties out): success, nothing written - bicubic on
+    // atlas-training too, refused only after the empty return
     EXPECT_EQ(call({0, 2, 3, 4}, {0, 2, 3, 2}, {0, 2, 2, 3}, ACL_FLOAT, 2), ACLNN_SUCCESS) << lastError();
-    EXPECT_EQ(call({1, 2, 3, 4}, {1, 0, 3, 2}, {1, 2, 5, 5}, ACL_BF16, 7), ACLNN_SUCCESS) << lastError();
-    EXPECT_EQ(call({1, 0, 3, 4}, {1, 2, 3, 2}, {1, 2, 5, 5}, ACL_FLOAT, 0, /*nullOut=*/true), ACLNN_SUCCESS) << lastError();
-    // not empty: checked as usual
+    EXPECT_EQ(call({1, 0, 3, 4}, {1, 2, 3, 2}, {1, 0, 2, 3}, ACL_FLOAT, 0), ACLNN_SUCCESS) << lastError();
+    EXPECT_EQ(call({1, 2, 3, 4}, {1, 0, 3, 2}, {1, 2, 0, 3}, ACL_FLOAT16, 1), ACLNN_SUCCESS) << lastError();
+    // an empty input plane is refused, with an empty batch too (CANN's case_24)
+    EXPECT_EQ(call({1, 1, 0, 8}, {1, 3, 3, 2}, {1, 1, 3, 3}, ACL_FLOAT, 0), 161002);
+    EXPECT_NE(lastError().find("H and W must not be 0"), std::string::npos) << lastError();
+    EXPECT_EQ(call({0, 1, 5, 0}, {0, 3, 3, 2}, {0, 1, 3, 3}, ACL_FLOAT, 0), 161002);
+    // an empty call is checked like any other: dtype, mode, output shape, NULL
+    EXPECT_EQ(call({1, 2, 3, 4}, {1, 0, 3, 2}, {1, 2, 0, 3}, ACL_BF16, 0), 161002);
+    EXPECT_EQ(call({0, 2, 3, 4}, {0, 2, 3, 2}, {0, 2, 2, 3}, ACL_FLOAT, 7), 161002);
+    EXPECT_NE(lastError().find("interpolationMode"), std::string::npos) << lastError();
+    EXPECT_EQ(call({0, 2, 3, 4}, {0, 2, 3, 2}, {0, 2, 5, 5}, ACL_FLOAT, 0), 161002);
+    EXPECT_EQ(call({0, 2, 3, 4}, {0, 2, 3, 2}, {0, 2, 2, 3}, ACL_FLOAT, 0, /*nullOut=*/true), 161001);
+    // not empty: bicubic refused on atlas-training after the checks
     EXPECT_EQ(call({1, 2, 3, 4}, {1, 2, 3, 2}, {1, 2, 2, 3}, ACL_FLOAT, 2), 161002);
-    EXPECT_NE(lastError().find("interpolationMode must be in [0, 1] on "), std::string::npos) << lastError();
-    Tensor g(ACL_FLOAT, {0, 2, 3, 2}, ACL_FORMAT_ND), o(ACL_FLOAT, {0, 2, 2, 3}, ACL_FORMAT_ND);
-    uint64_t ws = 0;
-    aclOpExecutor *exec = nullptr;
-    EXPECT_EQ(aclnnGridSampler2DGetWorkspaceSize(nullptr, g.get(), 0, 0, false, o.get(), &ws, &exec), 161001);
+    EXPECT_NE(lastError().find("interpolationMode 2 (bicubic) is not supported on "), std::string::npos) << lastError();
 }
 
 // CANN's forward checks no format: NHWC or NCL tags are read as N, C, H, W like ND and NCHW.

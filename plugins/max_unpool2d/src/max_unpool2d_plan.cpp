@@ -143,7 +143,8 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
         const acp_tensor_desc &self = *a.tensor(0), &idx = *a.tensor(1), &out = *a.tensor(3);
-        // Huawei's CheckShape, CheckInpuNullTensor, CheckOutputSize, then the out shape its page asks for.
+        // Huawei's CheckShape, CheckInpuNullTensor, CheckOutputSize, its empty return, then the out shape
+        // its page asks for (Huawei's code leaves a wrong one to its reshape, an internal error).
         require(idx.rank == self.rank, kInvalid,
                 "Expected dim of self and indices to be equal, instead got self: ", self.rank, ", indices: ",
                 idx.rank);
@@ -162,13 +163,15 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
                 "outputSize ", os[0], " x ", os[1], " has more than 2^63 - 1 elements");
         require(os[0] * os[1] >= s.H * s.W, kInvalid,
                 "outputSize ", os[0], " x ", os[1], " must hold at least self's ", s.H, " x ", s.W, " elements");
+        // An empty self (N = 0, or C = 0 in rank 3) returns here, out unread and unwritten, as Huawei's
+        // code does (its unit test case_0_tensor passes an out of [1, 1, 4, 4] for a self of [0, 1, 2, 2]).
+        if (acp::numel(self) == 0) return 0;
         std::vector<int64_t> want = acp::dims_of(self);
         want[self.rank - 2] = os[0];
         want[self.rank - 1] = os[1];
         require(acp::dims_of(out) == want, kInvalid,
                 "out shape ", acp::shape_str(out), " must be ", acp::shape_str(want),
                 " (self's N, C and outputSize)");
-        if (acp::numel(self) == 0) return 0;  // N = 0 (or C = 0 in rank 3): nothing to write
 
         const int elem = static_cast<int>(acp::dtype_size(self.dtype));
         add_kernel_node(ctx, "max_unpool2d_forward",
