@@ -190,8 +190,9 @@ acp_status run_forward_node(void *data, const acp_run_ctx *run) {
 acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
-        // The core answered a NULL or all-false outputMask (noop_if_null, noop_if_all_false) and NULL
-        // tensors; both outputs are checked, the unselected one is never written (Huawei).
+        // The core answered a NULL outputMask (noop_if_null) and NULL tensors; both outputs are
+        // checked, {false, false} computes nothing after the checks, an unselected output is never
+        // written (Huawei).
         const std::vector<bool> mask = a.bools(6);
         const bool want_ig = mask.size() == 2 && mask[0];
         const bool want_gg = mask.size() == 2 && mask[1];

@@ -72,9 +72,11 @@ const std::vector<Row> &rows() {
         {"null grid", [](Call &c) { c.nullGrid = true; }, 161001, "grid"},
         {"null inputGrad, mask[0] set", [](Call &c) { c.nullIg = true; }, 161001, "inputGrad"},
         {"null gridGrad, mask[1] set", [](Call &c) { c.nullGg = true; }, 161001, "gridGrad"},
-        // every tensor is checked unless the mask is NULL or {false, false} (Huawei's CheckParams)
+        // every tensor is checked unless the mask is NULL (Huawei's CheckParams; {false, false} returns
+        // only after every check, in its newest version)
         {"null inputGrad, mask[0] clear", [](Call &c) { c.nullIg = true, c.mask = {false, true}; }, 161001, "inputGrad"},
-        {"null inputGrad, mask false,false", [](Call &c) { c.nullIg = true, c.mask = {false, false}; }, 0, ""},
+        {"null inputGrad, mask false,false", [](Call &c) { c.nullIg = true, c.mask = {false, false}; }, 161001, "inputGrad"},
+        {"null gradOutput, mask false,false", [](Call &c) { c.nullGo = true, c.mask = {false, false}; }, 161001, "gradOutput"},
         {"empty inputGrad with stride 0: no element to overlap",
          [](Call &c) {
              c.goDims[0] = c.inDims[0] = c.gridDims[0] = c.igDims[0] = c.ggDims[0] = 0;
@@ -120,7 +122,11 @@ const std::vector<Row> &rows() {
         {"gridGrad shape", [](Call &c) { c.ggDims = {2, 7, 4, 2}; }, 161002, "gridGrad shape [2,7,4,2] must equal grid shape [2,4,7,2]"},
         {"masked-off output's shape checked", [](Call &c) { c.ggDims = {1, 1, 1, 1}, c.mask = {true, false}; }, 161002, "gridGrad shape [1,1,1,1]"},
         {"mask false,false", [](Call &c) { c.mask = {false, false}; }, 0, ""},
-        {"mask false,false before bad dtype and shape", [](Call &c) { c.mask = {false, false}, c.inDt = ACL_INT32, c.ggDims = {1, 1, 1, 1}; }, 0, ""},
+        {"mask false,false: dtype still checked", [](Call &c) { c.mask = {false, false}, c.inDt = ACL_INT32; }, 161002, "dtype INT32"},
+        {"mask false,false: shape still checked", [](Call &c) { c.mask = {false, false}, c.ggDims = {1, 1, 1, 1}; }, 161002, "gridGrad shape [1,1,1,1]"},
+        {"mask false,false: mode still checked", [](Call &c) { c.mask = {false, false}, c.interp = 3; }, 161002, "interpolationMode"},
+        {"mask false: length still checked", [](Call &c) { c.mask = {false}; }, 161002, "outputMask must have 2 elements, got 1"},
+        {"mask false,false,false: length still checked", [](Call &c) { c.mask = {false, false, false}; }, 161002, "outputMask"},
         {"empty batch", [](Call &c) { c.goDims[0] = c.inDims[0] = c.gridDims[0] = c.igDims[0] = c.ggDims[0] = 0; }, 0, ""},
     };
     return r;
