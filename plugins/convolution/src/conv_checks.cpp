@@ -166,9 +166,12 @@ bool unreachable(const Geometry &g) {
 }
 
 // Spatial sizes. Non-transposed: y = conv_out(x). Transposed: gradOutput (y) is the transposed
-// output of input (x): y = (x-1)*stride - padL - padR + dilation*(k-1) + 1 + outputPadding.
+// output of input (x): y = (x-1)*stride - padL - padR + dilation*(k-1) + 1 + outputPadding, and with
+// `slack` (the backward) up to stride - 1 more: CANN's backward checks y by the floor division of
+// the convolution that maps it back onto x (convolution_backward_checker.cpp, GetExpectNum), and
+// its kernels read all of y - the extra rows are an implicit outputPadding.
 Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor_desc &y, const char *y_name,
-                  const acp_tensor_desc &w, int64_t groups, const Attrs &a, bool transposed) {
+                  const acp_tensor_desc &w, int64_t groups, const Attrs &a, bool transposed, bool slack) {
     const uint32_t r = x.rank;
     const size_t sd = r - 2;
     Geometry g;
@@ -207,9 +210,14 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
                     "; it must be >= 1");
             expect[i + 2] = static_cast<int64_t>(o);
         }
-        require(acp::dims_of(y) == expect, kInvalid,
+        bool fits = true;
+        for (size_t i = 0; i < sd; ++i) {
+            const I128 lo = expect[i + 2], hi = lo + (slack ? a.stride[i] - 1 : 0), got = y.dims[i + 2];
+            fits = fits && got >= lo && got <= hi;
+        }
+        require(fits, kInvalid,
                 y_name, " shape ", shape_str(y), " must be ", shape_str(expect), " (the transposed convolution of ",
-                x_name, " ", shape_str(x), ")");
+                x_name, " ", shape_str(x), ")", slack ? ", each spatial size up to stride - 1 larger" : "");
         // The plain convolution it mirrors: src = y (gradOutput), dst = x (input).
         g.N = x.dims[0];
         g.IC = y.dims[1];
@@ -246,6 +254,7 @@ Geometry geometry(const acp_tensor_desc &x, const char *x_name, const acp_tensor
 void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, const acp_tensor_desc &w, int64_t groups,
                         const Attrs &a, bool transposed) {
     std::vector<int64_t> expect = acp::dims_of(go);
+    std::vector<int64_t> slack(go.rank, 0);  // transposed: up to stride - 1 more, as geometry()
     expect[0] = in.dims[0];
     expect[1] = transposed ? transposed_channels(w, groups) : w.dims[0];
     std::array<int64_t, 3> k{1, 1, 1};
@@ -257,12 +266,15 @@ void check_empty_shapes(const acp_tensor_desc &go, const acp_tensor_desc &in, co
             if (o >= 1) expect[i + 2] = o;
         } else if (in.dims[i + 2] > 0) {
             const I128 o = static_cast<I128>(in.dims[i + 2] - 1) * a.stride[i] - a.pl[i] - a.pr[i] + dilated(k[i], a.dil[i]) + a.op[i];
-            if (o >= 1 && o <= INT64_MAX) expect[i + 2] = static_cast<int64_t>(o);
+            if (o >= 1 && o <= INT64_MAX) expect[i + 2] = static_cast<int64_t>(o), slack[i + 2] = a.stride[i] - 1;
         }
     }
-    require(acp::dims_of(go) == expect, kInvalid,
+    bool fits = true;
+    for (uint32_t d = 0; d < go.rank; ++d)
+        fits = fits && go.dims[d] >= expect[d] && static_cast<I128>(go.dims[d]) <= static_cast<I128>(expect[d]) + slack[d];
+    require(fits, kInvalid,
             "gradOutput shape ", shape_str(go), " must be ", shape_str(expect), " (input ", shape_str(in), ", weight ",
-            shape_str(w), transposed ? ", transposed)" : ")");
+            shape_str(w), transposed ? ", transposed: each spatial size up to stride - 1 larger)" : ")");
 }
 
 // ---- the forward companion (hicann/ops-nn aclnn_convolution.cpp, its operator page) ----
@@ -511,10 +523,10 @@ Problem check_backward(const acp::Args &a) {
     // channels and groups (CheckConvChannelAndGroup), then spatial sizes (CheckConvShapePlus)
     if (!p.transposed) {
         check_channels(in, "input", go, "gradOutput", w, groups);
-        p.g = geometry(in, "input", go, "gradOutput", w, groups, at, false);
+        p.g = geometry(in, "input", go, "gradOutput", w, groups, at, false, false);
     } else {
         check_channels(go, "gradOutput", in, "input", w, groups);
-        p.g = geometry(in, "input", go, "gradOutput", w, groups, at, true);
+        p.g = geometry(in, "input", go, "gradOutput", w, groups, at, true, true);
         p.unreachable = unreachable(p.g);
     }
     // CANN's 3-D weight gradient (CheckSupportedForConv3dBackpropFilter, its last check): a grouped
@@ -573,7 +585,7 @@ Problem check_forward(const acp::Args &a) {
                                        acp::dtype_name(p.cube_dt), " to FLOAT"));
     normalize_for_engine(at, in, w, out, p.transposed);
     check_engine_limits(in, at, p.transposed);
-    p.g = geometry(in, "input", out, "output", w, groups, at, p.transposed);
+    p.g = geometry(in, "input", out, "output", w, groups, at, p.transposed, false);  // the forward's output is exact
     if (p.transposed) p.unreachable = unreachable(p.g);
     return p;
 }

@@ -160,6 +160,7 @@ struct Call {
     int8_t cube = 0;
     std::optional<std::vector<int64_t>> padding;  // default: c.pl per spatial dim (symmetric)
     std::optional<std::vector<int64_t>> biasSizes;
+    std::optional<std::vector<int64_t>> outputPadding;  // default: c.op per spatial dim
     Layout go, in, w, gi, gw, gb;  // views
     bool nullUnselected = true;    // pass NULL for outputs whose mask bit is false
     int wsFill = 0;                // byte the workspace holds before phase 2 (0xff: FLOAT NaNs, unwritten reads show)
@@ -188,7 +189,7 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
     const auto s1 = tgo.snapshot(), s2 = tin.snapshot(), s3 = tw.snapshot();
     const auto u0 = gi.snapshot(), u1 = gw.snapshot(), u2 = gb.snapshot();
     IntArray stride(c.spatial(c.s)), pad(k.padding ? *k.padding : c.spatial(c.pl)), dil(c.spatial(c.d)),
-        op(c.spatial(c.op)), bias(k.biasSizes ? k.biasSizes : std::optional<std::vector<int64_t>>(std::vector<int64_t>{c.Cout}));
+        op(k.outputPadding ? *k.outputPadding : c.spatial(c.op)), bias(k.biasSizes ? k.biasSizes : std::optional<std::vector<int64_t>>(std::vector<int64_t>{c.Cout}));
     BoolArray mask(k.mask);
     aclTensor *outs[3] = {gi.get(), gw.get(), gb.get()};
     for (int i = 0; i < 3; ++i)

@@ -66,6 +66,52 @@ TEST(ForwardOnly, OneDimPaddingLeftRight) {
     }
 }
 
+// A transposed gradOutput up to stride - 1 larger than outputPadding makes it, per spatial dim, is
+// CANN's implicit outputPadding (its check takes it, its kernels read every row): the gradients are
+// those of the transposed convolution with that larger outputPadding, exactly. Larger still is 161002.
+TEST(TransposedSlack, LargerGradOutputIsAnImplicitOutputPadding) {
+    Runtime::use("atlas-a2");
+    struct Slack {
+        const char *name;
+        int sd;
+        std::array<int64_t, 3> in, k, s, pl, opGiven, opActual;
+    };
+    const std::vector<Slack> cases{
+        {"2d_s2_op0_plus1", 2, {5, 4, 1}, {3, 3, 1}, {2, 2, 1}, {1, 1, 0}, {0, 0, 0}, {1, 0, 0}},
+        {"2d_s2_op1_plus1", 2, {5, 4, 1}, {3, 3, 1}, {2, 2, 1}, {1, 1, 0}, {1, 0, 0}, {2, 1, 0}},  // op_eff == stride
+        {"1d_s3_op0_plus2", 1, {6, 1, 1}, {2, 1, 1}, {3, 1, 1}, {0, 0, 0}, {0, 0, 0}, {2, 0, 0}},
+        {"3d_s2_plus1", 3, {3, 3, 2}, {2, 3, 1}, {2, 2, 2}, {0, 1, 0}, {0, 0, 0}, {1, 1, 1}},
+    };
+    for (const Slack &t : cases) {
+        SCOPED_TRACE(t.name);
+        cref::Conv c;
+        c.sd = t.sd, c.N = 2, c.Cin = 3, c.Cout = 4, c.transposed = true;
+        c.in = t.in, c.k = t.k, c.s = t.s, c.pl = c.pr = t.pl, c.op = t.opActual;
+        Call k;
+        k.c = c;
+        k.outputPadding = c.spatial(t.opGiven);
+        const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, 41, 20);
+        const auto in = ints(cref::Conv::count(c.inputDims()), 32, 43, 20);
+        const auto w = ints(cref::Conv::count(c.weightDims()), 32, 47);
+        const Result r = runBackward(k, go, in, w);
+        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        const cref::Grads ref = cref::backward(c, go, in, w);
+        EXPECT_TRUE(sameBits(ACL_FLOAT, r.gi, ref.gradInput, "gradInput"));
+        EXPECT_TRUE(sameBits(ACL_FLOAT, r.gw, ref.gradWeight, "gradWeight"));
+        EXPECT_TRUE(sameBits(ACL_FLOAT, r.gb, ref.gradBias, "gradBias"));
+        // one row more than stride - 1 past what outputPadding makes: refused
+        cref::Conv over = c;
+        over.op[0] = t.opGiven[0] + t.s[0];
+        Call o = k;
+        o.c = over;
+        const auto go2 = ints(cref::Conv::count(over.gradOutputDims()), 8, 41, 20);
+        const Result bad = runBackward(o, go2, in, w);
+        EXPECT_EQ(bad.phase1, ACLNN_ERR_PARAM_INVALID);
+        EXPECT_NE(bad.message.find("up to stride - 1 larger"), std::string::npos) << bad.message;
+    }
+}
+
 std::string name(const ::testing::TestParamInfo<std::tuple<size_t, aclDataType>> &i) {
     return corpus()[std::get<0>(i.param)].name + "_" + dtName(std::get<1>(i.param));
 }

@@ -98,6 +98,13 @@ std::vector<FSpec> rows() {
         FSpec t{.name = "transposed_valid", .in = {2, 6, 5, 5}, .w = {6, 4, 3, 3}, .bias = std::vector<int64_t>{4},
                 .out = {2, 4, 10, 10}, .stride = {2, 2}, .outputPadding = {1, 1}, .transposed = true};
         add(t);
+        // the forward's transposed output is exact (InferShape); only the backward takes stride - 1 more
+        FSpec larger = t;
+        larger.name = "transposed_output_one_larger";
+        larger.outputPadding = {0, 0};
+        larger.code = 161002;
+        larger.fragment = "output shape [2,4,10,10] must be [2,4,9,9]";
+        add(larger);
         t.name = "transposed_channels_zero";
         t.in = {2, 0, 5, 5}, t.w = {0, 4, 3, 3}, t.code = 161002, t.fragment = "input channels must be > 0 when transposed is true";
         add(t);
