@@ -26,19 +26,22 @@ struct Problem {
     bool empty = false;
 };
 
+// `empty_pool_ok` (the backward): a window that fits nowhere pools to an empty gradOutput, which is
+// the empty-tensor success as any other (ops.md; CANN computes no pooled size there); the forward
+// refuses it, as CANN's does. The channel limit holds only where there is something to compute.
 Problem make_problem(const acp::Args &a, const acp_tensor_desc &self, uint32_t kernel, uint32_t stride,
                      uint32_t padding, uint32_t ceil, uint32_t include_pad, uint32_t divisor, const char *stride_name,
-                     const char *padding_name, int64_t max_channels) {
+                     const char *padding_name, int64_t max_channels, bool empty_pool_ok) {
     Problem p;
     const auto at = acp::parse_pool2d(a.ints(kernel), a.ints(stride), a.ints(padding), {}, "kernelSize", stride_name,
                                       padding_name);
     const uint32_t r = self.rank;
     const int64_t N = r == 4 ? self.dims[0] : 1, C = self.dims[r - 3], H = self.dims[r - 2], W = self.dims[r - 1];
-    require(C <= max_channels, kInvalid, "self channel count must be <= ", max_channels, ", got ", C);
     const bool ceil_mode = a.boolean(ceil);
     int64_t Ho = acp::pooled_size(H, at.kH, at.sH, at.pH, 1, ceil_mode);
     int64_t Wo = acp::pooled_size(W, at.kW, at.sW, at.pW, 1, ceil_mode);
-    p.empty = N * C * H * W == 0;
+    p.empty = N * C * H * W == 0 || (empty_pool_ok && (Ho <= 0 || Wo <= 0));
+    require(p.empty || C <= max_channels, kInvalid, "self channel count must be <= ", max_channels, ", got ", C);
     if (p.empty) {  // an empty input pools to an empty output (clamped), nothing to compute
         Ho = std::max<int64_t>(Ho, 0);
         Wo = std::max<int64_t>(Wo, 0);
@@ -145,7 +148,7 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
     return acp::guard(ctx, [&]() -> acp_status {
         const acp::Args a{ctx};
         const acp_tensor_desc &go = *a.tensor(0), &self = *a.tensor(1), &gi = *a.tensor(9);
-        const Problem p = make_problem(a, self, 2, 3, 4, 5, 6, 7, "stride", "padding", kMaxChannels);  // attributes first, as CANN
+        const Problem p = make_problem(a, self, 2, 3, 4, 5, 6, 7, "stride", "padding", kMaxChannels, true);  // attributes first, as CANN
         require(go.rank == self.rank, kInvalid, "gradOutput rank ", go.rank, " must equal self rank ", self.rank);
         require(acp::dims_of(gi) == acp::dims_of(self), kInvalid,
                 "gradInput shape ", acp::shape_str(gi), " must equal self shape ", acp::shape_str(self));
@@ -172,7 +175,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         // CANN's forward (CheckShape): only the batch may be empty.
         for (uint32_t d = self.rank - 3; d < self.rank; ++d)
             require(self.dims[d] != 0, kInvalid, "self may be empty only in N, got ", acp::shape_str(self));
-        const Problem p = make_problem(a, self, 1, 2, 3, 4, 5, 6, "strides", "paddings", INT64_MAX);
+        const Problem p = make_problem(a, self, 1, 2, 3, 4, 5, 6, "strides", "paddings", INT64_MAX, false);
         require(acp::dims_of(out) == p.pooled_dims, kInvalid,
                 "out shape ", acp::shape_str(out), " must equal the pooled shape of self ", acp::shape_str(p.pooled_dims));
         if (p.empty) return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, ctx->precision);

@@ -381,6 +381,33 @@ TEST(BackwardChecks, BaseProblemIsValid) {
 
 class BackwardCheckRules : public ::testing::TestWithParam<Rule> {};
 
+// Empty calls succeed before the channel limit, and a window that fits nowhere pools to an empty
+// gradOutput, which is such a call (ops.md: empty gradOutput => success; CANN computes no pooled
+// size): gradInput is left as it was, as CANN's empty return leaves it.
+TEST(BackwardChecks, EmptyBeforeChannelLimitAndPooledSize) {
+    Problem p;
+    p.selfDims = p.giDims = {0, 65536, 2, 2};
+    p.goDims = {0, 65536, 1, 1};
+    p.kernel = std::vector<int64_t>{2};
+    p.stride = std::vector<int64_t>{2};
+    p.padding = std::vector<int64_t>{0};
+    Outcome o;
+    ASSERT_NO_FATAL_FAILURE(callPhase1(p, o));
+    EXPECT_EQ(o.status, ACLNN_SUCCESS) << o.message;
+    Problem q;
+    q.selfDims = q.giDims = {1, 2, 1, 1};
+    q.goDims = {1, 2, 0, 0};  // (1 + 2 - 4) / 1 + 1 = 0
+    q.kernel = std::vector<int64_t>{4};
+    q.stride = std::vector<int64_t>{1};
+    q.padding = std::vector<int64_t>{1};
+    ASSERT_NO_FATAL_FAILURE(callPhase1(q, o));
+    EXPECT_EQ(o.status, ACLNN_SUCCESS) << o.message;
+    q.goDims = {1, 2, 1, 1};  // a gradOutput that is not the (empty) pooled shape
+    ASSERT_NO_FATAL_FAILURE(callPhase1(q, o));
+    EXPECT_EQ(o.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(o.message.find("pooled shape of self [1,2,0,0]"), std::string::npos) << o.message;
+}
+
 // CANN checks the training / inference divisorOverride range when it builds the graph: after its
 // empty-tensor return, and after the shapes.
 TEST(BackwardChecks, DivisorRangeAfterTheEmptyReturn) {
