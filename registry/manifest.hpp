@@ -72,8 +72,9 @@ struct OpManifest {
     // A NULL here makes the call a successful no-op (workspace 0, an executor that does nothing), decided
     // right after the workspaceSize/executor checks: GridSampler2DBackward's NULL outputMask.
     std::vector<std::string> noop_if_null;
-    // An all-false bool array here makes the call a successful no-op too, decided at the same point:
-    // GridSampler2DBackward's outputMask {false, false} (Huawei returns before any other check).
+    // An all-false bool array here makes the call a successful no-op too, decided at the same point
+    // (for an operator that returns before its checks when no output is asked for; CANN's
+    // GridSampler2DBackward once did).
     std::vector<std::string> noop_if_all_false;
     // An empty tensor here (a dim of 0) makes the call a successful no-op too, tested in the listed
     // order at the same point; a NULL one ends the test (the NULL checks answer it). (For an operator

@@ -178,8 +178,9 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         const Problem p = make_problem(a, self, 1, 2, 3, 4, 5, 6, "strides", "paddings", INT64_MAX, false);
         require(acp::dims_of(out) == p.pooled_dims, kInvalid,
                 "out shape ", acp::shape_str(out), " must equal the pooled shape of self ", acp::shape_str(p.pooled_dims));
-        if (p.empty) return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, ctx->precision);
-        return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, forward_precision(ctx, a, self, p.g));
+        // (an empty call returns before CANN picks a kernel: no kernel's cube rule applies)
+        const int32_t precision = p.empty ? ACP_PREC_NATIVE : forward_precision(ctx, a, self, p.g);
+        return plan_kernel<ForwardKernel>(ctx, "avgpool2d_forward", p, self, 0, out, 8, precision);
     });
 }
 
