@@ -82,7 +82,7 @@ def _geometry(rng):
 def _convolve(p, x, w, b):
     """The forward in float64, differentiable. Asymmetric padding, which aten's op has no form for,
     pads the input explicitly / crops a full transposed output."""
-    if p["pl"] == p["pr"]:
+    if p["pl"] == p["pr"] and not p.get("slack"):
         return torch.ops.aten.convolution(x, w, b, p["s"], p["pl"], p["d"], p["transposed"], p["opad"], p["groups"])
     sd = p["sd"]
     if not p["transposed"]:
@@ -98,7 +98,7 @@ def _convolve(p, x, w, b):
 
 def _reference(p, go, x, w):
     """(gradInput, gradWeight, gradBias) in float64."""
-    if p["pl"] == p["pr"]:
+    if p["pl"] == p["pr"] and not p.get("slack"):
         return torch.ops.aten.convolution_backward(go, x, w, [p["Cout"]], p["s"], p["pl"], p["d"], p["transposed"],
                                                    p["opad"], p["groups"], [True, True, True])
     x, w = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
@@ -188,12 +188,23 @@ def generate(rand, dtype, product):
     rng = rand.rng
     p, x_shape, go_shape, w_shape, fmt = _draw(rng)
     n, cout = p["N"], p["Cout"]
+    # A transposed gradOutput up to stride - 1 larger than outputPadding makes it: CANN's implicit
+    # outputPadding (the gradients of the transposed convolution with the larger one).
+    ref_p = p
+    if p["transposed"] and rng.random() < 0.3 and max(p["s"]) > 1:
+        extra = [rng.randint(0, s - 1) for s in p["s"]]
+        ref_p = dict(p, slack=extra, y=[y + e for y, e in zip(p["y"], extra)],
+                     opad=[o + e for o, e in zip(p["opad"], extra)])
+        go_shape = [n, cout] + ref_p["y"]
     mask = [rng.random() < 0.7 for _ in range(3)] if rng.random() < 0.6 else [True] * 3
     # CANN wants biasSizes on the empty-tensor path when gradBias is asked for; PyTorch does not.
     bias_sizes = None if rng.random() < 0.15 and not (n == 0 and mask[2]) else [cout]
     c = Case("conv", dtype, rand)
-    c.desc = dict(p, mask=mask, bias_sizes=bias_sizes, fmt=fmt)
+    c.desc = dict(p, mask=mask, bias_sizes=bias_sizes, fmt=fmt, slack=ref_p.get("slack"))
     cube, rnd = _product_rules(c, rng, dtype, product)
+    # CANN's 3-D weight gradient: a grouped FLOAT gradWeight refuses USE_FP16 (its last check)
+    if not c.status and p["sd"] == 3 and p["groups"] > 1 and mask[1] and dtype == "float32" and cube == 2:
+        c.reject(REJECTED, "cubeMathType 2 (USE_FP16)")
     go = c.input("go", rand.uniform(go_shape), fmt)
     x = c.input("in", rand.uniform(x_shape), fmt)
     w = c.input("w", rand.uniform(w_shape), fmt)
@@ -204,8 +215,8 @@ def generate(rand, dtype, product):
     _attributes(c, p, cube)
     c.bools("mask", mask)
     try:
-        refs = _reference(p, rnd(go), rnd(x), rnd(w))
-        mags = _reference(p, rnd(go).abs(), rnd(x).abs(), rnd(w).abs())
+        refs = _reference(ref_p, rnd(go), rnd(x), rnd(w))
+        mags = _reference(ref_p, rnd(go).abs(), rnd(x).abs(), rnd(w).abs())
     except RuntimeError:
         return None  # PyTorch rejects the problem too
     spatial = [0] + list(range(2, 2 + p["sd"]))
