@@ -9,6 +9,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,13 @@ acp_status guard_run(const acp_run_ctx *run, const acp_host_api *host, F &&body)
     } catch (...) {
         return host->fail(run, kInner, "unknown exception while running");
     }
+}
+
+// Whether the product is Atlas A2 or A3 (CANN's DAV_2201 architecture), where several operators'
+// CANN code takes another route than on the other products.
+inline bool is_a2_or_a3(const acp_plan_ctx *ctx) {
+    const std::string_view p = ctx->product_id ? ctx->product_id : "";
+    return p == "atlas-a2" || p == "atlas-a3";
 }
 
 // The scheduling hint of plugin_abi.h (ABI 1.1): when several nodes are ready, higher priorities

@@ -129,8 +129,7 @@ bool a2_vector_route(const Geometry &g) {
 // support hf32"); the vector route computes in the input dtype whatever the mode. Elsewhere the
 // product's cube table (ctx->precision) holds for every route.
 int32_t forward_precision(const acp_plan_ctx *ctx, const acp::Args &a, const acp_tensor_desc &self, const Geometry &g) {
-    const std::string product = ctx->product_id ? ctx->product_id : "";
-    if (product != "atlas-a2" && product != "atlas-a3") return ctx->precision;
+    if (!acp::is_a2_or_a3(ctx)) return ctx->precision;
     if (a2_vector_route(g)) return ACP_PREC_NATIVE;
     const int64_t cube = a.integer(7);
     require(self.dtype != acp::dt::kFloat || (cube != 1 && cube != 3), kInvalid, "cubeMathType ", cube,

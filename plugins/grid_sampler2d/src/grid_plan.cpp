@@ -234,8 +234,7 @@ acp_status plan_forward(const acp_plan_ctx *ctx) noexcept {
         // CANN runs bicubic only on the A2/A3 AI Core (FLOAT, FLOAT16); its AI CPU fallback, which
         // takes DOUBLE, and the other products have no bicubic. Checked after the empty return, as
         // CANN does.
-        const std::string product = ctx->product_id ? ctx->product_id : "";
-        require(g.interp != Interp::Bicubic || product == "atlas-a2" || product == "atlas-a3", kInvalid,
+        require(g.interp != Interp::Bicubic || acp::is_a2_or_a3(ctx), kInvalid,
                 "interpolationMode 2 (bicubic) is not supported on ", ctx->product_name, " (supported: 0, 1)");
         require(!(f64 && g.interp == Interp::Bicubic), kInvalid,
                 "interpolationMode 2 (bicubic) needs input dtype FLOAT or FLOAT16, got DOUBLE");

@@ -41,8 +41,7 @@ enum class IndexKind { Mask, Int32Indices };
 // values do not fit the mask's one row (Ho*Wo > 24) takes the bit mask on atlas-a2/a3 too, as the
 // hardware does for 1x1 kernels (e.g. torchvision's LastLevelMaxPool, k1 s2).
 MaskLayout layout_of(const acp_plan_ctx *ctx, const Geometry &g) {
-    const std::string p = ctx->product_id ? ctx->product_id : "";
-    if (p != "atlas-a2" && p != "atlas-a3") return MaskLayout::Bits;
+    if (!acp::is_a2_or_a3(ctx)) return MaskLayout::Bits;
     return g.Ho * g.Wo * 4 <= mask_plane_bytes(g) ? MaskLayout::Int32 : MaskLayout::Bits;
 }
 // products.md: on atlas-training FLOAT is computed as FLOAT16 (Huawei's op_api casts FLOAT to
