@@ -8,7 +8,6 @@
 // a reservation per tensor keeps the aliasing checks meaningful. Accepted calls of modest size then
 // run with zeroed memory (runsToTheEnd).
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 
 #include "acltest.hpp"
 #include "guarded_tensor.hpp"
+#include "reserved_storage.hpp"
 #include "aclnn_cpu/dtype.hpp"
 #include "aclnn_cpu/opapi_abi.h"
 #include "manifest.hpp"
@@ -66,34 +66,7 @@ Expect parseExpect(const std::string &text) {
     return e;
 }
 
-// The storage one tensor's data pointer points into: for phase 1 a reservation no page of which is
-// readable; for phase 2 zeroed heap memory of exactly the storage's size (so the sanitizers see
-// any access past it).
-class Storage {
-public:
-    Storage(size_t bytes, bool real) : real_(real) {
-        if (real) {
-            heap_.assign(std::max<size_t>(bytes, 1), 0);
-            ptr_ = heap_.data();
-            return;
-        }
-        len_ = std::max<size_t>(bytes, 4096);
-        ptr_ = mmap(nullptr, len_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (ptr_ == MAP_FAILED) ptr_ = nullptr, len_ = 0;
-    }
-    ~Storage() {
-        if (!real_ && ptr_) munmap(ptr_, len_);
-    }
-    Storage(const Storage &) = delete;
-    Storage &operator=(const Storage &) = delete;
-    void *get() const { return ptr_; }
-
-private:
-    bool real_;
-    std::vector<unsigned char> heap_;
-    void *ptr_ = nullptr;
-    size_t len_ = 0;
-};
+using acltest::Storage;  // reserved_storage.hpp
 
 std::vector<int64_t> ints(const YAML::Node &n) {
     std::vector<int64_t> v;
