@@ -1,0 +1,241 @@
+// Huawei's system-test corpus of aclnnGridSampler2D (CANN's ATK spec, cann_st/README.md), as data:
+// every case is a call Huawei runs on its A2 card against a double-precision benchmark, so each must
+// be accepted on atlas-a2 and atlas-a3 (or answer what the file's `deviations:` record) and match
+// the reference (grid_reference.hpp, double) on data drawn as the spec draws it: uniform in its
+// range (input and grid in [-100, 100]: most samples land far outside the plane, where padding and
+// reflection decide), in the tensor's dtype.
+//
+// The kernel computes a sample's source coordinate in FLOAT (DOUBLE for DOUBLE), as PyTorch does.
+// Far out, that coordinate carries an error of a few FLOAT ulps of (|grid| + 1) times half the
+// plane's size, which moves a bilinear weight, or a nearest pick near a half, by more than the
+// output's own tolerance. So:
+// - bilinear: |got - reference| may exceed testing.md's tolerance by the most that error can move
+//   the sample: twice the plane's largest |input| per pixel of coordinate error;
+// - nearest: the result must lie within the band of the reference at the grid values and at the
+//   four corners of their rounding band (each value moved by 8 ulps of |v| + 1 either way),
+//   widened by testing.md's tolerance.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "grid_test_util.hpp"
+#include "reserved_storage.hpp"
+
+namespace gst {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCorpus = fs::path(GRID_TESTS_DIR) / "cann_st/grid_sampler2d_atk.yaml";
+
+aclDataType dtypeNamed(const std::string &s) {
+    if (s == "FLOAT") return ACL_FLOAT;
+    if (s == "FLOAT16") return ACL_FLOAT16;
+    if (s == "BF16") return ACL_BF16;
+    if (s == "DOUBLE") return ACL_DOUBLE;
+    throw std::runtime_error("unknown dtype " + s);
+}
+
+struct AtkCase {
+    int id = 0;
+    YAML::Node node;
+    aclDataType dt = ACL_FLOAT;
+    gref::Problem p{};
+    double lo = 0, hi = 0, gridLo = 0, gridHi = 0;
+};
+
+AtkCase parse(const YAML::Node &n) {
+    AtkCase k;
+    k.node = n;
+    k.id = n["id"].as<int>();
+    k.dt = dtypeNamed(n["dtype"].as<std::string>());
+    const auto in = n["input"].as<std::vector<int64_t>>(), grid = n["grid"].as<std::vector<int64_t>>();
+    if (in.size() != 4 || grid.size() != 4 || grid[0] != in[0] || grid[3] != 2)
+        throw std::runtime_error("case " + std::to_string(k.id) + ": not an N C H W input with an N Ho Wo 2 grid");
+    k.p = gref::Problem{in[0], in[1], in[2], in[3], grid[1], grid[2], n["mode"].as<int>(), n["padding_mode"].as<int>(),
+                        n["align_corners"].as<bool>()};
+    const auto range = n["range"].as<std::vector<double>>();
+    const auto gridRange = n["gridRange"] ? n["gridRange"].as<std::vector<double>>() : range;
+    k.lo = range.at(0), k.hi = range.at(1), k.gridLo = gridRange.at(0), k.gridHi = gridRange.at(1);
+    return k;
+}
+
+struct Corpus {
+    std::vector<AtkCase> cases;
+    YAML::Node deviations;
+};
+
+const Corpus &corpus() {
+    static const Corpus all = [] {
+        Corpus k;
+        const YAML::Node root = YAML::LoadFile(kCorpus.string());
+        for (const auto &n : root["cases"]) k.cases.push_back(parse(n));
+        k.deviations = root["deviations"];
+        return k;
+    }();
+    return all;
+}
+
+// The recorded deviation a case falls under (every key of its `match` equal), if any.
+std::optional<YAML::Node> deviationOf(const AtkCase &k) {
+    for (const auto &d : corpus().deviations) {
+        bool all = true;
+        for (const auto &m : d["match"]) all = all && k.node[m.first.as<std::string>()].as<std::string>() == m.second.as<std::string>();
+        if (all) return d;
+    }
+    return std::nullopt;
+}
+
+// Uniform in [lo, hi], rounded to dt.
+std::vector<double> draw(int64_t n, double lo, double hi, uint64_t seed, aclDataType dt) {
+    Rng r(seed);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (auto &x : v) x = roundTo(r.uniform(lo, hi), dt);
+    return v;
+}
+
+// The unit of the coordinate arithmetic's rounding: FLOAT's (FLOAT16 grids are computed in FLOAT) or DOUBLE's.
+double coordinateUlp(aclDataType dt) { return dt == ACL_DOUBLE ? std::ldexp(1.0, -52) : std::ldexp(1.0, -23); }
+
+// The grid with every x moved by sx and every y by sy rounding bands (8 ulps of |v| + 1).
+std::vector<double> shifted(std::vector<double> g, int sx, int sy, aclDataType dt) {
+    for (size_t i = 0; i < g.size(); ++i) g[i] += (i % 2 == 0 ? sx : sy) * 8 * coordinateUlp(dt) * (std::fabs(g[i]) + 1);
+    return g;
+}
+
+// Per output, the most a bilinear sample can move by its coordinates' rounding: 8 ulps of (|v| + 1)
+// of each grid value, times d(pixel)/d(grid value) = size / 2, times the largest change of the
+// plane's values over a pixel (2 max |input|).
+std::vector<double> coordinateSlack(const AtkCase &k, const std::vector<double> &input, const std::vector<double> &grid) {
+    const gref::Problem &p = k.p;
+    std::vector<double> slack(static_cast<size_t>(p.outputCount()));
+    const double u = 8 * coordinateUlp(k.dt);
+    for (int64_t n = 0; n < p.N; ++n) {
+        double maxIn = 0;
+        for (int64_t e = n * p.C * p.H * p.W; e < (n + 1) * p.C * p.H * p.W; ++e) maxIn = std::max(maxIn, std::fabs(input[static_cast<size_t>(e)]));
+        for (int64_t c = 0; c < p.C; ++c)
+            for (int64_t o = 0; o < p.Ho * p.Wo; ++o) {
+                const double gx = grid[static_cast<size_t>((n * p.Ho * p.Wo + o) * 2)], gy = grid[static_cast<size_t>((n * p.Ho * p.Wo + o) * 2 + 1)];
+                const double px = u * (std::fabs(gx) + 1) * static_cast<double>(p.W) / 2, py = u * (std::fabs(gy) + 1) * static_cast<double>(p.H) / 2;
+                slack[static_cast<size_t>((n * p.C + c) * p.Ho * p.Wo + o)] = 2 * maxIn * (px + py);
+            }
+    }
+    return slack;
+}
+
+// got within [min, max] of the references, widened by testing.md's tolerance for dt and by `slack`.
+::testing::AssertionResult withinBand(aclDataType dt, const std::vector<double> &got, const std::vector<std::vector<double>> &refs,
+                                      const std::vector<double> &slack) {
+    const double rel = dt == ACL_FLOAT ? 1e-5 : dt == ACL_FLOAT16 ? 1e-3 : dt == ACL_BF16 ? 8e-3 : 1e-12;
+    double maxRef = 0;
+    for (const auto &r : refs)
+        for (double x : r) maxRef = std::max(maxRef, std::fabs(x));
+    const double absTol = (dt == ACL_DOUBLE ? 1e-12 : 1e-5) * maxRef;
+    size_t bad = 0;
+    std::ostringstream msg;
+    for (size_t i = 0; i < got.size(); ++i) {
+        double lo = refs[0][i], hi = refs[0][i];
+        for (const auto &r : refs) lo = std::min(lo, r[i]), hi = std::max(hi, r[i]);
+        lo = roundTo(lo, dt), hi = roundTo(hi, dt);
+        if (got[i] >= lo - absTol - rel * std::fabs(lo) - slack[i] && got[i] <= hi + absTol + rel * std::fabs(hi) + slack[i]) continue;
+        if (bad++ < 5) msg << "\n  [" << i << "] got " << got[i] << ", the references give [" << lo << ", " << hi << "]";
+    }
+    if (bad) return ::testing::AssertionFailure() << bad << " of " << got.size() << " outside the band" << msg.str();
+    return ::testing::AssertionSuccess();
+}
+
+// The calls run whole here: input, grid and output within 8M elements. The others (planes of
+// 131073 columns, batches of 1842, 4.7G samples) are checked in phase 1.
+constexpr int64_t kMaxElements = 8'000'000;
+bool runsWhole(const AtkCase &k) { return k.p.inputCount() + k.p.gridCount() + k.p.outputCount() <= kMaxElements; }
+
+// Phase 1 alone, every tensor's data an unreadable reservation (a phase 1 that read data would crash).
+aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
+    std::vector<std::unique_ptr<acltest::Storage>> data;
+    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor *)>> tensors;
+    const auto tensor = [&](const std::vector<int64_t> &shape) {
+        std::vector<int64_t> strides(shape.size(), 1);
+        for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        data.push_back(std::make_unique<acltest::Storage>(static_cast<size_t>(n) * elemSize(k.dt), false));
+        tensors.emplace_back(aclCreateTensor(shape.data(), shape.size(), k.dt, strides.data(), 0, ACL_FORMAT_ND, &n, 1, data.back()->get()),
+                             aclDestroyTensor);
+        return tensors.back().get();
+    };
+    aclTensor *in = tensor(inDims(k.p)), *grid = tensor(gridDims(k.p)), *out = tensor(outDims(k.p));
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const aclnnStatus st = aclnnGridSampler2DGetWorkspaceSize(in, grid, k.p.interp, k.p.padding, k.p.align, out, &ws, &exec);
+    if (st != ACLNN_SUCCESS) message = lastError();
+    else aclDestroyAclOpExecutor(exec);
+    return st;
+}
+
+struct Atk : ::testing::TestWithParam<std::tuple<size_t, const char *>> {};
+
+// Phase 1's status: success, or the recorded deviation. On atlas-a2, where Huawei runs the spec,
+// the calls small enough then run and match the reference; atlas-a3 (the same rules) is checked in
+// phase 1.
+TEST_P(Atk, AcceptedAndMatchesTheReference) {
+    const auto [idx, product] = GetParam();
+    const AtkCase &k = corpus().cases[idx];
+    ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
+    const std::optional<YAML::Node> deviation = deviationOf(k);
+    if (std::string(product) != "atlas-a2" || !runsWhole(k) || deviation) {
+        std::string message;
+        const aclnnStatus expected = deviation ? (*deviation)["ours"].as<aclnnStatus>() : ACLNN_SUCCESS;
+        EXPECT_EQ(phase1Only(k, message), expected)
+            << "case " << k.id << " " << describe(k.p) << ": " << message << (deviation ? " (" + (*deviation)["why"].as<std::string>() + ")" : "");
+        return;
+    }
+    const auto seed = static_cast<uint64_t>(k.id) * 2;
+    const auto input = draw(k.p.inputCount(), k.lo, k.hi, seed + 1, k.dt);
+    const auto grid = draw(k.p.gridCount(), k.gridLo, k.gridHi, seed + 2, k.dt);
+    const Result r = runForward(k.p, k.dt, input, grid);
+    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << "case " << k.id << " " << describe(k.p) << ": " << r.message;
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << "case " << k.id << ": " << r.message;
+    std::vector<std::vector<double>> refs{gref::forward(k.p, input, grid)};
+    std::vector<double> slack(refs[0].size(), 0.0);
+    if (k.p.interp == 1) {
+        for (int sx : {-1, 1})
+            for (int sy : {-1, 1}) refs.push_back(gref::forward(k.p, input, shifted(grid, sx, sy, k.dt)));
+    } else {
+        slack = coordinateSlack(k, input, grid);
+    }
+    EXPECT_TRUE(withinBand(k.dt, r.inputGrad, refs, slack)) << "case " << k.id << " " << describe(k.p) << " " << dtName(k.dt);
+    EXPECT_TRUE(r.canary);
+}
+
+std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) {
+    std::string product = std::get<1>(p.param);
+    std::replace(product.begin(), product.end(), '-', '_');
+    return "id" + std::to_string(corpus().cases[std::get<0>(p.param)].id) + "_" + product;
+}
+
+std::vector<size_t> caseIndices() {
+    std::vector<size_t> v(corpus().cases.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = i;
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::Combine(::testing::ValuesIn(caseIndices()), ::testing::Values("atlas-a2", "atlas-a3")),
+                         caseName);
+
+// The corpus is the spec's, whole: its ids run 0 .. n - 1 without a gap; and most of it runs whole.
+TEST(AtkCorpus, IdsContiguousAndMostRunWhole) {
+    const auto &cases = corpus().cases;
+    ASSERT_EQ(cases.size(), 220u);
+    size_t whole = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        EXPECT_EQ(cases[i].id, static_cast<int>(i));
+        whole += runsWhole(cases[i]) ? 1 : 0;
+    }
+    EXPECT_EQ(whole, 185u);
+}
+
+}  // namespace
+}  // namespace gst
