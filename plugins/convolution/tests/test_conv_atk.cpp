@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "conv_test_util.hpp"
-#include "reserved_storage.hpp"
+#include "atk_spec.hpp"
 
 namespace ct {
 namespace {
@@ -23,18 +23,10 @@ namespace fs = std::filesystem;
 
 const fs::path kCorpus = fs::path(ACLNN_CPU_CONV_SOURCE_DIR) / "tests/cann_st/convolution_backward_atk.yaml";
 
-aclDataType dtypeNamed(const std::string &s) {
-    if (s == "FLOAT") return ACL_FLOAT;
-    if (s == "FLOAT16") return ACL_FLOAT16;
-    if (s == "BF16") return ACL_BF16;
-    throw std::runtime_error("unknown dtype " + s);
-}
-
 std::vector<int64_t> ints64(const YAML::Node &n) { return n.as<std::vector<int64_t>>(); }
 
 struct AtkCase {
     int id = 0;
-    YAML::Node node;
     aclDataType dt = ACL_FLOAT;
     int8_t cube = 0;
     std::vector<bool> mask;
@@ -47,9 +39,8 @@ struct AtkCase {
 // it (CANN's implicit outputPadding, README) is modelled by the larger outputPadding.
 AtkCase parse(const YAML::Node &n) {
     AtkCase k;
-    k.node = n;
     k.id = n["id"].as<int>();
-    k.dt = dtypeNamed(n["dtype"].as<std::string>());
+    k.dt = acltest::atkDtype(n["dtype"]);
     k.cube = static_cast<int8_t>(n["cubeMathType"].as<int>());
     k.mask = n["outputMask"].as<std::vector<bool>>();
     k.gradOutput = ints64(n["gradOutput"]);
@@ -77,38 +68,14 @@ AtkCase parse(const YAML::Node &n) {
     return k;
 }
 
-struct Corpus {
-    std::vector<AtkCase> cases;
-    YAML::Node deviations;
-};
-
-const Corpus &corpus() {
-    static const Corpus all = [] {
-        Corpus k;
-        const YAML::Node root = YAML::LoadFile(kCorpus.string());
-        for (const auto &n : root["cases"]) k.cases.push_back(parse(n));
-        k.deviations = root["deviations"];
-        return k;
-    }();
-    return all;
-}
-
-// The recorded deviation a case falls under (every key of its `match` equal), if any.
-std::optional<YAML::Node> deviationOf(const AtkCase &k) {
-    for (const auto &d : corpus().deviations) {
-        bool all = true;
-        for (const auto &m : d["match"]) all = all && k.node[m.first.as<std::string>()].as<std::string>() == m.second.as<std::string>();
-        if (all) return d;
-    }
-    return std::nullopt;
+const acltest::AtkSpec<AtkCase> &corpus() {
+    static const auto spec = acltest::AtkSpec<AtkCase>::load(kCorpus.string(), parse);
+    return spec;
 }
 
 // Uniform in [lo, hi], rounded to dt (what the spec's generator hands the card).
 std::vector<double> draw(int64_t n, double lo, double hi, uint64_t seed, aclDataType dt) {
-    Rng r(seed);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (auto &x : v) x = valueOf(bitsOf(r.uniform(lo, hi), dt), dt);
-    return v;
+    return acltest::atkDraw(n, lo, hi, seed, [dt](double v) { return valueOf(bitsOf(v, dt), dt); });
 }
 
 // What the cube unit sees of a value (products.md's cubeMathType table, atlas-a2 / atlas-a3).
@@ -163,17 +130,8 @@ bool runsWhole(const AtkCase &k) { return pairsOf(k) <= kMaxPairs && bytesOf(k) 
 
 // Phase 1 alone, every tensor's data an unreadable reservation (a phase 1 that read data would crash).
 aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
-    std::vector<std::unique_ptr<acltest::Storage>> data;
-    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor *)>> tensors;
-    const auto tensor = [&](const std::vector<int64_t> &shape, aclFormat fmt) {
-        std::vector<int64_t> strides(shape.size(), 1);
-        for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
-        const int64_t n = cref::Conv::count(shape);
-        data.push_back(std::make_unique<acltest::Storage>(static_cast<size_t>(n) * elemSize(k.dt), false));
-        tensors.emplace_back(aclCreateTensor(shape.data(), shape.size(), k.dt, strides.data(), 0, fmt, &n, 1, data.back()->get()),
-                             aclDestroyTensor);
-        return tensors.back().get();
-    };
+    acltest::ReservedTensors reserved;
+    const auto tensor = [&](const std::vector<int64_t> &shape, aclFormat fmt) { return reserved.add(shape, k.dt, elemSize(k.dt), fmt); };
     const aclFormat fmt = formatFor(k.input.size());
     aclTensor *go = tensor(k.gradOutput, fmt), *in = tensor(k.input, fmt), *w = tensor(k.weight, fmt);
     aclTensor *gi = k.mask[0] ? tensor(k.input, fmt) : nullptr, *gw = k.mask[1] ? tensor(k.weight, fmt) : nullptr;
@@ -214,7 +172,7 @@ TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
     ASSERT_EQ(k.c.gradOutputDims(), k.gradOutput) << "the reference's problem does not give the case's gradOutput";
     ASSERT_EQ(k.c.weightDims(), k.weight);
-    const std::optional<YAML::Node> deviation = deviationOf(k);
+    const std::optional<YAML::Node> deviation = corpus().deviation(idx);
     const aclnnStatus expected = deviation ? (*deviation)["ours"].as<aclnnStatus>() : ACLNN_SUCCESS;
     const std::string why = deviation ? " (" + (*deviation)["why"].as<std::string>() + ")" : "";
     if (std::string(product) != "atlas-a2" || !runsWhole(k) || deviation) {
@@ -271,19 +229,10 @@ TEST(AtkCorpus, IdsContiguousAndMostRunWhole) {
 }
 
 std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) {
-    std::string product = std::get<1>(p.param);
-    for (auto &ch : product)
-        if (ch == '-') ch = '_';
-    return "id" + std::to_string(corpus().cases[std::get<0>(p.param)].id) + "_" + product;
+    return acltest::atkTestName(corpus().cases[std::get<0>(p.param)].id, std::get<1>(p.param));
 }
 
-std::vector<size_t> caseIndices() {
-    std::vector<size_t> v(corpus().cases.size());
-    std::iota(v.begin(), v.end(), size_t{0});
-    return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::Combine(::testing::ValuesIn(caseIndices()), ::testing::Values("atlas-a2", "atlas-a3")),
+INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::Combine(::testing::ValuesIn(corpus().indices()), ::testing::Values("atlas-a2", "atlas-a3")),
                          caseName);
 
 }  // namespace

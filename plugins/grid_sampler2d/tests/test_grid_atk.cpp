@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "grid_test_util.hpp"
-#include "reserved_storage.hpp"
+#include "atk_spec.hpp"
 
 namespace gst {
 namespace {
@@ -31,17 +31,8 @@ namespace fs = std::filesystem;
 
 const fs::path kCorpus = fs::path(GRID_TESTS_DIR) / "cann_st/grid_sampler2d_atk.yaml";
 
-aclDataType dtypeNamed(const std::string &s) {
-    if (s == "FLOAT") return ACL_FLOAT;
-    if (s == "FLOAT16") return ACL_FLOAT16;
-    if (s == "BF16") return ACL_BF16;
-    if (s == "DOUBLE") return ACL_DOUBLE;
-    throw std::runtime_error("unknown dtype " + s);
-}
-
 struct AtkCase {
     int id = 0;
-    YAML::Node node;
     aclDataType dt = ACL_FLOAT;
     gref::Problem p{};
     double lo = 0, hi = 0, gridLo = 0, gridHi = 0;
@@ -49,9 +40,8 @@ struct AtkCase {
 
 AtkCase parse(const YAML::Node &n) {
     AtkCase k;
-    k.node = n;
     k.id = n["id"].as<int>();
-    k.dt = dtypeNamed(n["dtype"].as<std::string>());
+    k.dt = acltest::atkDtype(n["dtype"]);
     const auto in = n["input"].as<std::vector<int64_t>>(), grid = n["grid"].as<std::vector<int64_t>>();
     if (in.size() != 4 || grid.size() != 4 || grid[0] != in[0] || grid[3] != 2)
         throw std::runtime_error("case " + std::to_string(k.id) + ": not an N C H W input with an N Ho Wo 2 grid");
@@ -63,38 +53,14 @@ AtkCase parse(const YAML::Node &n) {
     return k;
 }
 
-struct Corpus {
-    std::vector<AtkCase> cases;
-    YAML::Node deviations;
-};
-
-const Corpus &corpus() {
-    static const Corpus all = [] {
-        Corpus k;
-        const YAML::Node root = YAML::LoadFile(kCorpus.string());
-        for (const auto &n : root["cases"]) k.cases.push_back(parse(n));
-        k.deviations = root["deviations"];
-        return k;
-    }();
-    return all;
+const acltest::AtkSpec<AtkCase> &corpus() {
+    static const auto spec = acltest::AtkSpec<AtkCase>::load(kCorpus.string(), parse);
+    return spec;
 }
 
-// The recorded deviation a case falls under (every key of its `match` equal), if any.
-std::optional<YAML::Node> deviationOf(const AtkCase &k) {
-    for (const auto &d : corpus().deviations) {
-        bool all = true;
-        for (const auto &m : d["match"]) all = all && k.node[m.first.as<std::string>()].as<std::string>() == m.second.as<std::string>();
-        if (all) return d;
-    }
-    return std::nullopt;
-}
-
-// Uniform in [lo, hi], rounded to dt.
+// Uniform in [lo, hi], rounded to dt (what the spec's generator hands the card).
 std::vector<double> draw(int64_t n, double lo, double hi, uint64_t seed, aclDataType dt) {
-    Rng r(seed);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (auto &x : v) x = roundTo(r.uniform(lo, hi), dt);
-    return v;
+    return acltest::atkDraw(n, lo, hi, seed, [dt](double v) { return roundTo(v, dt); });
 }
 
 // The unit of the coordinate arithmetic's rounding: FLOAT's (FLOAT16 grids are computed in FLOAT) or DOUBLE's.
@@ -154,18 +120,8 @@ bool runsWhole(const AtkCase &k) { return k.p.inputCount() + k.p.gridCount() + k
 
 // Phase 1 alone, every tensor's data an unreadable reservation (a phase 1 that read data would crash).
 aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
-    std::vector<std::unique_ptr<acltest::Storage>> data;
-    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor *)>> tensors;
-    const auto tensor = [&](const std::vector<int64_t> &shape) {
-        std::vector<int64_t> strides(shape.size(), 1);
-        for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
-        int64_t n = 1;
-        for (int64_t d : shape) n *= d;
-        data.push_back(std::make_unique<acltest::Storage>(static_cast<size_t>(n) * elemSize(k.dt), false));
-        tensors.emplace_back(aclCreateTensor(shape.data(), shape.size(), k.dt, strides.data(), 0, ACL_FORMAT_ND, &n, 1, data.back()->get()),
-                             aclDestroyTensor);
-        return tensors.back().get();
-    };
+    acltest::ReservedTensors reserved;
+    const auto tensor = [&](const std::vector<int64_t> &shape) { return reserved.add(shape, k.dt, elemSize(k.dt), ACL_FORMAT_ND); };
     aclTensor *in = tensor(inDims(k.p)), *grid = tensor(gridDims(k.p)), *out = tensor(outDims(k.p));
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
@@ -184,7 +140,7 @@ TEST_P(Atk, AcceptedAndMatchesTheReference) {
     const auto [idx, product] = GetParam();
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
-    const std::optional<YAML::Node> deviation = deviationOf(k);
+    const std::optional<YAML::Node> deviation = corpus().deviation(idx);
     if (std::string(product) != "atlas-a2" || !runsWhole(k) || deviation) {
         std::string message;
         const aclnnStatus expected = deviation ? (*deviation)["ours"].as<aclnnStatus>() : ACLNN_SUCCESS;
@@ -211,18 +167,10 @@ TEST_P(Atk, AcceptedAndMatchesTheReference) {
 }
 
 std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) {
-    std::string product = std::get<1>(p.param);
-    std::replace(product.begin(), product.end(), '-', '_');
-    return "id" + std::to_string(corpus().cases[std::get<0>(p.param)].id) + "_" + product;
+    return acltest::atkTestName(corpus().cases[std::get<0>(p.param)].id, std::get<1>(p.param));
 }
 
-std::vector<size_t> caseIndices() {
-    std::vector<size_t> v(corpus().cases.size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = i;
-    return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::Combine(::testing::ValuesIn(caseIndices()), ::testing::Values("atlas-a2", "atlas-a3")),
+INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::Combine(::testing::ValuesIn(corpus().indices()), ::testing::Values("atlas-a2", "atlas-a3")),
                          caseName);
 
 // The corpus is the spec's, whole: its ids run 0 .. n - 1 without a gap; and most of it runs whole.

@@ -1,0 +1,108 @@
+// Huawei's ATK system-test specs as data (plugins/<plugin>/tests/cann_st/*.yaml, one flow mapping a
+// call): the file's cases, each parsed by the operator's test into its own case type, and its
+// recorded deviations (`match:` keys a case must equal, the status we answer instead in `ours:`, the
+// reason in `why:`). Also the tensors of calls too large to run, over unreadable reservations, for
+// a phase 1 alone.
+#ifndef ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
+#define ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
+
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+#include "aclnn_cpu/dtype.hpp"
+#include "acltest.hpp"
+#include "reserved_storage.hpp"
+
+namespace acltest {
+
+template <class Case>
+struct AtkSpec {
+    std::vector<Case> cases;
+    std::vector<YAML::Node> nodes;  // each case as written, for the deviations' `match:`
+    YAML::Node deviations;
+
+    template <class Parse>
+    static AtkSpec load(const std::string &path, Parse parse) {
+        AtkSpec s;
+        const YAML::Node root = YAML::LoadFile(path);
+        for (const auto &n : root["cases"]) {
+            s.cases.push_back(parse(n));
+            s.nodes.push_back(n);
+        }
+        s.deviations = root["deviations"];
+        return s;
+    }
+
+    // 0 .. cases - 1: the parameters of a test over the spec.
+    std::vector<size_t> indices() const {
+        std::vector<size_t> v(cases.size());
+        for (size_t i = 0; i < v.size(); ++i) v[i] = i;
+        return v;
+    }
+
+    // The recorded deviation case i falls under (every key of its `match` equal), if any.
+    std::optional<YAML::Node> deviation(size_t i) const {
+        for (const auto &d : deviations) {
+            bool all = true;
+            for (const auto &m : d["match"])
+                all = all && nodes[i][m.first.as<std::string>()].as<std::string>() == m.second.as<std::string>();
+            if (all) return d;
+        }
+        return std::nullopt;
+    }
+};
+
+// A case's dtype by its name in the spec (FLOAT, FLOAT16, BF16, DOUBLE, ...), the library's names.
+inline aclDataType atkDtype(const YAML::Node &n) {
+    const auto dt = acp::parse_dtype(n.as<std::string>());
+    if (!dt) throw std::runtime_error("unknown dtype " + n.as<std::string>());
+    return static_cast<aclDataType>(*dt);
+}
+
+// n values as the spec's generator draws them: uniform in [lo, hi], each rounded to the tensor's
+// dtype by `round`.
+template <class Round>
+std::vector<double> atkDraw(int64_t n, double lo, double hi, uint64_t seed, Round round) {
+    Rng r(seed);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (auto &x : v) x = round(r.uniform(lo, hi));
+    return v;
+}
+
+// A test name of case `id` on `product` (gtest names take no '-').
+inline std::string atkTestName(int id, std::string product) {
+    for (auto &ch : product)
+        if (ch == '-') ch = '_';
+    return "id" + std::to_string(id) + "_" + product;
+}
+
+// Dense tensors whose data are unreadable reservations: a phase 1 that read data would crash, and
+// calls of any size cost no memory.
+class ReservedTensors {
+public:
+    aclTensor *add(const std::vector<int64_t> &shape, aclDataType dt, size_t elementBytes, aclFormat fmt) {
+        std::vector<int64_t> strides(shape.size(), 1);
+        for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        data_.push_back(std::make_unique<Storage>(static_cast<size_t>(n) * elementBytes, false));
+        tensors_.emplace_back(aclCreateTensor(shape.data(), shape.size(), dt, strides.data(), 0, fmt, &n, 1, data_.back()->get()),
+                              aclDestroyTensor);
+        return tensors_.back().get();
+    }
+
+private:
+    std::vector<std::unique_ptr<Storage>> data_;
+    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor *)>> tensors_;
+};
+
+}  // namespace acltest
+
+#endif  // ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
