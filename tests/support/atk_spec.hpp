@@ -47,6 +47,17 @@ struct AtkSpec {
         return v;
     }
 
+    // The status phase 1 must answer for case i: success, or its recorded deviation's `ours:`; and
+    // the deviation's reason, for a failure's message.
+    aclnnStatus expected(size_t i) const {
+        const std::optional<YAML::Node> d = deviation(i);
+        return d ? d->operator[]("ours").as<aclnnStatus>() : ACLNN_SUCCESS;
+    }
+    std::string why(size_t i) const {
+        const std::optional<YAML::Node> d = deviation(i);
+        return d ? " (deviation: " + d->operator[]("why").as<std::string>() + ")" : "";
+    }
+
     // Whether case k is one a test runs whole: its size (elements, or work) within `budget`, or the
     // smallest case of its kind (`kind(case)` comparable), so that every kind the spec has runs once.
     template <class Size, class Kind>
