@@ -6,6 +6,7 @@
 #ifndef ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
 #define ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
 
+#include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
@@ -58,6 +59,17 @@ struct AtkSpec {
         return d ? " (deviation: " + d->operator[]("why").as<std::string>() + ")" : "";
     }
 
+    // Case i answers phase 1 (`phase1(case, message)`) as expected(i); `describe(case)` names it.
+    template <class Phase1, class Describe>
+    void expectPhase1(size_t i, Phase1 phase1, Describe describe) const {
+        std::string message;
+        EXPECT_EQ(phase1(cases[i], message), expected(i)) << describe(cases[i]) << ": " << message << why(i);
+    }
+    template <class Phase1, class Describe>
+    void expectEveryPhase1(Phase1 phase1, Describe describe) const {
+        for (size_t i = 0; i < cases.size(); ++i) expectPhase1(i, phase1, describe);
+    }
+
     // Whether case k is one a test runs whole: its size (elements, or work) within `budget`, or the
     // smallest case of its kind (`kind(case)` comparable), so that every kind the spec has runs once.
     template <class Size, class Kind>
@@ -103,12 +115,8 @@ std::vector<double> atkDraw(int64_t n, double lo, double hi, uint64_t seed, Roun
     return v;
 }
 
-// A test name of case `id` on `product` (gtest names take no '-').
-inline std::string atkTestName(int id, std::string product) {
-    for (auto &ch : product)
-        if (ch == '-') ch = '_';
-    return "id" + std::to_string(id) + "_" + product;
-}
+// A test name of case `id`.
+inline std::string atkTestName(int id) { return "id" + std::to_string(id); }
 
 // Dense tensors whose data are unreadable reservations: a phase 1 that read data would crash, and
 // calls of any size cost no memory.
