@@ -1,0 +1,160 @@
+// Huawei's system-test corpus of aclnnAvgPool2dBackward (CANN's ATK spec, cann_st/README.md), as
+// data: every case is a call Huawei runs on its A2 card against a high-precision benchmark, so each
+// must be accepted on atlas-a2 and atlas-a3 (or answer what the file's `deviations:` record) and give
+// products.md's numbers: the reference (avgpool2d_reference.hpp, double) with the cube unit's
+// rounding under the case's cubeMathType, within testing.md's tolerance. Data are drawn as the spec
+// draws them: a normal distribution whose mean and deviation are drawn from the spec's ranges
+// (`nd`), or uniform in a range; then rounded to the dtype.
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <tuple>
+
+#include "atk_spec.hpp"
+#include "avgpool2d_test_util.hpp"
+
+namespace apt {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCorpus = fs::path(AVGPOOL_TESTS_DIR) / "cann_st/avgpool2d_backward_atk.yaml";
+
+// How the spec draws a tensor's values: uniform in a range, normal, or one value everywhere (its
+// boundary cases: inf, -inf, nan).
+struct Draw {
+    bool normal = false, constant = false;
+    double lo = 0, hi = 0;              // uniform: the range; normal: the mean's range
+    double stdLo = 0, stdHi = 0;        // normal: the deviation's range
+};
+
+Draw drawOf(const YAML::Node &n) {
+    Draw d;
+    if (n.IsMap()) {
+        if (n["name"].as<std::string>() != "nd") throw std::runtime_error("unknown distribution " + n["name"].as<std::string>());
+        d.normal = true;
+        d.lo = n["mean"][0].as<double>(), d.hi = n["mean"][1].as<double>();
+        d.stdLo = n["std"][0].as<double>(), d.stdHi = n["std"][1].as<double>();
+    } else if (n.size() == 1) {
+        const auto v = n[0].as<std::string>();
+        d.constant = true;
+        d.lo = v == "inf" ? INFINITY : v == "-inf" ? -INFINITY : v == "nan" ? NAN : std::stod(v);
+    } else {
+        d.lo = n[0].as<double>(), d.hi = n[1].as<double>();
+    }
+    return d;
+}
+
+struct AtkCase {
+    int id = 0;
+    aclDataType dt = ACL_FLOAT;
+    std::vector<int64_t> gradOutput, self;
+    Attrs a;
+    Draw goDraw;  // self's values do not enter the backward
+};
+
+AtkCase parse(const YAML::Node &n) {
+    AtkCase k;
+    k.id = n["id"].as<int>();
+    const YAML::Node t = n["tensors"], at = n["attrs"];
+    k.dt = acltest::atkDtype(t["self"][0]);
+    k.self = t["self"][1].as<std::vector<int64_t>>();
+    k.gradOutput = t["gradOutput"][1].as<std::vector<int64_t>>();
+    k.goDraw = drawOf(t["gradOutput"][2]);
+    k.a.kernel = at["kernel_size"].as<std::vector<int64_t>>();
+    k.a.stride = at["stride"].as<std::vector<int64_t>>();
+    k.a.padding = at["padding"].as<std::vector<int64_t>>();
+    k.a.ceilMode = at["ceil_mode"].as<bool>();
+    k.a.countIncludePad = at["count_include_pad"].as<bool>();
+    // divisor_override: a value, or (some boundary cases) a range the spec draws it from.
+    const YAML::Node div = at["divisor_override"];
+    if (div.IsSequence() && div.size() == 2) {
+        Rng r(static_cast<uint64_t>(k.id));
+        k.a.divisorOverride = r.integer(div[0].as<int64_t>(), div[1].as<int64_t>());
+    } else {
+        k.a.divisorOverride = div.IsSequence() ? div[0].as<int64_t>() : div.as<int64_t>();
+    }
+    k.a.cubeMathType = static_cast<int8_t>(at["cube_math_type"].as<int>());
+    return k;
+}
+
+const acltest::AtkSpec<AtkCase> &corpus() {
+    static const auto spec = acltest::AtkSpec<AtkCase>::load(kCorpus.string(), parse);
+    return spec;
+}
+
+std::string name(const AtkCase &k) {
+    return "case " + std::to_string(k.id) + " " + dtName(k.dt) + " self " + dimsStr(k.self) + " k" + dimsStr(k.a.kernel) + " s" +
+           dimsStr(*k.a.stride) + " p" + dimsStr(k.a.padding) + (k.a.ceilMode ? " ceil" : "") + (k.a.countIncludePad ? " countPad" : "") +
+           " divisor " + std::to_string(k.a.divisorOverride) + " cube " + std::to_string(k.a.cubeMathType);
+}
+
+// The spec's draw, rounded to dt.
+std::vector<double> draw(int64_t n, const Draw &d, uint64_t seed, aclDataType dt) {
+    if (d.constant) return std::vector<double>(static_cast<size_t>(n), d.lo);
+    if (!d.normal) return acltest::atkDraw(n, d.lo, d.hi, seed, [dt](double v) { return roundToDt(v, dt); });
+    Rng r(seed);
+    const double mean = r.uniform(d.lo, d.hi), sd = r.uniform(d.stdLo, d.stdHi);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (auto &x : v) {  // Box-Muller
+        const double u1 = 1.0 - r.uniform(0.0, 1.0), u2 = r.uniform(0.0, 1.0);
+        x = roundToDt(mean + sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2), dt);
+    }
+    return v;
+}
+
+// The calls run whole here: self within 1M elements, and the smallest of each dtype x cubeMathType.
+bool runsWhole(const AtkCase &k) {
+    return corpus().runsWhole(
+        k, 1'000'000, [](const AtkCase &c) { return numel(c.self); }, [](const AtkCase &c) { return std::make_tuple(c.dt, c.a.cubeMathType); });
+}
+
+aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
+    acltest::ReservedTensors reserved;
+    const aclFormat fmt = formatForRank(k.self.size());
+    aclTensor *go = reserved.add(k.gradOutput, k.dt, elemSize(k.dt), fmt), *self = reserved.add(k.self, k.dt, elemSize(k.dt), fmt);
+    aclTensor *gi = reserved.add(k.self, k.dt, elemSize(k.dt), fmt);
+    IntArray ks(k.a.kernel), s(k.a.stride), p(k.a.padding);
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    const aclnnStatus st = aclnnAvgPool2dBackwardGetWorkspaceSize(go, self, ks.a, s.a, p.a, k.a.ceilMode, k.a.countIncludePad,
+                                                                  k.a.divisorOverride, k.a.cubeMathType, gi, &ws, &exec);
+    if (st != ACLNN_SUCCESS) message = recentErr();
+    else aclDestroyAclOpExecutor(exec);
+    return st;
+}
+
+struct Atk : ::testing::TestWithParam<size_t> {};
+
+// On atlas-a2, where Huawei runs the spec: phase 1 answers as expected, and the calls small enough
+// give products.md's numbers.
+TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
+    const size_t idx = GetParam();
+    const AtkCase &k = corpus().cases[idx];
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
+    ASSERT_EQ(pooledDims(k.self, resolve(k.a)), k.gradOutput) << name(k) << ": the pool's output is not the spec's gradOutput";
+    if (!runsWhole(k) || corpus().deviation(idx)) return corpus().expectPhase1(idx, phase1Only, name);
+    const auto go = draw(numel(k.gradOutput), k.goDraw, static_cast<uint64_t>(k.id) + 1, k.dt);
+    const RunResult r = runBackward(k.dt, k.self, k.a, go);
+    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << name(k) << ": " << r.message;
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << name(k) << ": " << r.message;
+    std::vector<double> ref, absSum;
+    referenceBackward(k.self, k.a, go, roundingOf(cubeExpect("atlas-a2", k.dt, k.a.cubeMathType)), ref, &absSum);
+    EXPECT_TRUE(closeToReference(k.dt, r.out, ref, absSum)) << name(k);
+    EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
+    EXPECT_TRUE(r.inputsUnchanged);
+}
+
+std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::ValuesIn(corpus().indices()), caseName);
+
+// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
+TEST(AtkCorpus, AcceptedOnAtlasA3) {
+    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
+    corpus().expectEveryPhase1(phase1Only, name);
+}
+
+}  // namespace
+}  // namespace apt
