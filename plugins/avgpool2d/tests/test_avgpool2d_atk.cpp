@@ -21,37 +21,12 @@ namespace fs = std::filesystem;
 
 const fs::path kCorpus = fs::path(AVGPOOL_TESTS_DIR) / "cann_st/avgpool2d_backward_atk.yaml";
 
-// How the spec draws a tensor's values: uniform in a range, normal, or one value everywhere (its
-// boundary cases: inf, -inf, nan).
-struct Draw {
-    bool normal = false, constant = false;
-    double lo = 0, hi = 0;              // uniform: the range; normal: the mean's range
-    double stdLo = 0, stdHi = 0;        // normal: the deviation's range
-};
-
-Draw drawOf(const YAML::Node &n) {
-    Draw d;
-    if (n.IsMap()) {
-        if (n["name"].as<std::string>() != "nd") throw std::runtime_error("unknown distribution " + n["name"].as<std::string>());
-        d.normal = true;
-        d.lo = n["mean"][0].as<double>(), d.hi = n["mean"][1].as<double>();
-        d.stdLo = n["std"][0].as<double>(), d.stdHi = n["std"][1].as<double>();
-    } else if (n.size() == 1) {
-        const auto v = n[0].as<std::string>();
-        d.constant = true;
-        d.lo = v == "inf" ? INFINITY : v == "-inf" ? -INFINITY : v == "nan" ? NAN : std::stod(v);
-    } else {
-        d.lo = n[0].as<double>(), d.hi = n[1].as<double>();
-    }
-    return d;
-}
-
 struct AtkCase {
     int id = 0;
     aclDataType dt = ACL_FLOAT;
     std::vector<int64_t> gradOutput, self;
     Attrs a;
-    Draw goDraw;  // self's values do not enter the backward
+    acltest::AtkDistribution goDraw;  // self's values do not enter the backward
 };
 
 AtkCase parse(const YAML::Node &n) {
@@ -61,7 +36,7 @@ AtkCase parse(const YAML::Node &n) {
     k.dt = acltest::atkDtype(t["self"][0]);
     k.self = t["self"][1].as<std::vector<int64_t>>();
     k.gradOutput = t["gradOutput"][1].as<std::vector<int64_t>>();
-    k.goDraw = drawOf(t["gradOutput"][2]);
+    k.goDraw = acltest::AtkDistribution::of(t["gradOutput"][2]);
     k.a.kernel = at["kernel_size"].as<std::vector<int64_t>>();
     k.a.stride = at["stride"].as<std::vector<int64_t>>();
     k.a.padding = at["padding"].as<std::vector<int64_t>>();
@@ -88,20 +63,6 @@ std::string name(const AtkCase &k) {
     return "case " + std::to_string(k.id) + " " + dtName(k.dt) + " self " + dimsStr(k.self) + " k" + dimsStr(k.a.kernel) + " s" +
            dimsStr(*k.a.stride) + " p" + dimsStr(k.a.padding) + (k.a.ceilMode ? " ceil" : "") + (k.a.countIncludePad ? " countPad" : "") +
            " divisor " + std::to_string(k.a.divisorOverride) + " cube " + std::to_string(k.a.cubeMathType);
-}
-
-// The spec's draw, rounded to dt.
-std::vector<double> draw(int64_t n, const Draw &d, uint64_t seed, aclDataType dt) {
-    if (d.constant) return std::vector<double>(static_cast<size_t>(n), d.lo);
-    if (!d.normal) return acltest::atkDraw(n, d.lo, d.hi, seed, [dt](double v) { return roundToDt(v, dt); });
-    Rng r(seed);
-    const double mean = r.uniform(d.lo, d.hi), sd = r.uniform(d.stdLo, d.stdHi);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (auto &x : v) {  // Box-Muller
-        const double u1 = 1.0 - r.uniform(0.0, 1.0), u2 = r.uniform(0.0, 1.0);
-        x = roundToDt(mean + sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2), dt);
-    }
-    return v;
 }
 
 // The calls run whole here: self within 1M elements, and the smallest of each dtype x cubeMathType.
@@ -135,7 +96,7 @@ TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     ASSERT_EQ(pooledDims(k.self, resolve(k.a)), k.gradOutput) << name(k) << ": the pool's output is not the spec's gradOutput";
     if (!runsWhole(k) || corpus().deviation(idx)) return corpus().expectPhase1(idx, phase1Only, name);
-    const auto go = draw(numel(k.gradOutput), k.goDraw, static_cast<uint64_t>(k.id) + 1, k.dt);
+    const auto go = k.goDraw.draw(numel(k.gradOutput), static_cast<uint64_t>(k.id) + 1, [&](double v) { return roundToDt(v, k.dt); });
     const RunResult r = runBackward(k.dt, k.self, k.a, go);
     ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << name(k) << ": " << r.message;
     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << name(k) << ": " << r.message;

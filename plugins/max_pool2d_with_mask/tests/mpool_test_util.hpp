@@ -289,6 +289,22 @@ inline ::testing::AssertionResult sameBits(aclDataType dt, const std::vector<uin
     return ::testing::AssertionSuccess();
 }
 
+// The forward's out and mask bytes on a product: the int32 argmax layout or the bit mask
+// (isInt32Layout), FLOAT computed as FLOAT16 on atlas-training.
+struct Expected {
+    std::vector<double> out;
+    std::vector<uint8_t> mask;
+};
+inline Expected expectedForward(const std::string &product, aclDataType dt, const mref::Pool &p, const std::vector<double> &x) {
+    const bool fp16 = product == "atlas-training" && dt == ACL_FLOAT;
+    const mref::Forward f = mref::forward(p, x, refDt(dt), fp16);
+    if (isInt32Layout(product, p)) return {f.out, mref::maskInt32(p, f.argmax)};
+    std::vector<mref::Bit> bits;
+    for (size_t i = 0; i < f.k.size(); ++i)
+        bits.push_back({static_cast<int64_t>(i) / (p.Ho() * p.Wo()), static_cast<int64_t>(i) % (p.Ho() * p.Wo()), f.k[i]});
+    return {f.out, mref::maskBits(p, bits)};
+}
+
 // A random valid mask: each output's maximum at a random element of its clipped window (int32) or a
 // random kernel position whose element is inside the input (bits). For int32 some outputs get -1.
 struct RandomMask {

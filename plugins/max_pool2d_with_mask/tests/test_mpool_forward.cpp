@@ -12,20 +12,6 @@ namespace {
 using Case = NamedProblem;
 std::vector<Case> cases() { return poolShapes(); }
 
-struct Expected {
-    std::vector<double> out;
-    std::vector<uint8_t> mask;
-};
-Expected expected(const std::string &product, aclDataType dt, const mref::Pool &p, const std::vector<double> &x) {
-    const bool fp16 = product == "atlas-training" && dt == ACL_FLOAT;
-    const mref::Forward f = mref::forward(p, x, refDt(dt), fp16);
-    if (isInt32Layout(product, p)) return {f.out, mref::maskInt32(p, f.argmax)};
-    std::vector<mref::Bit> bits;
-    for (size_t i = 0; i < f.k.size(); ++i)
-        bits.push_back({static_cast<int64_t>(i) / (p.Ho() * p.Wo()), static_cast<int64_t>(i) % (p.Ho() * p.Wo()), f.k[i]});
-    return {f.out, mref::maskBits(p, bits)};
-}
-
 struct Matrix {
     std::string product;
     aclDataType dt;
@@ -44,7 +30,7 @@ TEST(MaxPool2dWithMask, OutAndEveryMaskByteMatchTheReference) {
             SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + c.name);
             const mref::Pool &p = c.pr.pool;
             const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
-            const Expected e = expected(m.product, m.dt, p, x);
+            const Expected e = expectedForward(m.product, m.dt, p, x);
             const Result r = runForward(c.pr, m.dt, x);
             ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
             ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
@@ -103,7 +89,7 @@ TEST(MaxPool2dWithMask, NonContiguousViewsGiveTheSameBytes) {
     const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), 7);
     for (const std::string product : {"atlas-a3", "atlas-training"}) {
         ASSERT_NO_FATAL_FAILURE(Runtime::use(product));
-        const Expected e = expected(product, ACL_FLOAT16, p, x);
+        const Expected e = expectedForward(product, ACL_FLOAT16, p, x);
         Views v;
         v.a = {{0, 1, 3, 2}, {}, 3};      // self transposed
         v.b = {{}, {0, 2, 1, 4}, 5};      // out padded
@@ -169,7 +155,7 @@ TEST(MaxPool2dWithMask, WideStrideNeedsNoMoreScratchThanTheRow) {
             ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
             ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
             EXPECT_LT(r.workspace, uint64_t{1} << 20);
-            const Expected e = expected(product, ACL_FLOAT, p, x);
+            const Expected e = expectedForward(product, ACL_FLOAT, p, x);
             EXPECT_TRUE(sameBits(ACL_FLOAT, r.outBits, e.out));
             EXPECT_EQ(r.mask, e.mask);
             // and the backward of that mask
@@ -196,7 +182,7 @@ TEST(MaxPool2dWithMask, TouchesNothingOutsideItsTensors) {
         for (const NamedProblem &np : all) {
             const mref::Pool &p = np.pr.pool;
             const auto x = trickyValues(static_cast<size_t>(p.N * p.C * p.H * p.W), ++seed);
-            const Expected e = expected(m.product, m.dt, p, x);
+            const Expected e = expectedForward(m.product, m.dt, p, x);
             for (const Placement at : {Placement::PageStart, Placement::PageEnd}) {
                 SCOPED_TRACE(m.product + " " + dtName(m.dt) + " " + np.name + placementName(at));
                 const Layout l = placed({}, at);

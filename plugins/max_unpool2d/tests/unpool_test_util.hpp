@@ -245,6 +245,50 @@ inline RunResult runBackward(const BackwardCase &c, const Bits &go, const std::v
     return r;
 }
 
+// ---- the forward companion MaxUnpool2d: self / indices, out with H, W = oH, oW ----
+struct FwCase {
+    aclDataType dt = ACL_FLOAT, idxDt = ACL_INT64;
+    std::vector<int64_t> selfDims{2, 3, 4, 5};
+    int64_t oH = 8, oW = 10;
+    Layout selfL, idxL, outL;
+
+    std::vector<int64_t> outDims() const {
+        std::vector<int64_t> d = selfDims;
+        d[d.size() - 2] = oH;
+        d[d.size() - 1] = oW;
+        return d;
+    }
+    int64_t plane() const { return selfDims[selfDims.size() - 2] * selfDims.back(); }
+    int64_t planes() const { return numel(selfDims) / plane(); }
+};
+
+inline RunResult runForward(const FwCase &c, const Bits &x, const std::vector<int64_t> &ix) {
+    RunResult r;
+    Tensor self(c.dt, c.selfDims, ACL_FORMAT_ND, c.selfL), idx(c.idxDt, c.selfDims, ACL_FORMAT_ND, c.idxL),
+        out(c.dt, c.outDims(), ACL_FORMAT_ND, c.outL);
+    self.setBits(x);
+    idx.setInts(ix);
+    out.fillViewBytes(0x5A);  // the scatter must zero what it does not write
+    const auto sSnap = self.snapshot(), iSnap = idx.snapshot();
+    IntArray os(std::vector<int64_t>{c.oH, c.oW});
+    uint64_t ws = 0;
+    aclOpExecutor *exec = nullptr;
+    r.phase1 = aclnnMaxUnpool2dGetWorkspaceSize(self.get(), idx.get(), os.a, out.get(), &ws, &exec);
+    if (r.phase1 != ACLNN_SUCCESS) {
+        r.message = recentErr();
+    } else {
+        r.workspace = ws;
+        Workspace w;
+        r.phase2 = aclnnMaxUnpool2d(w.ptr(ws), ws, exec, Runtime::stream());
+        if (r.phase2 != ACLNN_SUCCESS) r.message = recentErr();
+        aclrtSynchronizeStream(Runtime::stream());
+    }
+    r.out = out.bits();
+    r.outCanaryIntact = out.canaryIntact(&r.canaryWhere);
+    r.inputsUnchanged = self.sameBytes(sSnap) && idx.sameBytes(iSnap);
+    return r;
+}
+
 // The reference result of a backward case: out's bits in out's dtype (or the first bad index).
 inline std::optional<unpoolref::BadIndex> referenceBackward(const BackwardCase &c, const Bits &go,
                                                             const std::vector<int64_t> &idx, Bits &out) {
