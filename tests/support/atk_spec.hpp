@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -86,9 +87,15 @@ struct AtkSpec {
         return true;
     }
 
-    // The recorded deviation case i falls under (every key of its `match` equal), if any.
+    // The recorded deviation case i falls under, if any: one that lists its id in `ids`, or one whose
+    // `match` keys all equal the case's.
     std::optional<YAML::Node> deviation(size_t i) const {
         for (const auto &d : deviations) {
+            if (d["ids"]) {
+                for (const auto &id : d["ids"])
+                    if (id.as<int>() == nodes[i]["id"].as<int>()) return d;
+                continue;
+            }
             bool all = true;
             for (const auto &m : d["match"])
                 all = all && nodes[i][m.first.as<std::string>()].as<std::string>() == m.second.as<std::string>();
@@ -114,6 +121,50 @@ std::vector<double> atkDraw(int64_t n, double lo, double hi, uint64_t seed, Roun
     for (auto &x : v) x = round(r.uniform(lo, hi));
     return v;
 }
+
+// How the spec draws a tensor's values (its `range_values`): uniform in [lo, hi]; `nd`, a normal
+// distribution whose mean and deviation are drawn from the ranges given; or one value everywhere
+// (its boundary cases: ["inf"], ["-inf"], ["nan"]).
+struct AtkDistribution {
+    enum class Kind { Uniform, Normal, Constant } kind = Kind::Uniform;
+    double lo = 0, hi = 0;        // uniform: the range; normal: the mean's range; constant: the value
+    double stdLo = 0, stdHi = 0;  // normal: the deviation's range
+
+    static AtkDistribution of(const YAML::Node &n) {
+        AtkDistribution d;
+        const auto number = [](const YAML::Node &v) {
+            const auto t = v.as<std::string>();
+            return t == "inf" ? INFINITY : t == "-inf" ? -INFINITY : t == "nan" ? NAN : std::stod(t);
+        };
+        if (n.IsMap()) {
+            if (n["name"].as<std::string>() != "nd") throw std::runtime_error("unknown distribution " + n["name"].as<std::string>());
+            d.kind = Kind::Normal;
+            d.lo = n["mean"][0].as<double>(), d.hi = n["mean"][1].as<double>();
+            d.stdLo = n["std"][0].as<double>(), d.stdHi = n["std"][1].as<double>();
+        } else if (n.size() == 1) {
+            d.kind = Kind::Constant;
+            d.lo = number(n[0]);
+        } else {
+            d.lo = number(n[0]), d.hi = number(n[1]);
+        }
+        return d;
+    }
+
+    // n values, each rounded to the tensor's dtype by `round`.
+    template <class Round>
+    std::vector<double> draw(int64_t n, uint64_t seed, Round round) const {
+        if (kind == Kind::Constant) return std::vector<double>(static_cast<size_t>(n), round(lo));
+        if (kind == Kind::Uniform) return atkDraw(n, lo, hi, seed, round);
+        Rng r(seed);
+        const double mean = r.uniform(lo, hi), sd = r.uniform(stdLo, stdHi);
+        std::vector<double> v(static_cast<size_t>(n));
+        for (auto &x : v) {  // Box-Muller
+            const double u1 = 1.0 - r.uniform(0.0, 1.0), u2 = r.uniform(0.0, 1.0);
+            x = round(mean + sd * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+        }
+        return v;
+    }
+};
 
 // A test name of case `id`.
 inline std::string atkTestName(int id) { return "id" + std::to_string(id); }
