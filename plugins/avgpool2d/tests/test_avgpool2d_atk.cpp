@@ -5,14 +5,11 @@
 // rounding under the case's cubeMathType, within testing.md's tolerance. Data are drawn as the spec
 // draws them: a normal distribution whose mean and deviation are drawn from the spec's ranges
 // (`nd`), or uniform in a range; then rounded to the dtype.
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <filesystem>
 #include <tuple>
 
-#include "atk_spec.hpp"
-#include "avgpool2d_test_util.hpp"
+#include "avgpool2d_atk.hpp"
 
 namespace apt {
 namespace {
@@ -37,20 +34,7 @@ AtkCase parse(const YAML::Node &n) {
     k.self = t["self"][1].as<std::vector<int64_t>>();
     k.gradOutput = t["gradOutput"][1].as<std::vector<int64_t>>();
     k.goDraw = acltest::AtkDistribution::of(t["gradOutput"][2]);
-    k.a.kernel = at["kernel_size"].as<std::vector<int64_t>>();
-    k.a.stride = at["stride"].as<std::vector<int64_t>>();
-    k.a.padding = at["padding"].as<std::vector<int64_t>>();
-    k.a.ceilMode = at["ceil_mode"].as<bool>();
-    k.a.countIncludePad = at["count_include_pad"].as<bool>();
-    // divisor_override: a value, or (some boundary cases) a range the spec draws it from.
-    const YAML::Node div = at["divisor_override"];
-    if (div.IsSequence() && div.size() == 2) {
-        Rng r(static_cast<uint64_t>(k.id));
-        k.a.divisorOverride = r.integer(div[0].as<int64_t>(), div[1].as<int64_t>());
-    } else {
-        k.a.divisorOverride = div.IsSequence() ? div[0].as<int64_t>() : div.as<int64_t>();
-    }
-    k.a.cubeMathType = static_cast<int8_t>(at["cube_math_type"].as<int>());
+    k.a = atkAttrs(at, k.id);
     return k;
 }
 

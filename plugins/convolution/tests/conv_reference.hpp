@@ -44,6 +44,13 @@ struct Conv {
         for (auto x : spatial(k)) v.push_back(x);
         return v;
     }
+    // How many (input, gradOutput, weight) triples forEachPair visits: the reference's cost.
+    int64_t work() const {
+        const auto o = out();
+        int64_t drive = 1, kk = 1;
+        for (size_t i = 0; i < 3; ++i) drive *= transposed ? in[i] : o[i], kk *= k[i];
+        return N * (Cin / G) * Cout * kk * drive;
+    }
     static int64_t count(const std::vector<int64_t> &d) {
         int64_t n = 1;
         for (auto x : d) n *= x;

@@ -219,7 +219,8 @@ inline Result runBackward(const Call &k, const std::vector<double> &go, const st
     return r;
 }
 
-// One Convolution (forward) call with bias, every tensor placed as l; the output bits.
+// One Convolution (forward) call with bias (an empty b: a NULL bias), every tensor placed as l; the
+// output bits.
 struct ForwardResult {
     aclnnStatus phase1 = -1, phase2 = -1;
     std::string message;
@@ -233,11 +234,11 @@ inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::ve
     Tensor tin(dt, c.inputDims(), l), tw(dt, c.weightDims(), l), tb(dt, {c.Cout}, l, ACL_FORMAT_ND), out(dt, c.gradOutputDims(), l);
     tin.setValues(in);
     tw.setValues(w);
-    tb.setValues(b);
+    if (!b.empty()) tb.setValues(b);
     IntArray stride(c.spatial(c.s)), pad(padding ? *padding : c.spatial(c.pl)), dil(c.spatial(c.d)), op(c.spatial(c.op));
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    r.phase1 = aclnnConvolutionGetWorkspaceSize(tin.get(), tw.get(), tb.get(), stride.a, pad.a, dil.a, c.transposed, op.a, c.G,
+    r.phase1 = aclnnConvolutionGetWorkspaceSize(tin.get(), tw.get(), b.empty() ? nullptr : tb.get(), stride.a, pad.a, dil.a, c.transposed, op.a, c.G,
                                                 out.get(), 0, &ws, &exec);
     if (r.phase1 != ACLNN_SUCCESS) {
         r.message = lastError();
@@ -368,6 +369,28 @@ inline ::testing::AssertionResult close(aclDataType dt, const std::vector<uint32
     if (bad) return ::testing::AssertionFailure() << what << ": " << bad << " of " << ref.size() << " outside tolerance" << msg.str();
     if (den > 0 && std::sqrt(num / den) > l2)
         return ::testing::AssertionFailure() << what << ": relative L2 " << std::sqrt(num / den) << " > " << l2;
+    return ::testing::AssertionSuccess();
+}
+
+// One unit in the last place of dt at v.
+inline double ulpOf(double v, aclDataType dt) {
+    const uint32_t b = bitsOf(v, dt);
+    return std::fabs(valueOf(b + 1, dt) - valueOf(b, dt));
+}
+
+// Random-data comparison (the ATK replays): |got - ref| <= one ulp of dt at ref + 8 FLOAT ulps of the sum of |terms| (FLOAT accumulation).
+inline ::testing::AssertionResult nearReference(aclDataType dt, const std::vector<uint32_t> &got, const std::vector<double> &ref,
+                                const std::vector<double> &magnitude, const char *what) {
+    if (got.size() != ref.size()) return ::testing::AssertionFailure() << what << " size " << got.size() << " vs " << ref.size();
+    size_t bad = 0;
+    std::ostringstream msg;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double have = valueOf(got[i], dt);
+        const double tol = (dt == ACL_FLOAT ? 0.0 : ulpOf(ref[i], dt)) + 8 * std::ldexp(magnitude[i], -24);
+        if (std::fabs(have - ref[i]) <= tol) continue;
+        if (bad++ < 5) msg << "\n  [" << i << "] got " << have << " want " << ref[i] << " (tolerance " << tol << ")";
+    }
+    if (bad) return ::testing::AssertionFailure() << what << ": " << bad << " of " << ref.size() << " outside tolerance" << msg.str();
     return ::testing::AssertionSuccess();
 }
 

@@ -90,43 +90,16 @@ std::vector<double> mapped(std::vector<double> v, const std::function<double(dou
     return v;
 }
 
-double ulpOf(double v, aclDataType dt) {
-    const uint32_t b = bitsOf(v, dt);
-    return std::fabs(valueOf(b + 1, dt) - valueOf(b, dt));
-}
-
-// |got - ref| <= one ulp of dt at ref + 8 FLOAT ulps of the sum of |terms| (FLOAT accumulation).
-::testing::AssertionResult near(aclDataType dt, const std::vector<uint32_t> &got, const std::vector<double> &ref,
-                                const std::vector<double> &magnitude, const char *what) {
-    if (got.size() != ref.size()) return ::testing::AssertionFailure() << what << " size " << got.size() << " vs " << ref.size();
-    size_t bad = 0;
-    std::ostringstream msg;
-    for (size_t i = 0; i < ref.size(); ++i) {
-        const double have = valueOf(got[i], dt);
-        const double tol = (dt == ACL_FLOAT ? 0.0 : ulpOf(ref[i], dt)) + 8 * std::ldexp(magnitude[i], -24);
-        if (std::fabs(have - ref[i]) <= tol) continue;
-        if (bad++ < 5) msg << "\n  [" << i << "] got " << have << " want " << ref[i] << " (tolerance " << tol << ")";
-    }
-    if (bad) return ::testing::AssertionFailure() << what << ": " << bad << " of " << ref.size() << " outside tolerance" << msg.str();
-    return ::testing::AssertionSuccess();
-}
-
 // The calls run whole here: the reference's multiply-adds and the tensors' bytes within reach of a
 // unit test. The others (a 4096-channel 1x1, the 3-D transposed network layer) are checked in phase 1.
 constexpr int64_t kMaxPairs = 20'000'000;
 constexpr int64_t kMaxBytes = 32 << 20;
 
-int64_t pairsOf(const AtkCase &k) {
-    const cref::Conv &c = k.c;
-    int64_t spatial = 1, kernel = 1;
-    for (int i = 0; i < c.sd; ++i) spatial *= c.transposed ? c.in[static_cast<size_t>(i)] : c.outSize(i), kernel *= c.k[static_cast<size_t>(i)];
-    return c.N * c.Cin / c.G * c.Cout * kernel * spatial;
-}
 int64_t bytesOf(const AtkCase &k) {
     const int64_t n = cref::Conv::count(k.gradOutput) + cref::Conv::count(k.input) + cref::Conv::count(k.weight);
     return 2 * n * static_cast<int64_t>(elemSize(k.dt));  // the inputs and the gradients
 }
-bool runsWhole(const AtkCase &k) { return pairsOf(k) <= kMaxPairs && bytesOf(k) <= kMaxBytes; }
+bool runsWhole(const AtkCase &k) { return k.c.work() <= kMaxPairs && bytesOf(k) <= kMaxBytes; }
 
 // Phase 1 alone, every tensor's data an unreadable reservation (a phase 1 that read data would crash).
 aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
@@ -196,15 +169,15 @@ TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
         const cref::Grads ref = cref::backward(k.c, mapped(go, round), mapped(in, round), mapped(w, round));
         const cref::Grads mag = cref::backward(k.c, absolute(go), absolute(in), absolute(w));
         if (k.mask[0]) {
-            EXPECT_TRUE(near(k.dt, r.gi, ref.gradInput, mag.gradInput, "gradInput")) << "case " << k.id;
+            EXPECT_TRUE(nearReference(k.dt, r.gi, ref.gradInput, mag.gradInput, "gradInput")) << "case " << k.id;
         }
         if (k.mask[1]) {
-            EXPECT_TRUE(near(k.dt, r.gw, ref.gradWeight, mag.gradWeight, "gradWeight")) << "case " << k.id;
+            EXPECT_TRUE(nearReference(k.dt, r.gw, ref.gradWeight, mag.gradWeight, "gradWeight")) << "case " << k.id;
         }
     }
     // gradBias: the vector unit's sum of the unrounded gradOutput (cubeMathType rounds the cube's operands only).
     if (k.mask[2]) {
-        EXPECT_TRUE(near(k.dt, r.gb, biasSums(k.c, go), biasSums(k.c, absolute(go)), "gradBias")) << "case " << k.id;
+        EXPECT_TRUE(nearReference(k.dt, r.gb, biasSums(k.c, go), biasSums(k.c, absolute(go)), "gradBias")) << "case " << k.id;
     }
     EXPECT_TRUE(r.unselectedUntouched);
     EXPECT_TRUE(r.canary);
