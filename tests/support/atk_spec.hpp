@@ -169,6 +169,13 @@ struct AtkDistribution {
 // A test name of case `id`.
 inline std::string atkTestName(int id) { return "id" + std::to_string(id); }
 
+// A phase 1 alone: its status, its message when it failed, its executor released when it did not.
+inline aclnnStatus atkPhase1(aclnnStatus st, aclOpExecutor *exec, std::string &message) {
+    if (st != ACLNN_SUCCESS) message = recentErr();
+    else aclDestroyAclOpExecutor(exec);
+    return st;
+}
+
 // Dense tensors whose data are unreadable reservations: a phase 1 that read data would crash, and
 // calls of any size cost no memory.
 class ReservedTensors {
@@ -190,5 +197,16 @@ private:
 };
 
 }  // namespace acltest
+
+// Instantiates Fixture (a TEST_P over case indices) over every case of corpus(), each test named by
+// the spec's id; and adds Suite.AcceptedOnAtlasA3: atlas-a3 has atlas-a2's rules, so every call
+// answers in phase 1 (phase1Only) what it answers there. Needs corpus(), phase1Only and name.
+#define ACLTEST_ATK_SUITE(Fixture, Suite)                                                                                        \
+    INSTANTIATE_TEST_SUITE_P(Corpus, Fixture, ::testing::ValuesIn(corpus().indices()),                                           \
+                             [](const ::testing::TestParamInfo<size_t> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }); \
+    TEST(Suite, AcceptedOnAtlasA3) {                                                                                              \
+        ASSERT_NO_FATAL_FAILURE(acltest::Runtime::use("atlas-a3"));                                                               \
+        corpus().expectEveryPhase1(phase1Only, name);                                                                             \
+    }
 
 #endif  // ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_

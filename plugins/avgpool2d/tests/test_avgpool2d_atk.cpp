@@ -63,11 +63,8 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray ks(k.a.kernel), s(k.a.stride), p(k.a.padding);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnAvgPool2dBackwardGetWorkspaceSize(go, self, ks.a, s.a, p.a, k.a.ceilMode, k.a.countIncludePad,
-                                                                  k.a.divisorOverride, k.a.cubeMathType, gi, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = recentErr();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnAvgPool2dBackwardGetWorkspaceSize(go, self, ks.a, s.a, p.a, k.a.ceilMode, k.a.countIncludePad,
+                                                                  k.a.divisorOverride, k.a.cubeMathType, gi, &ws, &exec), exec, message);
 }
 
 struct Atk : ::testing::TestWithParam<size_t> {};
@@ -91,15 +88,7 @@ TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
     EXPECT_TRUE(r.inputsUnchanged);
 }
 
-std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(Atk, AtkCorpus)
 
 }  // namespace
 }  // namespace apt

@@ -61,11 +61,8 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray ks(k.a.kernel), s(k.a.stride), p(k.a.padding);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnAvgPool2dGetWorkspaceSize(self, ks.a, s.a, p.a, k.a.ceilMode, k.a.countIncludePad, k.a.divisorOverride,
-                                                          k.a.cubeMathType, out, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = recentErr();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnAvgPool2dGetWorkspaceSize(self, ks.a, s.a, p.a, k.a.ceilMode, k.a.countIncludePad, k.a.divisorOverride,
+                                                          k.a.cubeMathType, out, &ws, &exec), exec, message);
 }
 
 struct AtkForward : ::testing::TestWithParam<size_t> {};
@@ -87,15 +84,7 @@ TEST_P(AtkForward, AcceptedAndMatchesTheReference) {
     EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
 }
 
-std::string caseName(const ::testing::TestParamInfo<AtkForward::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, AtkForward, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkForwardCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkForward, AtkForwardCorpus)
 
 }  // namespace
 }  // namespace apt

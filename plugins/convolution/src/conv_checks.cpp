@@ -401,7 +401,10 @@ void check_forward_ranges(const Attrs &a, const acp_tensor_desc &in, const acp_t
         const std::string pl = cat("padding before spatial dim ", i), pr = cat("padding after spatial dim ", i);
         if (transposed) {
             range(a.dil[i], 1, 255, d);
-            if (hw) range(w.dims[i + 2], 1, 255, k);
+            // The page says [1, 255]; CANN's code takes what its data-gradient tiling does (filter H / W
+            // up to 511, the reach check above bounding (k - 1) * dilation - padding), and Huawei's
+            // system tests run 511-wide transposed 3-D kernels on A2 (cann_st/convolution_atk.yaml).
+            if (hw) range(w.dims[i + 2], 1, 511, k);
             if (sd == 3 && hw) range(a.stride[i], 1, 63, s), range(a.pl[i], 0, 255, pl), range(a.pr[i], 0, 255, pr);
         } else if (sd < 3) {
             range(a.pl[i], 0, 255, pl), range(a.pr[i], 0, 255, pr);

@@ -115,11 +115,8 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     BoolArray mask(k.mask);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnConvolutionBackwardGetWorkspaceSize(go, in, w, bias.a, s.a, p.a, d.a, k.c.transposed, op.a,
-                                                                    static_cast<int>(k.c.G), mask.a, k.cube, gi, gw, gb, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = lastError();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnConvolutionBackwardGetWorkspaceSize(go, in, w, bias.a, s.a, p.a, d.a, k.c.transposed, op.a,
+                                                                    static_cast<int>(k.c.G), mask.a, k.cube, gi, gw, gb, &ws, &exec), exec, message);
 }
 
 std::vector<double> biasSums(const cref::Conv &c, const std::vector<double> &go) {

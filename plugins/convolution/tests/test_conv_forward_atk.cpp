@@ -82,11 +82,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray s(k.c.spatial(k.c.s)), p(k.padding), d(k.c.spatial(k.c.d)), op(k.c.spatial(k.c.op));
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st =
-        aclnnConvolutionGetWorkspaceSize(in, w, b, s.a, p.a, d.a, k.c.transposed, op.a, k.c.G, out, 0, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = lastError();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnConvolutionGetWorkspaceSize(in, w, b, s.a, p.a, d.a, k.c.transposed, op.a, k.c.G, out, 0, &ws, &exec), exec, message);
 }
 
 std::vector<double> absolute(std::vector<double> v) {
@@ -119,15 +115,7 @@ TEST_P(AtkForward, AcceptedAndNumbersAsSpecified) {
     EXPECT_TRUE(r.canary);
 }
 
-std::string caseName(const ::testing::TestParamInfo<AtkForward::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, AtkForward, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkForwardCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkForward, AtkForwardCorpus)
 
 }  // namespace
 }  // namespace ct

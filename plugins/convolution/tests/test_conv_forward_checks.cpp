@@ -127,6 +127,15 @@ std::vector<FSpec> rows() {
         t = FSpec{.name = "transposed_empty_output", .in = {1, 4, 1}, .w = {4, 2, 2}, .bias = std::vector<int64_t>{2},
                   .out = {1, 2, 0}, .stride = {1}, .padding = {1}, .dilation = {1}, .outputPadding = {0}, .transposed = true};
         add(t);
+        // the kernel: up to 511 (CANN's data-gradient tiling; the page says 255), Huawei's system tests run 511
+        t = FSpec{.name = "transposed_kernel_511", .in = {1, 2, 1, 2}, .w = {2, 2, 1, 511}, .bias = std::nullopt,
+                  .out = {1, 2, 1, 2}, .stride = {1, 1}, .padding = {0, 255}, .dilation = {1, 1}, .outputPadding = {0, 0},
+                  .transposed = true};
+        add(t);
+        t = FSpec{.name = "transposed_kernel_512", .in = {1, 2, 1, 2}, .w = {2, 2, 1, 512}, .bias = std::nullopt,
+                  .out = {1, 2, 1, 1}, .stride = {1, 1}, .padding = {0, 256}, .dilation = {1, 1}, .outputPadding = {0, 0},
+                  .transposed = true, .code = 161002, .fragment = "weight spatial dim 1 must be in [1, 511] for a transposed 2-D convolution"};
+        add(t);
         t = FSpec{.name = "transposed_dilation_256", .in = {1, 2, 3}, .w = {2, 2, 2}, .bias = std::nullopt, .out = {1, 2, 257},
                   .stride = {1}, .padding = {1}, .dilation = {256}, .outputPadding = {0}, .transposed = true, .code = 161002,
                   .fragment = "dilation[0] must be in [1, 255] for a transposed 1-D convolution"};

@@ -88,10 +88,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     aclTensor *in = tensor(inDims(k.p)), *grid = tensor(gridDims(k.p)), *out = tensor(outDims(k.p));
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnGridSampler2DGetWorkspaceSize(in, grid, k.p.interp, k.p.padding, k.p.align, out, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = lastError();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnGridSampler2DGetWorkspaceSize(in, grid, k.p.interp, k.p.padding, k.p.align, out, &ws, &exec), exec, message);
 }
 
 // A case in failure messages.

@@ -77,10 +77,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray ks(k.kernel), s(k.stride), p(k.padding), d(k.dilation);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnMaxPool2dWithMaskGetWorkspaceSize(self, ks.a, s.a, p.a, d.a, k.pr.pool.ceil, out, mask, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = lastError();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnMaxPool2dWithMaskGetWorkspaceSize(self, ks.a, s.a, p.a, d.a, k.pr.pool.ceil, out, mask, &ws, &exec), exec, message);
 }
 
 struct AtkForward : ::testing::TestWithParam<size_t> {};
@@ -104,15 +101,7 @@ TEST_P(AtkForward, AcceptedAndBitExact) {
     EXPECT_TRUE(r.inputsUnchanged);
 }
 
-std::string caseName(const ::testing::TestParamInfo<AtkForward::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, AtkForward, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkForwardCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkForward, AtkForwardCorpus)
 
 }  // namespace
 }  // namespace mpt

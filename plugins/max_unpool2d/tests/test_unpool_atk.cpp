@@ -69,10 +69,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray os(k.outputSize);
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnMaxUnpool2dBackwardGetWorkspaceSize(go, self, idx, os.a, out, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = recentErr();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnMaxUnpool2dBackwardGetWorkspaceSize(go, self, idx, os.a, out, &ws, &exec), exec, message);
 }
 
 struct Atk : ::testing::TestWithParam<size_t> {};
@@ -98,15 +95,7 @@ TEST_P(Atk, AcceptedAndBitExact) {
     EXPECT_TRUE(got.inputsUnchanged);
 }
 
-std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(Atk, AtkCorpus)
 
 }  // namespace
 }  // namespace upt

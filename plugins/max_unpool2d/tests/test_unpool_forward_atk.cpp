@@ -63,10 +63,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     IntArray os(std::vector<int64_t>{k.c.oH, k.c.oW});
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
-    const aclnnStatus st = aclnnMaxUnpool2dGetWorkspaceSize(self, idx, os.a, out, &ws, &exec);
-    if (st != ACLNN_SUCCESS) message = recentErr();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(aclnnMaxUnpool2dGetWorkspaceSize(self, idx, os.a, out, &ws, &exec), exec, message);
 }
 
 struct AtkForward : ::testing::TestWithParam<size_t> {};
@@ -90,15 +87,7 @@ TEST_P(AtkForward, AcceptedAndBitExact) {
     EXPECT_TRUE(got.inputsUnchanged);
 }
 
-std::string caseName(const ::testing::TestParamInfo<AtkForward::ParamType> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }
-
-INSTANTIATE_TEST_SUITE_P(Corpus, AtkForward, ::testing::ValuesIn(corpus().indices()), caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkForwardCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkForward, AtkForwardCorpus)
 
 }  // namespace
 }  // namespace upt
