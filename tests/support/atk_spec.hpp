@@ -1,8 +1,8 @@
 // Huawei's ATK system-test specs as data (plugins/<plugin>/tests/cann_st/*.yaml, one flow mapping a
 // call): the file's cases, each parsed by the operator's test into its own case type, and its
-// recorded deviations (`match:` keys a case must equal, the status we answer instead in `ours:`, the
-// reason in `why:`). Also the tensors of calls too large to run, over unreadable reservations, for
-// a phase 1 alone.
+// recorded deviations (the cases' `ids:`, or `match:` keys a case must equal; the status we answer
+// instead in `ours:`, the reason in `why:`); the spec's value distributions; which calls a test runs
+// whole; and, for the others, a phase 1 alone over unreadable reservations.
 #ifndef ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
 #define ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_
 
@@ -166,9 +166,6 @@ struct AtkDistribution {
     }
 };
 
-// A test name of case `id`.
-inline std::string atkTestName(int id) { return "id" + std::to_string(id); }
-
 // A phase 1 alone: its status, its message when it failed, its executor released when it did not.
 inline aclnnStatus atkPhase1(aclnnStatus st, aclOpExecutor *exec, std::string &message) {
     if (st != ACLNN_SUCCESS) message = recentErr();
@@ -198,15 +195,20 @@ private:
 
 }  // namespace acltest
 
-// Instantiates Fixture (a TEST_P over case indices) over every case of corpus(), each test named by
-// the spec's id; and adds Suite.AcceptedOnAtlasA3: atlas-a3 has atlas-a2's rules, so every call
-// answers in phase 1 (phase1Only) what it answers there. Needs corpus(), phase1Only and name.
-#define ACLTEST_ATK_SUITE(Fixture, Suite)                                                                                        \
-    INSTANTIATE_TEST_SUITE_P(Corpus, Fixture, ::testing::ValuesIn(corpus().indices()),                                           \
-                             [](const ::testing::TestParamInfo<size_t> &p) { return acltest::atkTestName(corpus().cases[p.param].id); }); \
-    TEST(Suite, AcceptedOnAtlasA3) {                                                                                              \
-        ASSERT_NO_FATAL_FAILURE(acltest::Runtime::use("atlas-a3"));                                                               \
-        corpus().expectEveryPhase1(phase1Only, name);                                                                             \
+// The spec's tests, in one process each (a process per call cost CI minutes): Suite.EveryCallOnAtlasA2
+// runs replay(i) for every case (each failure names its case), and Suite.AcceptedOnAtlasA3 checks
+// that atlas-a3, which has atlas-a2's rules, answers every call in phase 1 (phase1Only) as atlas-a2
+// does. Needs corpus(), replay, phase1Only and name.
+#define ACLTEST_ATK_SUITE(Suite)                                                                 \
+    TEST(Suite, EveryCallOnAtlasA2) {                                                            \
+        for (size_t i = 0; i < corpus().cases.size(); ++i) {                                     \
+            SCOPED_TRACE(name(corpus().cases[i]));                                               \
+            replay(i);                                                                           \
+        }                                                                                        \
+    }                                                                                            \
+    TEST(Suite, AcceptedOnAtlasA3) {                                                             \
+        ASSERT_NO_FATAL_FAILURE(acltest::Runtime::use("atlas-a3"));                              \
+        corpus().expectEveryPhase1(phase1Only, name);                                            \
     }
 
 #endif  // ACLNN_CPU_TESTS_SUPPORT_ATK_SPEC_HPP_

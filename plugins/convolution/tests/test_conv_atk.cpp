@@ -134,12 +134,9 @@ std::vector<double> absolute(std::vector<double> v) {
 // A case in failure messages.
 std::string name(const AtkCase &k) { return "case " + std::to_string(k.id); }
 
-struct Atk : ::testing::TestWithParam<size_t> {};
-
 // Phase 1's status: success, or the recorded deviation. On atlas-a2, where Huawei runs the spec,
 // the calls small enough then run and give products.md's numbers. (atlas-a3: AcceptedOnAtlasA3.)
-TEST_P(Atk, AcceptedAndNumbersAsSpecified) {
-    const size_t idx = GetParam();
+void replay(size_t idx) {
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     ASSERT_EQ(k.c.gradOutputDims(), k.gradOutput) << "the reference's problem does not give the case's gradOutput";
@@ -193,18 +190,7 @@ TEST(AtkCorpus, IdsContiguousAndMostRunWhole) {
     EXPECT_EQ(whole, 212u);  // all but ids 209, 211 and 212
 }
 
-std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) {
-    return acltest::atkTestName(corpus().cases[p.param].id);
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::ValuesIn(corpus().indices()),
-                         caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkCorpus)
 
 }  // namespace
 }  // namespace ct

@@ -90,12 +90,9 @@ std::vector<double> absolute(std::vector<double> v) {
     return v;
 }
 
-struct AtkForward : ::testing::TestWithParam<size_t> {};
-
 // On atlas-a2, where Huawei runs the spec: phase 1 answers as expected, and the calls small enough
 // give the reference's numbers.
-TEST_P(AtkForward, AcceptedAndNumbersAsSpecified) {
-    const size_t idx = GetParam();
+void replay(size_t idx) {
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     ASSERT_EQ(k.c.weightDims(), k.weight) << name(k);
@@ -115,7 +112,7 @@ TEST_P(AtkForward, AcceptedAndNumbersAsSpecified) {
     EXPECT_TRUE(r.canary);
 }
 
-ACLTEST_ATK_SUITE(AtkForward, AtkForwardCorpus)
+ACLTEST_ATK_SUITE(AtkForwardCorpus)
 
 }  // namespace
 }  // namespace ct

@@ -94,12 +94,9 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
 // A case in failure messages.
 std::string name(const AtkCase &k) { return "case " + std::to_string(k.id) + " " + describe(k.p); }
 
-struct Atk : ::testing::TestWithParam<size_t> {};
-
 // Phase 1's status: success, or the recorded deviation. On atlas-a2, where Huawei runs the spec,
 // the calls small enough then run and match the reference. (atlas-a3: AcceptedOnAtlasA3.)
-TEST_P(Atk, AcceptedAndMatchesTheReference) {
-    const size_t idx = GetParam();
+void replay(size_t idx) {
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     if (!runsWhole(k) || corpus().deviation(idx)) return corpus().expectPhase1(idx, phase1Only, name);
@@ -115,12 +112,7 @@ TEST_P(Atk, AcceptedAndMatchesTheReference) {
     EXPECT_TRUE(r.canary);
 }
 
-std::string caseName(const ::testing::TestParamInfo<Atk::ParamType> &p) {
-    return acltest::atkTestName(corpus().cases[p.param].id);
-}
-
-INSTANTIATE_TEST_SUITE_P(Corpus, Atk, ::testing::ValuesIn(corpus().indices()),
-                         caseName);
+ACLTEST_ATK_SUITE(AtkCorpus)
 
 // The corpus is the spec's, whole: its ids run 0 .. n - 1 without a gap; and most of it runs whole.
 TEST(AtkCorpus, IdsContiguousAndMostRunWhole) {
@@ -132,12 +124,6 @@ TEST(AtkCorpus, IdsContiguousAndMostRunWhole) {
         whole += runsWhole(cases[i]) ? 1 : 0;
     }
     EXPECT_EQ(whole, 144u);
-}
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
 }
 
 }  // namespace

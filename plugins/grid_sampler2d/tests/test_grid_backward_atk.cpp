@@ -77,9 +77,7 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     const aclnnStatus st =
         aclnnGridSampler2DBackwardGetWorkspaceSize(go, in, grid, k.p.interp, k.p.padding, k.p.align, mask, ig, gg, &ws, &exec);
     aclDestroyBoolArray(mask);
-    if (st != ACLNN_SUCCESS) message = lastError();
-    else aclDestroyAclOpExecutor(exec);
-    return st;
+    return acltest::atkPhase1(st, exec, message);
 }
 
 // The kinks' allowance of each gradient (the file's header); zero for nearest.
@@ -113,12 +111,9 @@ gref::Grads kinkSlack(const AtkCase &k, const Data &d) {
 // A case in failure messages.
 std::string name(const AtkCase &k) { return "case " + std::to_string(k.id) + " " + describe(k.p); }
 
-struct AtkBackward : ::testing::TestWithParam<size_t> {};
-
 // Phase 1's status: success, or the recorded deviation. On atlas-a2, where Huawei runs the spec,
 // the calls small enough then run and match the reference. (atlas-a3: AcceptedOnAtlasA3.)
-TEST_P(AtkBackward, AcceptedAndMatchesTheReference) {
-    const size_t idx = GetParam();
+void replay(size_t idx) {
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     if (!runsWhole(k) || corpus().deviation(idx)) return corpus().expectPhase1(idx, phase1Only, name);
@@ -153,10 +148,6 @@ TEST_P(AtkBackward, AcceptedAndMatchesTheReference) {
     EXPECT_TRUE(r.inputsUnchanged);
 }
 
-std::string caseName(const ::testing::TestParamInfo<AtkBackward::ParamType> &p) {
-    return acltest::atkTestName(corpus().cases[p.param].id);
-}
-
 // The spec as transcribed: 205 calls (its ids 0-205 but 4), 22 of them run whole.
 TEST(AtkBackwardCorpus, WholeAndMostInPhase1) {
     const auto &cases = corpus().cases;
@@ -167,14 +158,7 @@ TEST(AtkBackwardCorpus, WholeAndMostInPhase1) {
     EXPECT_EQ(std::count_if(cases.begin(), cases.end(), runsWhole), 22);
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, AtkBackward, ::testing::ValuesIn(corpus().indices()),
-                         caseName);
-
-// atlas-a3 has atlas-a2's rules: every call answers in phase 1 what it answers there.
-TEST(AtkBackwardCorpus, AcceptedOnAtlasA3) {
-    ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a3"));
-    corpus().expectEveryPhase1(phase1Only, name);
-}
+ACLTEST_ATK_SUITE(AtkBackwardCorpus)
 
 }  // namespace
 }  // namespace gst

@@ -96,12 +96,9 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     return acltest::atkPhase1(aclnnMaxPool2dWithMaskBackwardGetWorkspaceSize(go, self, mask, ks.a, s.a, p.a, d.a, k.pr.pool.ceil, gi, &ws, &exec), exec, message);
 }
 
-struct Atk : ::testing::TestWithParam<size_t> {};
-
 // On atlas-a2, where Huawei runs the spec: phase 1 answers as expected; the calls small enough run
 // the forward and then the backward on its mask, and give the reference's bits.
-TEST_P(Atk, AcceptedAndBitExact) {
-    const size_t idx = GetParam();
+void replay(size_t idx) {
     const AtkCase &k = corpus().cases[idx];
     ASSERT_NO_FATAL_FAILURE(Runtime::use("atlas-a2"));
     ASSERT_EQ(k.pr.outDims(), k.gradOutput) << name(k) << ": the pool's output is not the spec's gradOutput";
@@ -123,7 +120,7 @@ TEST_P(Atk, AcceptedAndBitExact) {
     EXPECT_TRUE(b.inputsUnchanged);
 }
 
-ACLTEST_ATK_SUITE(Atk, AtkCorpus)
+ACLTEST_ATK_SUITE(AtkCorpus)
 
 }  // namespace
 }  // namespace mpt
