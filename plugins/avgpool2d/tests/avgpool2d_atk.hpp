@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <string>
 #include <vector>
 
 #include "atk_spec.hpp"
@@ -33,6 +34,13 @@ inline Attrs atkAttrs(const YAML::Node &at, int id) {
     a.divisorOverride = value(at["divisor_override"]);
     a.cubeMathType = static_cast<int8_t>(at["cube_math_type"].as<int>());
     return a;
+}
+
+// A call in failure messages.
+inline std::string atkName(int id, aclDataType dt, const std::vector<int64_t> &self, const Attrs &a) {
+    return "case " + std::to_string(id) + " " + dtName(dt) + " self " + dimsStr(self) + " k" + dimsStr(a.kernel) + " s" + dimsStr(*a.stride) +
+           " p" + dimsStr(a.padding) + (a.ceilMode ? " ceil" : "") + (a.countIncludePad ? " countPad" : "") + " divisor " +
+           std::to_string(a.divisorOverride) + " cube " + std::to_string(a.cubeMathType);
 }
 
 }  // namespace apt

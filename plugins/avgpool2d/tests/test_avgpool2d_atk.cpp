@@ -43,11 +43,7 @@ const acltest::AtkSpec<AtkCase> &corpus() {
     return spec;
 }
 
-std::string name(const AtkCase &k) {
-    return "case " + std::to_string(k.id) + " " + dtName(k.dt) + " self " + dimsStr(k.self) + " k" + dimsStr(k.a.kernel) + " s" +
-           dimsStr(*k.a.stride) + " p" + dimsStr(k.a.padding) + (k.a.ceilMode ? " ceil" : "") + (k.a.countIncludePad ? " countPad" : "") +
-           " divisor " + std::to_string(k.a.divisorOverride) + " cube " + std::to_string(k.a.cubeMathType);
-}
+std::string name(const AtkCase &k) { return atkName(k.id, k.dt, k.self, k.a); }
 
 // The calls run whole here: self within 1M elements, and the smallest of each dtype x cubeMathType.
 bool runsWhole(const AtkCase &k) {

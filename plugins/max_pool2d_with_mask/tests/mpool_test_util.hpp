@@ -273,6 +273,13 @@ inline Result runForward(const Problem &pr, aclDataType dt, const std::vector<do
     return r;
 }
 
+// A pool call in failure messages.
+inline std::string describe(aclDataType dt, const mref::Pool &p) {
+    return std::string(dtName(dt)) + " N" + std::to_string(p.N) + "C" + std::to_string(p.C) + " " + std::to_string(p.H) + "x" +
+           std::to_string(p.W) + " k" + std::to_string(p.kH) + "x" + std::to_string(p.kW) + " s" + std::to_string(p.sH) + "x" +
+           std::to_string(p.sW) + " p" + std::to_string(p.pH) + "x" + std::to_string(p.pW) + (p.ceil ? " ceil" : "");
+}
+
 // Bits of the result against the reference values rounded to dt (NaN matches any NaN).
 inline ::testing::AssertionResult sameBits(aclDataType dt, const std::vector<uint32_t> &got,
                                            const std::vector<double> &ref) {

@@ -63,13 +63,7 @@ const acltest::AtkSpec<AtkCase> &corpus() {
     return spec;
 }
 
-std::string name(const AtkCase &k) {
-    const mref::Pool &p = k.pr.pool;
-    return "case " + std::to_string(k.id) + " " + dtName(k.dt) + " N" + std::to_string(p.N) + "C" + std::to_string(p.C) + " " +
-           std::to_string(p.H) + "x" + std::to_string(p.W) + " k" + std::to_string(p.kH) + "x" + std::to_string(p.kW) + " s" +
-           std::to_string(p.sH) + "x" + std::to_string(p.sW) + " p" + std::to_string(p.pH) + "x" + std::to_string(p.pW) +
-           (p.ceil ? " ceil" : "");
-}
+std::string name(const AtkCase &k) { return "case " + std::to_string(k.id) + " " + describe(k.dt, k.pr.pool); }
 
 // Uniform in [lo, hi] on a grid of 1/16 (exact in FLOAT, FLOAT16 and BF16 within |v| < 16).
 std::vector<double> draw(size_t n, double lo, double hi, uint64_t seed) {

@@ -55,12 +55,7 @@ const acltest::AtkSpec<AtkCase> &corpus() {
     return spec;
 }
 
-std::string name(const AtkCase &k) {
-    const mref::Pool &p = k.pr.pool;
-    return "case " + std::to_string(k.id) + " " + dtName(k.dt) + " self " + acltest::dimsStr(k.self) + " k" + std::to_string(p.kH) + "x" +
-           std::to_string(p.kW) + " s" + std::to_string(p.sH) + "x" + std::to_string(p.sW) + " p" + std::to_string(p.pH) + "x" +
-           std::to_string(p.pW) + (p.ceil ? " ceil" : "");
-}
+std::string name(const AtkCase &k) { return "case " + std::to_string(k.id) + " " + describe(k.dt, k.pr.pool); }
 
 // The calls run whole here: self within 1M elements, and the smallest of each dtype x rank x ceilMode.
 bool runsWhole(const AtkCase &k) {
