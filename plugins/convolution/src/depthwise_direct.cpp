@@ -131,6 +131,7 @@ DwDirect::DwDirect(const DwShape &s, Dt dt) : s_(s), dt_(dt) {
     grain_ = std::max<int64_t>(1, kPlaneElems / (s.H * s.W));
     set_streamed_stores(static_cast<uint64_t>(s.N * s.C * s.H * s.W) * sizeof(float) >= kStreamBytes);
     set_half_width(cpu_splits_avx512());
+    set_bf16_dots(cpu_prefers_bf16_dots());
     if (s.sh != 1) return;
     const int64_t P = s.H * s.W;
     nv_ = (P + kL - 1) / kL;
@@ -164,7 +165,7 @@ void DwDirect::run(const DwBlocked::Io &io, uint8_t *scratch, const acp::SlotPoo
     const Dt dt = dt_;
     const bool bf16 = dt == Dt::BF16;
     const MaskTable mt{mask_.data(), full_.data(), nv_, s.H * s.W, s.W};
-    const Planes base{io.dy, io.x, 0, 0, s.H, s.W, s.Ho, s.Wo, s.sh};
+    const Planes base{io.dy, io.x, 0, 0, s.H, s.W, s.Ho, s.Wo, s.sh, dots_};
     if (io.dx != nullptr) {
         const bool stream = stream_ && !io.dx_bf16 && reinterpret_cast<uintptr_t>(io.dx) % 64 == 0;
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, s.N * s.C, grain_), [&](const tbb::blocked_range<int64_t> &r) {

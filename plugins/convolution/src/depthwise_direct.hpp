@@ -89,6 +89,12 @@ public:
     bool half_width() const { return half_; }
     void set_half_width(bool on) { half_ = on; }
 
+    // Whether BF16 stride-1 gradInput takes its taps in pairs by vdpbf16ps where its operands allow
+    // (task_dots): set where the CPU prefers it (cpu_prefers_bf16_dots), or by a test. The same
+    // bytes either way.
+    bool bf16_dots() const { return dots_; }
+    void set_bf16_dots(bool on) { dots_ = on; }
+
 private:
     DwShape s_;
     Dt dt_ = Dt::F32;
@@ -98,6 +104,7 @@ private:
     int64_t nv_ = 0;     // stride 1: vectors per flattened plane
     bool stream_ = false;
     bool half_ = false;
+    bool dots_ = false;
     static constexpr int64_t kStreamVector = 16;  // FLOAT elements per streamed store
     // stride 1, per vector: for the 9 neighbour offsets (dy, dx) in {-1, 0, 1}^2, (dy + 1) * 3 +
     // dx + 1, the lanes inside the plane whose neighbour is inside too; full_: all nine are 0xffff

@@ -718,11 +718,12 @@ ACP_AVX512 bool bf16_dot_range(const uint16_t *v, int64_t n) {
 // Whether the planes [q0, q1) may take their taps by BF16 pairs (kOutDot): every gradient value and
 // weight of them 0 or finite and not tiny (bf16_dot_range), so that no product or sum is subnormal
 // (see bf16_none_tiny: vdpbf16ps reads and writes subnormals as zero) and a +0 partner never meets
-// an infinity or NaN. The CPU rounds their sums too (kOutCpu's condition holds).
+// an infinity or NaN. The CPU rounds their sums too (kOutCpu's condition holds). Only where the
+// pass allows pairs (Planes::dots: cpu_prefers_bf16_dots, AMD's CPUs).
 template <bool BF16, int OUT_BF16>
 ACP_AVX512 bool task_dots(const Planes &p, const void *w, int64_t C, int64_t q0, int64_t q1) {
     if constexpr (!BF16 || OUT_BF16 != kOutBf16) return false;
-    else return acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_dot_range);
+    else return p.dots && acp::avx512::kCpuConvertsBf16 && task_spans(p, w, C, q0, q1, bf16_dot_range);
 }
 
 // gi_planes for pitched planes of H rows (ALL_CPU: every plane's gradInput rounded by the CPU).

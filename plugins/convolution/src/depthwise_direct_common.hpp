@@ -25,6 +25,7 @@ struct Planes {
     const void *dy, *x;  // plane starts are element offsets: gy, gx
     int64_t gy, gx;
     int64_t H, W, Ho, Wo, s;
+    bool dots = false;  // BF16 stride-1 gradInput may take its taps by vdpbf16ps pairs (DwDirect::bf16_dots)
 };
 
 // The stride-1 mask table: per vector the 9 neighbour offsets' lanes and whether all are full (nv

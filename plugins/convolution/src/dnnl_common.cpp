@@ -132,6 +132,22 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
     return pd;
 }
 
+// oneDNN 2.6.3's jit:avx512_core_amx_bf16 gradWeight (CPUs with AMX, e.g. Xeon Sapphire Rapids)
+// never returns from primitive creation on some 3x3 stride-1 problems with rows of 738 columns or
+// more (16 channels, 4 rows: 736 columns create at once, 738 still spin after 100 s; 1x1, 5x5 and
+// stride 2 create at any width). Rows wider than kAmxWeightsRow take the next implementation
+// (jit_bf16:avx512_core_bf16), for every kernel: the bound is measured, not documented.
+dnnl::convolution_backward_weights::primitive_desc weights_pd(const Geometry &g, const dnnl::convolution_backward_weights::desc &d,
+                                                              const dnnl::primitive_attr &attr,
+                                                              const dnnl::convolution_forward::primitive_desc &hint) {
+    dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
+    const auto w = static_cast<size_t>(g.sd - 1);
+    if (std::max(g.src[w], g.dst[w]) > kAmxWeightsRow)
+        while (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
+            if (!pd.next_impl()) return dnnl::convolution_backward_weights::primitive_desc(d, attr, cpu(), hint);
+    return pd;
+}
+
 namespace {
 
 // Dense images (N, C, spatial...; a channel slice of wider images too) into BF16 nC[spatial]16c

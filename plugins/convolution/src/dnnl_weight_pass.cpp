@@ -57,7 +57,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::m
         const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), s.t, pl),
                                                          any(weight_dims(gb), DnnlDt::f32), act(gb, dst_dims(gb, g.N), s.t, pl),
                                                          p.strides, p.dil, p.pl, p.pr);
-        const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
+        const auto pd = weights_pd(g, d, attr, hint);
         s.dw_blk = pd.diff_weights_desc();
         s.impl = pd.impl_info_str();
         v.src_user = plain(g, g.N, g.IC, g.src_used, g.src, s.t);
@@ -112,7 +112,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::m
         const Md dw = s.variants.empty() ? any(weight_dims(g), DnnlDt::f32) : s.dw_blk;
         const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), s.t, pl),
                                                          dw, act(g, dst_dims(g, n), s.t, pl), p.strides, p.dil, p.pl, p.pr);
-        const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
+        const auto pd = weights_pd(g, d, attr, hint);
         if (s.variants.empty()) {
             s.dw_blk = pd.diff_weights_desc();
             s.impl = pd.impl_info_str();

@@ -150,3 +150,33 @@ TEST(ForwardOnly, WideRowsExactWithoutBrgconv) {
 
 }  // namespace
 }  // namespace ct
+
+namespace ct {
+namespace {
+
+// 3x3 stride-1 rows wider than kAmxWeightsRow (512) skip oneDNN 2.6's AMX BF16 gradWeight, whose
+// creation never returns on such rows (Xeons with AMX; 738 columns and up, 16 channels, 4 rows):
+// the call completes, exact, and the plan names another implementation. On CPUs without AMX the
+// same call runs whatever oneDNN picks there.
+TEST(Backward, WideRowsBf16WeightsWithoutAmx) {
+    Runtime::use("atlas-a2");
+    const cref::Conv c = conv2d(1, 16, 16, 4, 800, 3, 3, 1, 1, 1, 1);
+    const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, 61, 20);
+    const auto in = ints(cref::Conv::count(c.inputDims()), 4, 62, 20);
+    const auto w = ints(cref::Conv::count(c.weightDims()), 4, 63);
+    Call k;
+    k.c = c;
+    k.dt = ACL_BF16;
+    const PlannedGraph g = planGraph(k, go, in, w);
+    ASSERT_EQ(g.impl.count("gradWeight"), 1u);
+    EXPECT_EQ(g.impl.at("gradWeight").find("amx"), std::string::npos) << g.impl.at("gradWeight");
+    const Result r = runBackward(k, go, in, w);
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    const cref::Grads ref = cref::backward(c, go, in, w);
+    EXPECT_TRUE(sameBits(ACL_BF16, r.gi, ref.gradInput, "gradInput"));
+    EXPECT_TRUE(sameBits(ACL_BF16, r.gw, ref.gradWeight, "gradWeight"));
+    EXPECT_TRUE(sameBits(ACL_BF16, r.gb, ref.gradBias, "gradBias"));
+}
+
+}  // namespace
+}  // namespace ct

@@ -83,13 +83,15 @@ cref::Conv refConv(const Case &c) {
 }
 
 // One run with the outputs of `mask` (bit 0 dx, 1 dw) and a scratch of NaN bytes; halves 0 / 1: the
-// half-width rows off / on (DwDirect::set_half_width), -1: as the CPU has them.
+// half-width rows off / on (DwDirect::set_half_width), dots 0 / 1: BF16 pairs by vdpbf16ps off / on
+// (DwDirect::set_bf16_dots); -1: as the CPU has them.
 Out runDirect(const Case &c, Dt dt, bool dxBf16, const Operand &dy, const Operand &x, const Operand &w, int mask, bool avx, int threads,
-              int halves = -1) {
+              int halves = -1, int dots = -1) {
     const DwShape s = shapeOf(c);
     EXPECT_TRUE(DwDirect::handles(s, dt)) << c.name;
     DwDirect k(s, dt);
     if (halves >= 0) k.set_half_width(halves == 1);
+    if (dots >= 0) k.set_bf16_dots(dots == 1);
     return runPass(k, s, dxBf16, dy, x, w, mask, avx, threads, 0xff);
 }
 
@@ -125,11 +127,12 @@ void checkCase(const Case &c, Dt dt, const Data &d, bool integers, const std::ve
                 EXPECT_TRUE(allCanary(sc.dw)) << tag;
             }
             if (!hasAvx512()) continue;
-            for (const int halves : {0, 1}) {  // both kernels of pitched planes, whatever this CPU takes
-                const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, true, 2, halves);
-                EXPECT_EQ(av.dx, sc.dx) << tag << " half-width " << halves;
-                EXPECT_EQ(av.dw, sc.dw) << tag << " half-width " << halves;
-            }
+            for (const int halves : {0, 1})  // both kernels of pitched planes, whatever this CPU takes
+                for (const int dots : dt == Dt::BF16 ? std::vector<int>{0, 1} : std::vector<int>{0}) {  // and BF16 with and without pairs
+                    const Out av = runDirect(c, dt, dxBf16, d.dy, d.x, d.w, mask, true, 2, halves, dots);
+                    EXPECT_EQ(av.dx, sc.dx) << tag << " half-width " << halves << " dots " << dots;
+                    EXPECT_EQ(av.dw, sc.dw) << tag << " half-width " << halves << " dots " << dots;
+                }
         }
 }
 
@@ -165,6 +168,15 @@ TEST(DwDirect, HalfWidthRowsWhereTheCpuSplitsVectors) {
     EXPECT_EQ(k.half_width(), conv::cpu_splits_avx512());
     k.set_half_width(!k.half_width());
     EXPECT_NE(k.half_width(), conv::cpu_splits_avx512());
+}
+
+// BF16 pairs by vdpbf16ps are the CPU's choice (cpu_prefers_bf16_dots: AMD's) until a test sets
+// them; checkCase runs the BF16 AVX-512 spelling both ways on every CPU.
+TEST(DwDirect, Bf16PairsWhereTheCpuPrefersThem) {
+    DwDirect k(shapeOf({"", 8, 16, 14, 14, 1}), Dt::BF16);
+    EXPECT_EQ(k.bf16_dots(), conv::cpu_prefers_bf16_dots());
+    k.set_bf16_dots(!k.bf16_dots());
+    EXPECT_NE(k.bf16_dots(), conv::cpu_prefers_bf16_dots());
 }
 
 TEST(DwDirect, VectorMatchesScalarAndReference) {
