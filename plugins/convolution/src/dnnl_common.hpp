@@ -248,6 +248,12 @@ struct DnnlState {
     onednn::Md src_one_user, src_one_blk;  // one image, for the per-image src reorder (src_one_in)
     onednn::Reorder src_one_in;
     bool src_per_image = false;
+    // By one matmul (dnnl_pointwise_weights.cpp): diff_W = diff_dst' . src'^T in mm_blocks tasks,
+    // each over a block of OC rows; mm_a / mm_b / mm_c one block's operands.
+    bool by_matmul = false;
+    int64_t mm_blocks = 1;
+    std::optional<dnnl::matmul> mm;
+    onednn::Md mm_a, mm_b, mm_c;
 };
 
 namespace onednn {

@@ -5,7 +5,8 @@
 //               minibatch with its slice of the weights; otherwise one image per task, or a chunk of
 //               images per task on small planes (under 196 positions). A unit-stride FLOAT
 //               bwd_data runs as the forward of the mirrored convolution (mirrored.hpp).
-//   WeightPass  diff_W = bwd_weights(src, diff_dst): where the weights outweigh the activations
+//   WeightPass  diff_W = bwd_weights(src, diff_dst) - pointwise BF16 layers on CPUs with AMX by one
+//               matmul instead (dnnl_pointwise_weights.cpp); elsewhere: where the weights outweigh the activations
 //               (in BF16: outright), by blocks of output channels, each one call over the whole
 //               minibatch writing its rows of diff_W (no partials); otherwise the minibatch in
 //               chunks (two where the weights come near the activations, else kWeightChunks), each
@@ -99,6 +100,10 @@ public:
 
 private:
     void run_by_channel(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src) const;
+    // Pointwise BF16 layers by one matmul where oneDNN runs it on AMX (dnnl_pointwise_weights.cpp):
+    // init_matmul says whether this pass is one, run_matmul runs it.
+    bool init_matmul(const Geometry &g, int64_t threads);
+    void run_matmul(const void *src, const void *diff_dst, void *out, void *const *bufs) const;
     std::unique_ptr<DnnlState> s_;
     std::vector<uint64_t> buffers_;
 };

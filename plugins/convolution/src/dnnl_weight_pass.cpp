@@ -45,6 +45,7 @@ WeightPass::WeightPass(const Geometry &g, Dt in_dt, int64_t threads) : s_(std::m
     const Params p(g);
     const bool pl = plain_layout(g, s.t);
     size_t scratch = 0;
+    if (init_matmul(g, threads)) return;
     s.blocks = weight_channel_blocks(g, s.t);
     if (s.blocks > 0) {
         s.by_channel = true;
@@ -177,7 +178,7 @@ int64_t WeightPass::channel_blocks() const { return s_->blocks; }
 
 bool WeightPass::can_share(const DataPass &d, bool diff_dst) const {
     const DnnlState &ds = *d.s_;
-    if (!ds.uniform_blk || ds.t != s_->t) return false;
+    if (s_->by_matmul || !ds.uniform_blk || ds.t != s_->t) return false;
     const Md one = widen(ds.dvars.front().a_blk, 1);  // the one-image layout, widened to each chunk
     if (s_->by_channel) {  // only src is read whole; diff_dst is read by channel slices
         const DnnlState::Variant &v = s_->variants[0];
@@ -207,6 +208,10 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
                      const void *pre_diff_dst) const {
     const DnnlState &s = *s_;
     if (out_dt != OutDt::F32 && !rounds_output()) throw std::logic_error("WeightPass: a rounded result from a layout not stored by us");
+    if (s.by_matmul) {
+        run_matmul(src, diff_dst, out, bufs);
+        return;
+    }
     if (s.by_channel) {
         run_by_channel(src, diff_dst, out, out_dt, bufs, pre_src);
         return;
