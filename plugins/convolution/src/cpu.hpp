@@ -47,6 +47,20 @@ inline bool cpu_prefers_bf16_dots() {
 #endif
 }
 
+// Whether this CPU has AMX tiles for BF16 (Xeon Sapphire Rapids and later), where oneDNN runs its
+// BF16 convolutions and matmuls on them. Read once.
+inline bool cpu_has_amx_bf16() {
+#if ACP_X86
+    static const bool amx = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("amx-bf16") != 0;
+    }();
+    return amx;
+#else
+    return false;
+#endif
+}
+
 }  // namespace conv
 
 #endif  // CONVOLUTION_SRC_CPU_HPP_

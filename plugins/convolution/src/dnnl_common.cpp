@@ -1,6 +1,8 @@
 // oneDNN plumbing shared by the two passes (declarations and why: dnnl_common.hpp).
 #include "dnnl_common.hpp"
 
+#include "cpu.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -334,9 +336,13 @@ Md widen(const Md &one, int64_t n) {
 // a loop over its blocks: the finer the blocks, the shorter one thread waits at the end for the
 // other's last block (16 blocks instead of 4: VGG-19's 14x14 and ResNet-50's 7x7 3x3 layers -7 to
 // -9 %; 16 of 16 channels instead of 8 of 32: ResNet-50's 256-channel 14x14 layer -2 % in BF16,
-// unchanged in FLOAT; measured on this machine). Decided by the shape only.
-int64_t channel_blocks(const Geometry &g, int64_t c) {
-    for (int64_t b = g.k_size() > 1 ? 16 : 4; b >= 2; b /= 2)
+// unchanged in FLOAT; measured on this machine). Decided by the shape only - but for BF16 on CPUs
+// with AMX (cpu_has_amx_bf16), whose tile kernels lose most on thin blocks: at most 4 there (a Xeon,
+// one thread, VGG-19's 512-channel 14x14 layer: dInput 16 blocks 5.5 ms, 4 blocks 3.3, dWeight
+// 14.3 and 11.8; ResNet-50's 256-channel one 2.1 / 1.0 and 5.2 / 3.0).
+int64_t channel_blocks(const Geometry &g, int64_t c, DnnlDt t) {
+    const int64_t most = g.k_size() > 1 && !(t == DnnlDt::bf16 && cpu_has_amx_bf16()) ? 16 : 4;
+    for (int64_t b = most; b >= 2; b /= 2)
         if (c % b == 0 && (c / b) % 16 == 0) return b;
     return 0;
 }

@@ -179,7 +179,7 @@ int own_weights(const Geometry &g, const Md &blk);
 // The widened layout of one image's blocked operand: the same tensor for n images.
 Md widen(const Md &one, int64_t n);
 // Blocks of c channels for a pass split by channels, or 0 (how many and why: dnnl_common.cpp).
-int64_t channel_blocks(const Geometry &g, int64_t c);
+int64_t channel_blocks(const Geometry &g, int64_t c, DnnlDt t);
 
 }  // namespace onednn
 

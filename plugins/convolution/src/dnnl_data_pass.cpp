@@ -46,9 +46,9 @@ ExecArgs data_args(const DnnlState &s, const memory &a, const memory &weights, c
 // the activations (the 14x14 and 7x7 layers), each block is one call over the whole minibatch with
 // its slice of the weights: every weight is streamed once (not once per image or chunk), and the
 // weights' reorder is spread over the blocks instead of preceding them.
-int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind) {
+int64_t data_channel_blocks(const Geometry &g, DataPass::Kind kind, DnnlDt t) {
     if (g.G != 1 || !weights_dominate(g)) return 0;
-    return channel_blocks(g, kind == DataPass::Kind::Forward ? g.OC : g.IC);
+    return channel_blocks(g, kind == DataPass::Kind::Forward ? g.OC : g.IC, t);
 }
 
 // Whether our own store writes v's result (its layout one that unblock_acts reads, over the whole
@@ -85,7 +85,7 @@ size_t adopt(DnnlState &s, DnnlState::DataVariant &v, const Pd &pd, bool first) 
 bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t threads) {
     const Geometry &g = s.g;
     const bool fwd = s.kind == DataPass::Kind::Forward;
-    const int64_t blocks = data_channel_blocks(g, s.kind);
+    const int64_t blocks = data_channel_blocks(g, s.kind, s.t);
     if (blocks == 0) return false;
     const int64_t cb = (fwd ? g.OC : g.IC) / blocks;
     Geometry gb = g;

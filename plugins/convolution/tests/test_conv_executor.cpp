@@ -127,25 +127,32 @@ PlannedGraph planOnA2(const cref::Conv &c, aclDataType dt) {
     return planGraph(k, d.go, d.in, d.w);
 }
 
-// How the oneDNN passes split, by the shape and dtype only (dnnl_common.cpp, dnnl_weight_pass.cpp):
+// How the oneDNN passes split, by the shape, dtype and CPU (dnnl_common.cpp, dnnl_weight_pass.cpp):
 // weights outweighing the activations put both passes in channel blocks; in BF16 the weight pass
-// only where they outweigh them outright (else the minibatch in two chunks); smaller weights neither.
+// only where they outweigh them outright (else the minibatch in two chunks) - but on CPUs with AMX
+// wherever they outweigh them; smaller weights neither.
 TEST(Split, ChannelBlocksByWeightShare) {
     struct Case {
         cref::Conv c;
-        int64_t gi, gw_float, gw_bf16;  // expected channel blocks
+        int64_t gi, gw_float, gw_bf16, gw_bf16_amx;  // expected channel blocks
     };
-    for (const Case &e : {Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), 4, 4, 4},     // weights 2.9x the activations
-                          Case{conv2d(2, 32, 32, 14, 14, 3, 3, 1, 1, 1, 1), 2, 2, 0},   // 0.37x
-                          Case{conv2d(4, 16, 16, 28, 28, 3, 3, 1, 1, 1, 1), 0, 0, 0}})  // 0.02x
+    __builtin_cpu_init();
+    const bool amx = __builtin_cpu_supports("amx-bf16") != 0;
+    for (const Case &e : {Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), 4, 4, 4, 4},     // weights 2.9x the activations
+                          Case{conv2d(2, 32, 32, 14, 14, 3, 3, 1, 1, 1, 1), 2, 2, 0, 2},   // 0.37x
+                          Case{conv2d(4, 16, 16, 28, 28, 3, 3, 1, 1, 1, 1), 0, 0, 0, 0}})  // 0.02x
         for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
             const PlannedGraph g = planOnA2(e.c, dt);
             const std::string at = std::to_string(e.c.inputDims()[1]) + " channels " + dtName(dt);
             ASSERT_EQ(g.channel_blocks.count("gradInput"), 1u) << at;
             ASSERT_EQ(g.channel_blocks.count("gradWeight"), 1u) << at;
             EXPECT_EQ(g.channel_blocks.at("gradInput"), e.gi) << at;
-            EXPECT_EQ(g.channel_blocks.at("gradWeight"), dt == ACL_BF16 ? e.gw_bf16 : e.gw_float) << at;
+            EXPECT_EQ(g.channel_blocks.at("gradWeight"), dt == ACL_BF16 ? (amx ? e.gw_bf16_amx : e.gw_bf16) : e.gw_float) << at;
         }
+    // BF16 3x3 layers take at most 4 blocks on CPUs with AMX, up to 16 elsewhere
+    const PlannedGraph wide = planOnA2(conv2d(2, 256, 256, 7, 7, 3, 3, 1, 1, 1, 1), ACL_BF16);
+    EXPECT_EQ(wide.channel_blocks.at("gradInput"), amx ? 4 : 16);
+    EXPECT_EQ(wide.channel_blocks.at("gradWeight"), amx ? 4 : 16);
 }
 
 // gradInput of a 2-D convolution with at most 4 input channels (outside the small-Cin kernels' 3x3
