@@ -13,6 +13,19 @@ namespace conv {
 
 using acp::cpu_has_avx512;
 
+// Whether this CPU's vendor is AMD ("AuthenticAMD"). Read once.
+inline bool cpu_is_amd() {
+#if ACP_X86
+    static const bool amd = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid(0, &a, &b, &c, &d) != 0 && b == 0x68747541u && c == 0x444d4163u && d == 0x69746e65u;
+    }();
+    return amd;
+#else
+    return false;
+#endif
+}
+
 // Whether this CPU runs a 512-bit vector as two 256-bit halves (AMD family 19h, Zen 3 and 4; only
 // Zen 4 has AVX-512): there a 512-bit shuffle costs as much as two multiply-adds, and kernels whose
 // 512-bit form shuffles for every multiply-add take a 256-bit form that loads instead. Read once.
@@ -20,8 +33,7 @@ inline bool cpu_splits_avx512() {
 #if ACP_X86
     static const bool splits = [] {
         unsigned a = 0, b = 0, c = 0, d = 0;
-        if (__get_cpuid(0, &a, &b, &c, &d) == 0 || b != 0x68747541u || c != 0x444d4163u || d != 0x69746e65u) return false;  // "AuthenticAMD"
-        if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+        if (!cpu_is_amd() || __get_cpuid(1, &a, &b, &c, &d) == 0) return false;
         const unsigned family = ((a >> 8) & 0xfu) + ((a >> 20) & 0xffu);
         return family == 0x19u;
     }();
@@ -35,17 +47,7 @@ inline bool cpu_splits_avx512() {
 // (Zen 4 and 5). On an Intel Xeon with AMX (Sapphire Rapids family) one 512-bit vdpbf16ps issues
 // every 2 cycles against two vfmadd231ps a cycle (measured, 24 independent chains), so there the
 // depthwise BF16 gradInput runs its FLOAT multiply-adds on the widened values: 7-20 % less time.
-inline bool cpu_prefers_bf16_dots() {
-#if ACP_X86
-    static const bool amd = [] {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        return __get_cpuid(0, &a, &b, &c, &d) != 0 && b == 0x68747541u && c == 0x444d4163u && d == 0x69746e65u;  // "AuthenticAMD"
-    }();
-    return amd;
-#else
-    return false;
-#endif
-}
+inline bool cpu_prefers_bf16_dots() { return cpu_is_amd(); }
 
 // Whether this CPU has AMX tiles for BF16 (Xeon Sapphire Rapids and later), where oneDNN runs its
 // BF16 convolutions and matmuls on them. Read once.
