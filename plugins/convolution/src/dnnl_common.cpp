@@ -145,8 +145,8 @@ dnnl::convolution_backward_weights::primitive_desc weights_pd(const Geometry &g,
     dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
     const auto w = static_cast<size_t>(g.sd - 1);
     if (std::max(g.src[w], g.dst[w]) > kAmxWeightsRow)
-        while (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
-            if (!pd.next_impl()) return dnnl::convolution_backward_weights::primitive_desc(d, attr, cpu(), hint);
+        while (std::string(pd.impl_info_str()).find("amx") != std::string::npos && pd.next_impl()) {
+        }
     return pd;
 }
 

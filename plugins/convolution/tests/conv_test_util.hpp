@@ -284,6 +284,12 @@ struct PlannedGraph {
     }
 };
 
+// Whether this CPU has AMX tiles for BF16, where the plugin takes its AMX routes (its README).
+inline bool cpuHasAmxBf16() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("amx-bf16") != 0;
+}
+
 // Runs f with the library's debug log on and captured (stderr); returns the log.
 template <class F>
 std::string withDebugLog(F &&f) {

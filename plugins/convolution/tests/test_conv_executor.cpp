@@ -136,8 +136,7 @@ TEST(Split, ChannelBlocksByWeightShare) {
         cref::Conv c;
         int64_t gi, gw_float, gw_bf16, gw_bf16_amx;  // expected channel blocks
     };
-    __builtin_cpu_init();
-    const bool amx = __builtin_cpu_supports("amx-bf16") != 0;
+    const bool amx = cpuHasAmxBf16();
     for (const Case &e : {Case{conv2d(2, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1), 4, 4, 4, 4},     // weights 2.9x the activations
                           Case{conv2d(2, 32, 32, 14, 14, 3, 3, 1, 1, 1, 1), 2, 2, 0, 2},   // 0.37x
                           Case{conv2d(4, 16, 16, 28, 28, 3, 3, 1, 1, 1, 1), 0, 0, 0, 0}})  // 0.02x

@@ -10,11 +10,6 @@
 namespace ct {
 namespace {
 
-bool cpuHasAmx() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("amx-bf16") != 0;
-}
-
 cref::Conv conv1d(int64_t N, int64_t Cin, int64_t Cout, int64_t W) {
     cref::Conv c;
     c.sd = 1, c.N = N, c.Cin = Cin, c.Cout = Cout;
@@ -63,7 +58,7 @@ TEST(PointwiseWeights, ExactAndByMatmulWhereTheCpuHasAmx) {
             const bool matmul = g.impl.at("gradWeight").rfind("matmul", 0) == 0;
             const bool small = cref::Conv::count(s.c.gradOutputDims()) / s.c.Cout / s.c.N <= 4096 &&
                                cref::Conv::count(s.c.inputDims()) / s.c.Cin / s.c.N <= 4096;
-            EXPECT_EQ(matmul, dt == ACL_BF16 && small && cpuHasAmx()) << s.name << " " << dtName(dt) << ": " << g.impl.at("gradWeight");
+            EXPECT_EQ(matmul, dt == ACL_BF16 && small && cpuHasAmxBf16()) << s.name << " " << dtName(dt) << ": " << g.impl.at("gradWeight");
             const Result r = runBackward(k, go, in, w);
             ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
             const cref::Grads ref = cref::backward(s.c, go, in, w);
