@@ -4,8 +4,9 @@
 // with diff_dst' and src' the caller's (N, C, P) arrays regrouped as (C, N, P) - one copy of each
 // (none at N = 1), after which each of a few tasks runs one single-threaded matmul over a block of
 // OC rows of diff_W. Why: oneDNN 2.6's AMX convolution gradWeight runs these layers
-// at 110-580 GFLOP/s on one thread, its AMX matmul at 1130-2000 (Xeon, session 58: ResNet-50's
-// 2048->512 7x7 layer 7.5 against 0.73 ms, its 1024->256 14x14 one 3.7 against 0.46). FLOAT
+// at 110-580 GFLOP/s on one thread, its AMX matmul at 1130-2000 (Xeon, session 58, oneDNN alone
+// on untouched buffers: ResNet-50's 2048->512 7x7 layer 7.5 against 0.73 ms, its 1024->256 14x14
+// one 3.7 against 0.46; the whole backward in the bench 6.6 -> 1.7 ms and 3.6 -> 1.5). FLOAT
 // matmuls are no faster than the FLOAT convolution kernels, and without AMX it was not measured:
 // both keep the convolution. The decomposition depends on the shape only (deterministic).
 #include <tbb/blocked_range.h>
