@@ -20,7 +20,7 @@ namespace {
 #define SC_UNROLL _Pragma("GCC unroll 16")
 
 constexpr int64_t kL = 16;      // columns per vector
-constexpr int64_t kBand = 2;            // gradInput: output rows per band (the next band's rows are prefetched)
+constexpr int64_t kMaxBand = 2;  // gradInput: the most rows per band (set_prefetch)
 constexpr int64_t kStageBytes = 256 << 10;  // gradWeight: the most a band's staged X rows take (they stay in L2)
 constexpr int64_t kTasks = 32;  // at least this many tasks (images x parts): balance over 2-3 threads
 constexpr int kCoBlock = 3;     // gradWeight: output channels per register tile (3 x 9 accumulators)
@@ -120,9 +120,12 @@ struct Staged {
 // Output channels co0 .. co0 + A - 1 against the 9 taps of input channel ci over rows [oh0, oh1),
 // added lane-wise into the task's FLOAT sums acc16[co][ci][tap][16]. dY row oh0 of channel co0 at
 // dy0, the next channel dy_plane bytes further.
+// next: the next co-block's dY (its rows oh0 .. oh1 - 1 of kCoBlock channels, dy_plane bytes
+// apart), fetched into L2 while the tiles of this co-block run, a share per tile and row (each of
+// the C tiles takes every C-th row of them), or NULL.
 template <bool Bf16, int A>
 ACP_AVX512 void gw_tile(const Staged &s, const uint8_t *dy0, int64_t dy_plane, int64_t co0, int64_t ci, int64_t oh0, int64_t oh1,
-                        float *acc16) {
+                        float *acc16, const uint8_t *next) {
     __m512 acc[A][9];
     SC_UNROLL for (int i = 0; i < A; ++i) SC_UNROLL for (int k = 0; k < 9; ++k) acc[i][k] = _mm512_setzero_ps();
     const float *xs = s.xs + ci * s.ring * s.Wp + kL;
@@ -130,6 +133,13 @@ ACP_AVX512 void gw_tile(const Staged &s, const uint8_t *dy0, int64_t dy_plane, i
         const void *dyr[A];
         SC_UNROLL for (int i = 0; i < A; ++i) dyr[i] = dy0 + i * dy_plane + (oh - oh0) * s.W * s.es;
         const float *const xr[3] = {xs + (oh - oh0) * s.Wp, xs + (oh + 1 - oh0) * s.Wp, xs + (oh + 2 - oh0) * s.Wp};
+        if (next) {
+            const int64_t k = (oh - oh0) * s.cin + ci;  // the k-th of the next co-block's channel rows
+            if (k < (oh1 - oh0) * kCoBlock) {
+                const auto *row = reinterpret_cast<const char *>(next) + k % kCoBlock * dy_plane + k / kCoBlock * s.W * s.es;
+                for (int64_t b = 0; b < s.W * s.es; b += 64) _mm_prefetch(row + b, _MM_HINT_T1);
+            }
+        }
         const bool top = oh == 0, bottom = oh == s.H - 1;
         if (!top && !bottom) gw_row<Bf16, A, 0, 3>(acc, dyr, xr, s.W, s.nv);
         else if (top && bottom) gw_row<Bf16, A, 1, 2>(acc, dyr, xr, s.W, s.nv);
@@ -142,7 +152,7 @@ ACP_AVX512 void gw_tile(const Staged &s, const uint8_t *dy0, int64_t dy_plane, i
     }
 }
 
-using GwFn = void (*)(const Staged &, const uint8_t *, int64_t, int64_t, int64_t, int64_t, int64_t, float *);
+using GwFn = void (*)(const Staged &, const uint8_t *, int64_t, int64_t, int64_t, int64_t, int64_t, float *, const uint8_t *);
 template <bool Bf16>
 constexpr std::array<GwFn, kCoBlock> gw_fns = {&gw_tile<Bf16, 1>, &gw_tile<Bf16, 2>, &gw_tile<Bf16, 3>};
 
@@ -158,6 +168,7 @@ struct GiRow {
     // in this call.
     const uint8_t *pf = nullptr;
     int64_t pf_plane = 0, pf_lo = 0, pf_hi = 0;
+    bool pf_l1 = false;  // into L1 (rows of one-row bands), else into L2
 };
 
 // Row h, vectors v0 .. v0 + V - 1, all C input channels, per tap column kw in aligned columns:
@@ -182,7 +193,10 @@ ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const uint8_t *pf = g.pf;
     const int kh0 = Inner ? 0 : g.kh0, kh1 = Inner ? 3 : g.kh1;
     for (int64_t co = 0; co < g.K; ++co, rowh += plane, wc += 9 * C, pf += g.pf_plane) {
-        for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T1);
+        if (g.pf_l1)
+            for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T0);
+        else
+            for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T1);
         SC_UNROLL for (int kh = 0; kh < 3; ++kh) {
             if (!Inner && (kh < kh0 || kh >= kh1)) continue;
             __m512 d[V];
@@ -270,6 +284,7 @@ bool SmallCinPass::applies(const Geometry &g, bool transposed, Dt dt) {
 SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
     : N_(g.N), C_(g.IC), K_(g.OC), H_(g.src[0]), W_(g.src[1]), dt_(dt) {
     slots_.resize(std::max(threads, 1));
+    set_prefetch(cpu_prefers_software_prefetch());
     nv_ = ceil_div(W_, kL);
     Wp_ = kL + nv_ * kL + 2 * kL;  // room for the shifted copies' last vector
     parts_ = std::clamp<int64_t>(ceil_div(kTasks, N_), 1, H_);
@@ -284,7 +299,7 @@ SmallCinPass::SmallCinPass(const Geometry &g, Dt dt, int threads)
 // double partials. Each node has its own (they run concurrently).
 uint64_t SmallCinPass::wt_bytes() const { return round64(static_cast<uint64_t>(K_ * 9 * C_) * sizeof(float)); }
 uint64_t SmallCinPass::slot_bytes(bool weight) const {
-    const int64_t floats = weight ? C_ * (wband_ + 2) * Wp_ + K_ * C_ * 9 * kL : kBand * 3 * C_ * Wp_;
+    const int64_t floats = weight ? C_ * (wband_ + 2) * Wp_ + K_ * C_ * 9 * kL : kMaxBand * 3 * C_ * Wp_;  // (set_prefetch may change the band after planning)
     return round64(static_cast<uint64_t>(floats) * sizeof(float));
 }
 uint64_t SmallCinPass::scratch_bytes(bool weight) const {
@@ -314,62 +329,66 @@ void SmallCinPass::run_input(const void *dy, const void *w, float *dx, void *scr
             }
     // the vectors of a row in near-equal chunks of at most vmax(C)
     const int64_t chunks = ceil_div(nv_, vmax(C_));
+    // One task: its rows of one image; after its last band it prefetches the first band of `after`
+    // (the task this thread usually runs next, or -1).
+    const auto run_task = [&](int64_t task, int64_t after, float *pbuf) {
+        const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
+        const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
+        const Staged st{nullptr, dyn, es, pbuf, H_, W_, Wp_, nv_, C_, 0};
+        int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row no band has read yet
+        for (int64_t b0 = r0; b0 < r1; b0 += band_) {
+            const int64_t b1 = std::min(r1, b0 + band_), hi = std::min(b1, H_ - 1);
+            next = hi + 1;  // this band reads rows up to hi
+            GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, pbuf, 0, 3};
+            // the rows the next band reads, a share of them per chunk call: this task's next band,
+            // or after its last band the first band of `after` (otherwise the prefetch is only
+            // wasted): without it every task's first band waits for memory, worst when the other
+            // gradient's node streams dY at the same time
+            int64_t pf_row = next, pf_rows = 0;
+            const uint8_t *pf_img = dyn;
+            if (b1 < r1) {
+                pf_rows = std::min(std::max<int64_t>(std::min(b1 + band_, r1) + 1 - next, 0), H_ - next);
+            } else if (after >= 0) {
+                const int64_t s0 = after % parts_ * rows_, s1 = std::min(H_, s0 + rows_);
+                pf_img = static_cast<const uint8_t *>(dy) + after / parts_ * K_ * H_ * W_ * es;
+                pf_row = std::max<int64_t>(s0 - 1, 0);
+                pf_rows = std::min(std::min(s0 + band_, s1) + 1, H_) - pf_row;
+            }
+            const int64_t pf_bytes = pf_rows * W_ * es;
+            const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
+            g.pf = pf_img + pf_row * W_ * es;
+            g.pf_plane = H_ * W_ * es;
+            g.pf_l1 = prefetch_;
+            // chunk by chunk, the band's rows in turn: a dY line, loaded into L1 for row h, is
+            // still there for rows h + 1 and h + 2 (row by row, all chunks of a row came between
+            // and each line came from L2 three times)
+            const auto at_row = [&](int64_t h) {
+                g.h = h;
+                g.kh0 = h + 1 >= H_ ? 1 : 0;
+                g.kh1 = h == 0 ? 2 : 3;
+                g.pb = pbuf + (h - b0) * 3 * C_ * Wp_;
+            };
+            int64_t v0 = 0, call = 0;
+            for (int64_t i = 0; i < chunks; ++i) {
+                const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
+                for (int64_t h = b0; h < b1; ++h, ++call) {
+                    at_row(h);
+                    g.pf_lo = std::min(call * share, pf_bytes);
+                    g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
+                    gi_fn(bf16, C_, V, g.kh0 == 0 && g.kh1 == 3)(g, v0);
+                }
+                v0 += V;
+            }
+            for (int64_t h = b0; h < b1; ++h) {
+                at_row(h);
+                gi_combine(g, C_);
+            }
+        }
+    };
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t> &range) {
         const acp::SlotPool::Lease slot(slots_);
         auto *pbuf = reinterpret_cast<float *>(slots + slot.index() * slot_bytes(false));
-        for (int64_t task = range.begin(); task < range.end(); ++task) {
-            const int64_t n = task / parts_, r0 = task % parts_ * rows_, r1 = std::min(H_, r0 + rows_);
-            const auto *dyn = static_cast<const uint8_t *>(dy) + n * K_ * H_ * W_ * es;
-            const Staged st{nullptr, dyn, es, pbuf, H_, W_, Wp_, nv_, C_, 0};
-            int64_t next = std::max<int64_t>(r0 - 1, 0);  // first dY row no band has read yet
-            for (int64_t b0 = r0; b0 < r1; b0 += kBand) {
-                const int64_t b1 = std::min(r1, b0 + kBand), hi = std::min(b1, H_ - 1);
-                next = hi + 1;  // this band reads rows up to hi
-                GiRow g{&st, wt, dx + n * C_ * H_ * W_, K_, 0, pbuf, 0, 3};
-                // the rows the next band reads, a share of them per chunk call: this task's next band,
-                // or after its last band the first band of task + 1 (the one this thread usually runs
-                // next; otherwise the prefetch is only wasted): without it every task's first band
-                // waits for memory, worst when the other gradient's node streams dY at the same time
-                int64_t pf_row = next, pf_rows = 0;
-                const uint8_t *pf_img = dyn;
-                if (b1 < r1) {
-                    pf_rows = std::min(std::max<int64_t>(std::min(b1 + kBand, r1) + 1 - next, 0), H_ - next);
-                } else if (task + 1 < tasks) {
-                    const int64_t s0 = (task + 1) % parts_ * rows_, s1 = std::min(H_, s0 + rows_);
-                    pf_img = static_cast<const uint8_t *>(dy) + (task + 1) / parts_ * K_ * H_ * W_ * es;
-                    pf_row = std::max<int64_t>(s0 - 1, 0);
-                    pf_rows = std::min(std::min(s0 + kBand, s1) + 1, H_) - pf_row;
-                }
-                const int64_t pf_bytes = pf_rows * W_ * es;
-                const int64_t calls = (b1 - b0) * chunks, share = (ceil_div(pf_bytes, calls) + 63) / 64 * 64;
-                g.pf = pf_img + pf_row * W_ * es;
-                g.pf_plane = H_ * W_ * es;
-                // chunk by chunk, the band's rows in turn: a dY line, loaded into L1 for row h, is
-                // still there for rows h + 1 and h + 2 (row by row, all chunks of a row came between
-                // and each line came from L2 three times)
-                const auto at_row = [&](int64_t h) {
-                    g.h = h;
-                    g.kh0 = h + 1 >= H_ ? 1 : 0;
-                    g.kh1 = h == 0 ? 2 : 3;
-                    g.pb = pbuf + (h - b0) * 3 * C_ * Wp_;
-                };
-                int64_t v0 = 0, call = 0;
-                for (int64_t i = 0; i < chunks; ++i) {
-                    const int64_t V = nv_ / chunks + (i < nv_ % chunks ? 1 : 0);
-                    for (int64_t h = b0; h < b1; ++h, ++call) {
-                        at_row(h);
-                        g.pf_lo = std::min(call * share, pf_bytes);
-                        g.pf_hi = std::min(g.pf_lo + share, pf_bytes);
-                        gi_fn(bf16, C_, V, g.kh0 == 0 && g.kh1 == 3)(g, v0);
-                    }
-                    v0 += V;
-                }
-                for (int64_t h = b0; h < b1; ++h) {
-                    at_row(h);
-                    gi_combine(g, C_);
-                }
-            }
-        }
+        for (int64_t task = range.begin(); task < range.end(); ++task) run_task(task, task + 1 < tasks ? task + 1 : -1, pbuf);
     });
 }
 
@@ -403,7 +422,8 @@ void SmallCinPass::run_weight(const void *dy, const void *x, float *dw, void *sc
                 for (int64_t co0 = 0; co0 < K_; co0 += kCoBlock) {
                     const uint8_t *dy0 = dyn + (co0 * H_ + b0) * W_ * es;
                     const GwFn tile = gw(static_cast<size_t>(std::min<int64_t>(kCoBlock, K_ - co0) - 1));
-                    for (int64_t ci = 0; ci < C_; ++ci) tile(st, dy0, H_ * W_ * es, co0, ci, b0, b1, acc16);
+                    const uint8_t *next = prefetch_ && co0 + 2 * kCoBlock <= K_ ? dy0 + kCoBlock * H_ * W_ * es : nullptr;
+                    for (int64_t ci = 0; ci < C_; ++ci) tile(st, dy0, H_ * W_ * es, co0, ci, b0, b1, acc16, next);
                 }
             }
             widen_sums(acc16, wn, partials + task * wn);
