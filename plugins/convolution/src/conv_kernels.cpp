@@ -45,6 +45,7 @@ constexpr int64_t kImageLanes = 4;
 using ChannelLanes = double[kImageLanes][8];
 constexpr int64_t kBiasSmallPlane = 1024;  // planes of at most this many elements: channels in blocks (block_sums_avx)
 constexpr int64_t kBiasBlock = 16;         // channels per block
+constexpr int64_t kBiasFetchPlane = 64 << 10;  // planes of at least this many bytes: fetched ahead (planes_lanes)
 
 double lanes_total(const ChannelLanes &l) {
     double j[8];
@@ -110,13 +111,21 @@ ACP_AVX512 inline __m512d row_chunk(const uint8_t *row, int64_t i, __mmask8 m = 
 }
 
 // R images' planes (n elements each, `gap` apart) into the lane vectors of slots 0 .. R - 1; the
-// last partial chunk by a masked add into the lanes it reaches.
-template <bool BF16, int R>
+// last partial chunk by a masked add into the lanes it reaches. Fetch: each plane's line
+// kBiasFetchAhead bytes ahead requested into L1 as its first chunk is added (large planes on CPUs
+// that prefer it: an Intel Xeon core streams 13 GB/s from memory on its hardware prefetchers
+// alone; VGG-19's first layer, 103 MB of gradOutput, one thread: 5.4 -> 3.4 ms).
+constexpr int64_t kBiasFetchAhead = 2048;
+template <bool BF16, int R, bool Fetch = false>
 ACP_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __m512d *v) {
     constexpr int64_t es = BF16 ? 2 : 4;
     const int64_t body = n / 8 * 8;
-    for (int64_t i = 0; i < body; i += 8)
+    for (int64_t i = 0; i < body; i += 8) {
+        if constexpr (Fetch)
+            if (i % (64 / es) == 0)
+                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char *>(p + (k * gap + i) * es + kBiasFetchAhead), _MM_HINT_T0);
         for (int k = 0; k < R; ++k) v[k] = add_ordered(v[k], row_chunk<BF16>(p + k * gap * es, i));
+    }
     if (body < n) {
         const auto m = static_cast<__mmask8>((1u << (n - body)) - 1);
         for (int k = 0; k < R; ++k) v[k] = add_ordered(v[k], m, row_chunk<BF16>(p + k * gap * es, body, m));
@@ -128,7 +137,8 @@ ACP_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __
 // blocks of channels, walked image by image in memory order (a channel's planes are an image apart,
 // which the hardware prefetchers do not follow: channel by channel, 7x7 planes were latency-bound);
 // larger ones one channel per call.
-template <bool BF16>
+// Fetch: planes_lanes fetches ahead (large planes, cpu_prefers_software_prefetch).
+template <bool BF16, bool Fetch>
 ACP_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap, int64_t count, int64_t gap, int64_t n, float *out) {
     constexpr int64_t es = BF16 ? 2 : 4;
     __m512d v[kBiasBlock][kImageLanes];
@@ -139,15 +149,15 @@ ACP_AVX512 void block_sums_avx(const uint8_t *p, int64_t channels, int64_t cgap,
         for (int64_t c = 0; c < channels; ++c) {
             __m512d x[kImageLanes];  // in registers while the planes are added (v may alias p)
             for (int k = 0; k < kImageLanes; ++k) x[k] = v[c][k];
-            planes_lanes<BF16, kImageLanes>(p + (r0 * gap + c * cgap) * es, gap, n, x);
+            planes_lanes<BF16, kImageLanes, Fetch>(p + (r0 * gap + c * cgap) * es, gap, n, x);
             for (int k = 0; k < kImageLanes; ++k) v[c][k] = x[k];
         }
     for (int64_t c = 0; c < channels; ++c) {
         const uint8_t *rest = p + (r0 * gap + c * cgap) * es;
         switch (count - r0) {
-            case 3: planes_lanes<BF16, 3>(rest, gap, n, v[c]); break;
-            case 2: planes_lanes<BF16, 2>(rest, gap, n, v[c]); break;
-            case 1: planes_lanes<BF16, 1>(rest, gap, n, v[c]); break;
+            case 3: planes_lanes<BF16, 3, Fetch>(rest, gap, n, v[c]); break;
+            case 2: planes_lanes<BF16, 2, Fetch>(rest, gap, n, v[c]); break;
+            case 1: planes_lanes<BF16, 1, Fetch>(rest, gap, n, v[c]); break;
             default: break;
         }
     }
@@ -177,11 +187,13 @@ void bias_grad(const void *g, const View &v, float *out) {
     const bool planes_avx = d[2] == 1 && d[3] == 1 && s[4] == 1 && cpu_has_avx512() && (v.dtype == kFloat || v.dtype == kBf16);
     if (planes_avx) {
         const int64_t block = d[4] <= kBiasSmallPlane ? kBiasBlock : 1;
+        const bool fetch = d[4] * es >= kBiasFetchPlane && cpu_prefers_software_prefetch();
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, (d[1] + block - 1) / block, 1), [&](const tbb::blocked_range<int64_t> &rb) {
             for (int64_t b = rb.begin(); b < rb.end(); ++b) {
                 const int64_t c0 = b * block, k = std::min(block, d[1] - c0);
-                if (v.dtype == kBf16) block_sums_avx<true>(base + c0 * s[1] * es, k, s[1], d[0], s[0], d[4], out + c0);
-                else block_sums_avx<false>(base + c0 * s[1] * es, k, s[1], d[0], s[0], d[4], out + c0);
+                const auto sums = v.dtype == kBf16 ? (fetch ? &block_sums_avx<true, true> : &block_sums_avx<true, false>)
+                                                   : (fetch ? &block_sums_avx<false, true> : &block_sums_avx<false, false>);
+                sums(base + c0 * s[1] * es, k, s[1], d[0], s[0], d[4], out + c0);
             }
         });
         return;

@@ -132,6 +132,33 @@ TEST(BiasGrad, DenseRowsInTheDocumentedOrder) {
                 }
 }
 
+// Planes of 64 KB and more (where a CPU that prefers its own prefetches fetches each plane ahead
+// while summing, block_sums_avx's Fetch): the documented bits still, with a tail past the last
+// whole chunk and every image-slot remainder. Whether this CPU takes the fetching spelling is
+// cpu_prefers_software_prefetch's; the bits are the same either way.
+TEST(BiasGrad, LargePlanesInTheDocumentedOrder) {
+    uint64_t seed = 200;
+    for (const bool bf16 : {false, true})
+        for (const int64_t N : {1, 3, 5})
+            for (const int64_t P : {int64_t{16384}, int64_t{40003}}) {
+                const int64_t C = 2;
+                Grad g = makeGrad(N, C, P, bf16, seed++);
+                if (P % 8 != 0) sprinkleNaNs(g, bf16, seed++);
+                conv::View v;
+                v.dtype = bf16 ? kBf16 : kFloat;
+                v.dims = {N, C, P};
+                v.strides = {C * P, P, 1};
+                const std::vector<float> want = documented(g, N, C, P);
+                for (const int threads : {1, 2}) {
+                    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+                    std::vector<float> got(static_cast<size_t>(C), -1.0f);
+                    conv::bias_grad(g.bytes.data(), v, got.data());
+                    expectBits(got, want, std::string(bf16 ? "BF16" : "FLOAT") + " N " + std::to_string(N) + " P " + std::to_string(P) +
+                                              " threads " + std::to_string(threads));
+                }
+            }
+}
+
 // The same values in strided layouts - rows padded to W + 3 elements, channels last - take the
 // general path and give the dense bits: the order is by spatial index, not by memory.
 TEST(BiasGrad, StridedViewsGiveTheDenseBits) {
