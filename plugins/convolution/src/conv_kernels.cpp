@@ -10,6 +10,7 @@
 #include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "cpu.hpp"
 
 namespace conv {
@@ -123,7 +124,7 @@ ACP_AVX512 inline void planes_lanes(const uint8_t *p, int64_t gap, int64_t n, __
     for (int64_t i = 0; i < body; i += 8) {
         if constexpr (Fetch)
             if (i % (64 / es) == 0)
-                for (int k = 0; k < R; ++k) _mm_prefetch(reinterpret_cast<const char *>(p + (k * gap + i) * es + kBiasFetchAhead), _MM_HINT_T0);
+                for (int k = 0; k < R; ++k) acp::prefetch_line(p + (k * gap + i) * es + kBiasFetchAhead);
         for (int k = 0; k < R; ++k) v[k] = add_ordered(v[k], row_chunk<BF16>(p + k * gap * es, i));
     }
     if (body < n) {

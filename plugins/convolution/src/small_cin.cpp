@@ -10,6 +10,7 @@
 
 #include "aclnn_cpu/isa.hpp"
 #include "aclnn_cpu/numeric_avx512.hpp"
+#include "aclnn_cpu/prefetch.hpp"
 #include "cpu.hpp"
 
 namespace conv {
@@ -136,8 +137,7 @@ ACP_AVX512 void gw_tile(const Staged &s, const uint8_t *dy0, int64_t dy_plane, i
         if (next) {
             const int64_t k = (oh - oh0) * s.cin + ci;  // the k-th of the next co-block's channel rows
             if (k < (oh1 - oh0) * kCoBlock) {
-                const auto *row = reinterpret_cast<const char *>(next) + k % kCoBlock * dy_plane + k / kCoBlock * s.W * s.es;
-                for (int64_t b = 0; b < s.W * s.es; b += 64) _mm_prefetch(row + b, _MM_HINT_T1);
+                acp::prefetch_lines<true>(next + k % kCoBlock * dy_plane + k / kCoBlock * s.W * s.es, s.W * s.es);
             }
         }
         const bool top = oh == 0, bottom = oh == s.H - 1;
@@ -193,10 +193,10 @@ ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const uint8_t *pf = g.pf;
     const int kh0 = Inner ? 0 : g.kh0, kh1 = Inner ? 3 : g.kh1;
     for (int64_t co = 0; co < g.K; ++co, rowh += plane, wc += 9 * C, pf += g.pf_plane) {
-        if (g.pf_l1)
-            for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T0);
-        else
-            for (int64_t b = g.pf_lo; b < g.pf_hi; b += 64) _mm_prefetch(reinterpret_cast<const char *>(pf + b), _MM_HINT_T1);
+        if (g.pf_hi > g.pf_lo) {
+            if (g.pf_l1) acp::prefetch_lines(pf + g.pf_lo, g.pf_hi - g.pf_lo);
+            else acp::prefetch_lines<true>(pf + g.pf_lo, g.pf_hi - g.pf_lo);
+        }
         SC_UNROLL for (int kh = 0; kh < 3; ++kh) {
             if (!Inner && (kh < kh0 || kh >= kh1)) continue;
             __m512 d[V];
