@@ -80,7 +80,8 @@ void gw_lane_scalar(const Planes &p, Dt dt, int64_t oy, int64_t ox, int64_t l, L
 
 // One plane into the lane sums, vector by vector as the AVX-512 spelling walks it: stride 1 the
 // flattened plane (or pitched vectors of two rows, pitched; or by rows, by_rows; BF16 rows wider
-// than a vector in strips of 32 columns, two columns a lane), stride 2 each row's output columns.
+// than a vector in bands of kStripBand rows, strip by strip of 32 columns, two columns a lane),
+// stride 2 each row's output columns.
 void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
     if (p.s == 1 && pitched(p.H, p.W)) {  // pitched vectors: two rows each, lane (y % 2) * kPitch + x (+ b - 1)
         for (int64_t y0 = 0; y0 < p.Ho; y0 += 2) {
@@ -92,14 +93,15 @@ void gw_plane_scalar(const Planes &p, Dt dt, LaneSums &ls) {
         }
         return;
     }
-    if (p.s == 1 && dt == Dt::BF16 && strips(p.W)) {  // row by row in strips: columns x0 + 2l, then x0 + 2l + 1 in lane l
-        for (int64_t oy = 0; oy < p.Ho; ++oy)
-            for (int64_t x0 = 0; x0 < p.Wo; x0 += kStrip) {
-                for (int64_t l = 0; l < kL; ++l)
-                    for (int64_t ox = x0 + 2 * l; ox < std::min(x0 + 2 * l + 2, p.Wo); ++ox) gw_lane_scalar(p, dt, oy, ox, l, ls);
-                ls.vector_done();
-                ls.vector_done();
-            }
+    if (p.s == 1 && dt == Dt::BF16 && strips(p.W)) {  // band, strip, row: columns x0 + 2l, then x0 + 2l + 1 in lane l
+        for (int64_t y0 = 0; y0 < p.Ho; y0 += kStripBand)
+            for (int64_t x0 = 0; x0 < p.Wo; x0 += kStrip)
+                for (int64_t oy = y0; oy < std::min(p.Ho, y0 + kStripBand); ++oy) {
+                    for (int64_t l = 0; l < kL; ++l)
+                        for (int64_t ox = x0 + 2 * l; ox < std::min(x0 + 2 * l + 2, p.Wo); ++ox) gw_lane_scalar(p, dt, oy, ox, l, ls);
+                    ls.vector_done();
+                    ls.vector_done();
+                }
         return;
     }
     if (p.s == 1 && !by_rows(p.W)) {

@@ -23,7 +23,8 @@
 //             BF16 gradInput of rows wider than a vector: strips of 32 columns walked down bands of
 //             16 rows, each gradient row of a strip loaded once (its even and odd columns widened
 //             from one load) and kept in registers for the three output rows that read it. BF16
-//             gradWeight of such rows: the same strips row after row, two columns per lane.
+//             gradWeight of such rows: the same strips down the same bands, two columns per lane,
+//             each input row widened once and kept for the three gradient rows that read it.
 //   Stride 2: vectors of 16 output columns of one row. gradWeight reads 32 input columns and splits
 //             them into even and odd columns; gradInput computes even and odd input columns apart
 //             (their taps differ), an input row pair at a time, and interleaves them on the store

@@ -513,15 +513,28 @@ ACP_AVX512 __attribute__((always_inline)) inline void gi_strip(const Planes &p, 
         }
         return r;
     };
-    Row rm = ya > 0 ? row(ya - 1) : Row{}, r0 = row(ya), r1 = row(ya + 1);  // gradient rows y - 1, y, y + 1
-    for (int64_t y = ya; y < yb; ++y) {
+    // output row y from gradient rows y + 1 (below), y (at) and y - 1 (above); then row y + 2 into
+    // `above`, whose registers the next row no longer needs
+    auto step = [&](int64_t y, Row &above, const Row &at, const Row &below) ACP_AVX512 __attribute__((always_inline)) {
         __m512 e = _mm512_setzero_ps(), o = _mm512_setzero_ps();
-        if (y + 1 < H) taps(e, o, 0, r1);
-        taps(e, o, 1, r0);
-        if (y > 0) taps(e, o, 2, rm);
+        if (y + 1 < H) taps(e, o, 0, below);
+        taps(e, o, 1, at);
+        if (y > 0) taps(e, o, 2, above);
         store_even_odd<OUT_BF16>(dx, first + y * p.W + x0, m.cols, e, o);
-        rm = r0, r0 = r1, r1 = row(y + 2);
+        above = row(y + 2);
+    };
+    // Three rows a turn, the rows changing roles instead of registers: moving twelve vectors a row
+    // from register to register took issue slots from the multiply-adds (Intel Xeon with AMX,
+    // 56x56 planes in L1, one thread: 0.99 -> 0.92 us a plane; 8x128 planes from memory 1.22 -> 1.08).
+    Row r0 = ya > 0 ? row(ya - 1) : Row{}, r1 = row(ya), r2 = row(ya + 1);  // gradient rows y - 1, y, y + 1
+    int64_t y = ya;
+    for (; y + 3 <= yb; y += 3) {
+        step(y, r0, r1, r2);
+        step(y + 1, r1, r2, r0);
+        step(y + 2, r2, r0, r1);
     }
+    if (y < yb) step(y++, r0, r1, r2);
+    if (y < yb) step(y, r1, r2, r0);
 }
 
 template <int OUT_BF16>

@@ -47,9 +47,9 @@ struct ChannelSums {
 // (7 of 16 lanes) rows were no faster.
 inline bool by_rows(int64_t W) { return W > kL / 2 && W <= kL; }
 // BF16 stride-1 planes with rows wider than a vector are walked in strips of kStrip columns, their
-// even and odd columns in two vectors: gradInput down bands of kStripBand rows (a strip's rows kept
-// in registers), gradWeight row after row (two columns per lane: a strip row counts as two vectors
-// towards kFlush). FLOAT keeps the flattened plane (strips measured slower there once the planes
+// even and odd columns in two vectors, each band of kStripBand rows strip by strip, each strip down
+// the band (a strip's rows kept in registers); gradWeight takes two columns per lane (a strip row
+// counts as two vectors towards kFlush). FLOAT keeps the flattened plane (strips measured slower there once the planes
 // come from memory).
 constexpr int64_t kStrip = 2 * kL;
 constexpr int64_t kStripBand = 16;
