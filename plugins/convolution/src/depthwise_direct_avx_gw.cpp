@@ -529,6 +529,14 @@ ACP_AVX512 void gw_channels(const Planes &p, const MaskTable &m, int64_t C, int6
 
 }  // namespace
 
+ACP_AVX512 void gw_finish_avx(const double *sums, int64_t n, float *dw) {
+    const __m512d zero = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n; i += 8) {
+        const auto k = static_cast<__mmask8>(n - i >= 8 ? 0xffu : (1u << (n - i)) - 1u);
+        _mm256_mask_storeu_ps(dw + i, k, _mm512_maskz_cvtpd_ps(k, add_ordered(zero, _mm512_maskz_loadu_pd(k, sums + i))));
+    }
+}
+
 void gw_channels_avx(bool bf16, bool halves, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0,
                      int64_t n1, ChannelSums *cs, double *out) {
     if (bf16) gw_channels<true>(p, m, C, c0, c1, n0, n1, cs, out, halves);

@@ -87,6 +87,9 @@ void gi_planes_avx(bool bf16, bool dx_bf16, bool stream, bool halves, const Plan
 // gradWeight of channels [c0, c1) over images [n0, n1): per channel its 9 tap sums into out.
 void gw_channels_avx(bool bf16, bool halves, const Planes &p, const MaskTable &m, int64_t C, int64_t c0, int64_t c1, int64_t n0,
                      int64_t n1, ChannelSums *cs, double *out);
+// n gradWeight values whose channels' sums come from one image range each: dw[i] = FLOAT(0 + sums[i])
+// (add_ordered, then rounded: the image ranges' fold of DwDirect::run, with one range).
+void gw_finish_avx(const double *sums, int64_t n, float *dw);
 
 }  // namespace conv::dwd
 
