@@ -97,6 +97,13 @@ public:
     std::vector<uint64_t> buffers_sharing(bool diff_dst) const;
     const char *impl() const;
     int64_t channel_blocks() const;  // output-channel blocks, 0 when split by the minibatch
+    // The minibatch split (0 when by channel blocks or by one matmul): run() is run_chunks over
+    // every chunk, each writing its own partial, then sum_chunks (the partials in chunk order into
+    // out). A plan may run ranges of chunks as nodes of their own, sum_chunks after them all.
+    int64_t chunks() const;
+    void run_chunks(const void *src, const void *diff_dst, void *const *bufs, const void *pre_src, const void *pre_diff_dst,
+                    int64_t k0, int64_t k1) const;
+    void sum_chunks(void *out, OutDt out_dt, void *const *bufs) const;
 
 private:
     void run_by_channel(const void *src, const void *diff_dst, void *out, OutDt out_dt, void *const *bufs, const void *pre_src) const;

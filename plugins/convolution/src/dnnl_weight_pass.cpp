@@ -219,8 +219,17 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         run_by_channel(src, diff_dst, out, out_dt, bufs, pre_src);
         return;
     }
-    const auto chunks = static_cast<int64_t>(s.chunk_size.size());
-    each_task(chunks, [&](dnnl::stream &st, int64_t k) {
+    run_chunks(src, diff_dst, bufs, pre_src, pre_diff_dst, 0, chunks());
+    sum_chunks(out, out_dt, bufs);
+}
+
+int64_t WeightPass::chunks() const { return s_->by_matmul || s_->by_channel ? 0 : static_cast<int64_t>(s_->chunk_size.size()); }
+
+void WeightPass::run_chunks(const void *src, const void *diff_dst, void *const *bufs, const void *pre_src, const void *pre_diff_dst,
+                            int64_t k0, int64_t k1) const {
+    const DnnlState &s = *s_;
+    each_task(k1 - k0, [&](dnnl::stream &st, int64_t t) {
+        const int64_t k = k0 + t;
         const auto ku = static_cast<size_t>(k);
         const DnnlState::Variant &v = s.variants[s.chunk_size[ku] == s.variants[0].n ? 0 : 1];
         const acp::SlotPool::Lease slot(s.slots);
@@ -244,6 +253,12 @@ void WeightPass::run(const void *src, const void *diff_dst, void *out, OutDt out
         weight_args(s, src_blk, ddst_blk, m.at(kDw, s.dw_blk, b[2]), m, b[3]).execute(*v.prim, st);
         st.wait();  // (the slot is free again once its work is done)
     });
+}
+
+void WeightPass::sum_chunks(void *out, OutDt out_dt, void *const *bufs) const {
+    const DnnlState &s = *s_;
+    if (out_dt != OutDt::F32 && !rounds_output()) throw std::logic_error("WeightPass: a rounded result from a layout not stored by us");
+    const int64_t chunks = this->chunks();
     if (s.dw_own >= 0) {  // partials summed in chunk order by our store, by output-channel blocks of 16
         const float *parts[kWeightChunks];  // (chunks <= kWeightChunks: the constructor checks)
         for (int64_t k = 0; k < chunks; ++k) parts[k] = static_cast<const float *>(bufs[split_buffer(s, Split::Partial, static_cast<size_t>(k))]);

@@ -154,6 +154,46 @@ TEST(Split, ChannelBlocksByWeightShare) {
     EXPECT_EQ(wide.channel_blocks.at("gradWeight"), amx ? 4 : 16);
 }
 
+// BF16 on CPUs with AMX, 2 or more threads, both gradients, the weight pass split by the minibatch:
+// its chunks run as two nodes of half the chunks each, at a higher priority than gradInput, and
+// "conv_grad_weight" sums their partials after both (conv_plan.cpp). Neither half nor the sum waits
+// for gradInput, nor gradInput for them. FLOAT, one thread, or no gradInput: one weight node. The
+// bytes equal the one-node run's (Determinism.ThreadCounts runs this shape at 1, 2 and 3 threads).
+TEST(Split, AmxBf16WeightChunksAsTwoNodesAheadOfGradInput) {
+    const cref::Conv c = conv2d(8, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1);  // weight pass: four chunks of two images
+    for (aclDataType dt : {ACL_FLOAT, ACL_BF16})
+        for (int threads : {1, 2})
+            for (const bool with_gi : {true, false}) {
+                Runtime::use("atlas-a2", threads);
+                Call k;
+                k.c = c;
+                k.dt = dt;
+                k.mask = {with_gi, true, true};
+                const Data d = intData(c, 5);
+                const PlannedGraph g = planGraph(k, d.go, d.in, d.w);
+                const std::string at = std::string(dtName(dt)) + " threads " + std::to_string(threads) + (with_gi ? "" : " no gradInput");
+                ASSERT_EQ(g.result.phase2, ACLNN_SUCCESS) << at << ": " << g.result.message;
+                std::vector<int> halves;
+                for (const auto &[id, n] : g.nodes)
+                    if (n.first == "conv_grad_weight_chunks") halves.push_back(id);
+                const bool split = dt == ACL_BF16 && cpuHasAmxBf16() && threads >= 2 && with_gi;
+                ASSERT_EQ(halves.size(), split ? 2u : 0u) << at;
+                const int gw = g.find("conv_grad_weight"), gi = g.find("conv_grad_input");
+                ASSERT_GE(gw, 0) << at;
+                EXPECT_EQ(gi >= 0, with_gi) << at;
+                for (int h : halves) {
+                    EXPECT_TRUE(g.reaches(gw, h)) << at << ": the sum waits for each half";
+                    EXPECT_FALSE(g.reaches(h, gi)) << at;
+                    EXPECT_FALSE(g.reaches(gi, h)) << at;
+                    EXPECT_GT(g.priority_of(h), g.priority_of(gi)) << at;
+                }
+                if (gi >= 0) {
+                    EXPECT_FALSE(g.reaches(gw, gi)) << at;
+                    EXPECT_FALSE(g.reaches(gi, gw)) << at;
+                }
+            }
+}
+
 // gradInput of a 2-D convolution with at most 4 input channels (outside the small-Cin kernels' 3x3
 // stride-1 shapes) runs oneDNN's GEMM path on plain layouts (dnnl_common.cpp, plain_data_layout):
 // its blocked kernels would pad the channels to 16. ResNet-50's first layer (7x7 stride 2) in
