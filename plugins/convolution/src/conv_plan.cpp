@@ -534,8 +534,8 @@ acp_status plan_backward(const acp_plan_ctx *ctx) noexcept {
                     // halves first and then share gradInput's images; one node each left a
                     // thread idle at the end (gradWeight's last chunk after gradInput: VGG-19's
                     // 256ih28 layer about 4 ms). The same chunks and sum: the same bits. An Intel
-                    // Xeon, 2 threads, medians of three alternations: VGG-19 256ih28 19.2-19.5 ->
-                    // 17.1-17.2 ms, 128ih56 19.2-20.3 -> 17.2-18.9, 64ih112 31.2-32.5 -> 28.6-30.5;
+                    // Xeon, 2 threads, medians of three alternations: VGG-19 256ih28 18.4-19.7 ->
+                    // 17.0-17.3 ms, 128ih56 19.0-23.4 -> 17.0-17.3, 64ih112 29.9-36.8 -> 28.9-29.5;
                     // FLOAT, whose kernels take finer tasks, lost up to 10 % so (ResNet-50's 2048ih7
                     // pointwise layer) and keeps one node.
                     std::vector<int32_t> halves;
