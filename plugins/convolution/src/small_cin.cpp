@@ -176,9 +176,10 @@ struct GiRow {
 // into g.pb. gi_combine then shifts them into place (shifted loads once per row, not per channel).
 // Inner: a row whose three tap rows are all inside the plane (every row but the first and the
 // last), the tap rows unrolled. Whole: the V vectors lie inside the row (plain loads; a masked load
-// takes a vector ALU uop beside the multiply-adds on this Intel CPU: VGG-19's first layer, one
-// thread, gradInput 11.6-11.9 -> 10.5-10.8 ms). With its operands in L1 the loop runs at 90 % of the FMA peak (a
-// stand-alone copy, session 34): what it loses in the pass is fetching dY, not arithmetic.
+// takes a vector ALU uop beside the multiply-adds on an Intel Xeon: VGG-19's first layer, one
+// thread, gradInput 11.6-11.9 -> 10.5-10.8 ms). With its operands in L1 the loop runs at 90 % of
+// the FMA peak (a stand-alone copy, session 34): what it loses in the pass is fetching dY, not
+// arithmetic.
 template <bool Bf16, int C, int V, bool Inner, bool Whole>
 ACP_AVX512 void gi_chunk(const GiRow &g, int64_t v0) {
     const Staged &s = *g.s;
