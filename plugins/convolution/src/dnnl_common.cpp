@@ -113,6 +113,15 @@ dnnl::primitive_attr user_scratch() {
     return a;
 }
 
+namespace {
+// Past oneDNN's AMX implementations of pd's primitive to the next one, when it has one.
+template <class Pd>
+void skip_amx(Pd &pd) {
+    while (std::string(pd.impl_info_str()).find("amx") != std::string::npos && pd.next_impl()) {
+    }
+}
+}  // namespace
+
 // weights: a fixed weights layout, or null for oneDNN's choice.
 dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t n, DnnlDt t, DnnlDt dst_t,
                                                      dnnl::prop_kind prop, const dnnl::primitive_attr &attr,
@@ -123,6 +132,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
                                             weights ? *weights : any(weight_dims(g), t), act(g, dst_dims(g, n), dst_t, pl), p.strides, p.dil,
                                             p.pl, p.pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, cpu());
+    if (g.sd == 3) skip_amx(pd);  // (amx_weights_trusted)
     // oneDNN 2.6's brgconv takes time that grows with the output row to create (0.3-0.7 s at 10^5
     // columns, wav2vec's first layer; its jit:avx512_core twin: 1 ms, and as fast to run there).
     // Rows that wide take the first jit implementation after it (jit:, jit_bf16:), when there is one.
@@ -134,19 +144,42 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
     return pd;
 }
 
-// oneDNN 2.6.3's jit:avx512_core_amx_bf16 gradWeight (CPUs with AMX, e.g. Xeon Sapphire Rapids)
-// never returns from primitive creation on some 3x3 stride-1 problems with rows of 738 columns or
-// more (16 channels, 4 rows: 736 columns create at once, 738 still spin after 100 s; 1x1, 5x5 and
-// stride 2 create at any width). Rows wider than kAmxWeightsRow take the next implementation
-// (jit_bf16:avx512_core_bf16), for every kernel: the bound is measured, not documented.
+// oneDNN 2.6.3's AMX BF16 convolutions (CPUs with AMX, e.g. Xeon Sapphire Rapids), measured against
+// a double reference on random geometries (integer data, session 62):
+// - gradWeight (jit:avx512_core_amx_bf16) computes wrong sums, and on some problems writes outside
+//   its buffers, for 3-D problems (stride 1 and 2 included), for 1-D/2-D ones with a spatial
+//   extent of src no larger than its stride (a 1-column row at stride 2), and for 2-D ones with a
+//   row dilation above 1 and more than 32 input channels. 0 wrong in about 30,000 1-D/2-D
+//   problems without dilation and with every extent above its stride (1-100 channels, 1 and 2
+//   threads, plain and blocked layouts).
+// - gradWeight never returns from primitive creation on some 3x3 stride-1 problems with rows of
+//   738 columns or more (16 channels, 4 rows: 736 columns create at once, 738 still spin after
+//   100 s; 1x1, 5x5 and stride 2 create at any width): rows wider than kAmxWeightsRow.
+// - The 3-D forward and data gradient now and then give wrong values (a transposed 3-D gradInput
+//   in 3 of 8 runs of the same call): no 3-D problem takes an AMX implementation.
+// Those problems take the next implementation (jit_bf16:avx512_core_bf16 and the like). The bounds
+// are measured, not documented.
+namespace {
+bool amx_weights_trusted(const Geometry &g) {
+    if (g.sd == 3) return false;
+    for (size_t i = 0; i < static_cast<size_t>(g.sd); ++i)
+        if (g.src_used[i] <= g.stride[i] || g.dil[i] != 1) return false;
+    const auto w = static_cast<size_t>(g.sd - 1);
+    return std::max(g.src[w], g.dst[w]) <= kAmxWeightsRow;
+}
+}  // namespace
 dnnl::convolution_backward_weights::primitive_desc weights_pd(const Geometry &g, const dnnl::convolution_backward_weights::desc &d,
                                                               const dnnl::primitive_attr &attr,
                                                               const dnnl::convolution_forward::primitive_desc &hint) {
     dnnl::convolution_backward_weights::primitive_desc pd(d, attr, cpu(), hint);
-    const auto w = static_cast<size_t>(g.sd - 1);
-    if (std::max(g.src[w], g.dst[w]) > kAmxWeightsRow)
-        while (std::string(pd.impl_info_str()).find("amx") != std::string::npos && pd.next_impl()) {
-        }
+    if (!amx_weights_trusted(g)) skip_amx(pd);
+    return pd;
+}
+dnnl::convolution_backward_data::primitive_desc data_pd(const Geometry &g, const dnnl::convolution_backward_data::desc &d,
+                                                        const dnnl::primitive_attr &attr,
+                                                        const dnnl::convolution_forward::primitive_desc &hint) {
+    dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
+    if (g.sd == 3) skip_amx(pd);
     return pd;
 }
 

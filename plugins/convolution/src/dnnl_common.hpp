@@ -93,11 +93,14 @@ inline constexpr int64_t kWideRow = 4096;
 // Rows wider than this are not given to oneDNN 2.6's AMX BF16 gradWeight kernel (see weights_pd).
 inline constexpr int64_t kAmxWeightsRow = 512;
 
-// The gradWeight primitive for d: oneDNN's first choice, except where that choice never finishes
-// creating (weights_pd in dnnl_common.cpp).
+// The gradWeight and gradInput primitives for d: oneDNN's first choice, except where that choice
+// computes wrong values or never finishes creating (weights_pd in dnnl_common.cpp).
 dnnl::convolution_backward_weights::primitive_desc weights_pd(const Geometry &g, const dnnl::convolution_backward_weights::desc &d,
                                                               const dnnl::primitive_attr &attr,
                                                               const dnnl::convolution_forward::primitive_desc &hint);
+dnnl::convolution_backward_data::primitive_desc data_pd(const Geometry &g, const dnnl::convolution_backward_data::desc &d,
+                                                        const dnnl::primitive_attr &attr,
+                                                        const dnnl::convolution_forward::primitive_desc &hint);
 
 // weights: a fixed weights layout, or null for oneDNN's choice.
 dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t n, DnnlDt t, DnnlDt dst_t,

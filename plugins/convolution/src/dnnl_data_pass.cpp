@@ -106,7 +106,7 @@ bool init_data_by_channel(DnnlState &s, std::vector<uint64_t> &buffers, int64_t 
         const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, act(gb, src_dims(gb, g.N), DnnlDt::f32, pl),
                                                       any(weight_dims(gb), s.t), act(gb, dst_dims(gb, g.N), s.t, pl), p.strides,
                                                       p.dil, p.pl, p.pr);
-        const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
+        const auto pd = data_pd(gb, d, attr, hint);
         v.a_user = plain(g, g.N, g.OC, g.dst, g.dst, s.t);
         v.c_user = plain(g, g.N, cb, g.src_used, g.src, DnnlDt::f32, g.IC);
         scratch = adopt(s, v, pd, true);
@@ -205,7 +205,7 @@ void DataPass::init(const Geometry &g, Kind kind, Dt in_dt, int64_t threads) {
             const dnnl::convolution_backward_data::desc d(
                 dnnl::algorithm::convolution_direct, act(g, src_dims(g, n), DnnlDt::f32, pl),
                 first ? any(weight_dims(g), s.t) : s.w_blk, act(g, dst_dims(g, n), s.t, pl), p.strides, p.dil, p.pl, p.pr);
-            const dnnl::convolution_backward_data::primitive_desc pd(d, attr, cpu(), hint);
+            const auto pd = data_pd(g, d, attr, hint);
             v.a_user = plain(g, n, g.OC, g.dst, g.dst, s.t);
             v.c_user = plain(g, n, g.IC, g.src_used, g.src, DnnlDt::f32);
             scratch = std::max(scratch, adopt(s, v, pd, first));

@@ -174,6 +174,32 @@ inline std::vector<Named> corpus() {
         c.op = {2, 1, 0};
         v.push_back({"transposed_unreachable_h", c, {}});
     }
+    // Problems oneDNN 2.6's AMX BF16 kernels got wrong (dnnl_common.cpp, amx_weights_trusted;
+    // found by test_conv_sweep.cpp): a row dilation with more than 32 input channels, a row no
+    // longer than its stride, 3-D (gradWeight), a 3-D transposed gradInput (now and then).
+    {
+        cref::Conv c = conv2d(2, 34, 25, 12, 6, 2, 3);
+        c.d = {2, 1, 1};
+        c.pl = {1, 0, 0};
+        c.pr = {1, 1, 0};
+        v.push_back({"amx_row_dilation_ic34", c, std::vector<int64_t>{1, 1, 0, 1}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 1, c.N = 2, c.Cin = 15, c.Cout = 15, c.in = {1, 1, 1}, c.k = {2, 1, 1}, c.s = {2, 1, 1}, c.pl = c.pr = {1, 0, 0};
+        v.push_back({"amx_row_within_stride_1d", c, {}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 3, c.N = 2, c.Cin = 2, c.Cout = 4, c.in = {3, 3, 5}, c.k = {3, 3, 2}, c.s = {2, 3, 1}, c.pl = c.pr = {1, 0, 0};
+        v.push_back({"amx_3d_s2x3x1", c, {}});
+    }
+    {
+        cref::Conv c;
+        c.sd = 3, c.N = 3, c.Cin = 7, c.Cout = 17, c.in = {4, 6, 3}, c.k = {1, 2, 1}, c.s = {3, 2, 4}, c.op = {1, 0, 1};
+        c.transposed = true;
+        v.push_back({"amx_3d_transposed_s3x2x4", c, {}});
+    }
     return v;
 }
 

@@ -1,0 +1,186 @@
+// Seeded random geometries (testing.md oracle 1 beyond the named corpus): 1-D/2-D/3-D, groups and
+// depthwise, strides larger than the kernel, dilation, asymmetric 2-D padding, transposed with
+// outputPadding below stride or dilation, every outputMask. Integer fill keeps each sum exact, so
+// every selected gradient, and the forward of the same geometry, must have the double reference's
+// bits in FLOAT, FLOAT16 and BF16. A failure names its case; the seed makes it again.
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "conv_test_util.hpp"
+
+namespace ct {
+namespace {
+
+constexpr int kChunks = 12, kPerChunk = 100;
+constexpr int64_t kMaxWork = 3000000;  // the reference's triples per geometry (keeps the sweep quick)
+
+struct Drawn {
+    cref::Conv c;
+    std::optional<std::vector<int64_t>> padding;  // the 4-element 2-D form, when drawn asymmetric
+    std::vector<bool> mask;
+    aclDataType dt;
+};
+
+std::string describe(const Drawn &d) {
+    const cref::Conv &c = d.c;
+    std::ostringstream o;
+    const auto dims = [&](const char *n, const std::array<int64_t, 3> &a) {
+        o << ' ' << n;
+        for (int i = 0; i < c.sd; ++i) o << (i ? "x" : "") << a[static_cast<size_t>(i)];
+    };
+    o << c.sd << "-D" << (c.transposed ? " transposed" : "") << " N" << c.N << " Cin" << c.Cin << " Cout" << c.Cout << " G" << c.G;
+    dims("in", c.in), dims("k", c.k), dims("s", c.s), dims("d", c.d), dims("pl", c.pl), dims("pr", c.pr), dims("op", c.op);
+    o << " mask " << d.mask[0] << d.mask[1] << d.mask[2] << ' ' << dtName(d.dt);
+    return o.str();
+}
+
+// A network's layer in miniature, where the plugin's own kernels take over (small input channel
+// counts, depthwise, pointwise, strided): 2-D, k in {1, 3, 5, 7}, "same" padding, stride 1 or 2,
+// planes up to 40 x 40.
+template <class Pick>
+void layer_like(cref::Conv &c, Pick &pick) {
+    c = cref::Conv{};
+    c.sd = 2;
+    c.N = pick(1, 3);
+    const int64_t k = std::array<int64_t, 4>{1, 3, 3, 5}[static_cast<size_t>(pick(0, 3))] + (pick(0, 9) == 0 ? 2 : 0);
+    const bool dw = pick(0, 2) == 0;
+    c.Cin = dw ? pick(1, 40) : pick(1, 4) == 0 ? pick(16, 40) : pick(1, 4);
+    c.G = dw ? c.Cin : 1;
+    c.Cout = dw ? c.Cin : pick(1, 40);
+    c.in = {pick(1, 40), pick(1, 40), 1};
+    c.k = {k, k, 1};
+    c.s = {pick(1, 2), pick(1, 2), 1};
+    c.s[1] = c.s[0];
+    c.pl = c.pr = {k / 2, k / 2, 0};
+    c.transposed = pick(0, 7) == 0;
+    if (c.transposed) c.op = {c.s[0] - 1, c.s[1] - 1, 0};
+}
+
+// One geometry CANN accepts on atlas-a2 (conv_checks.cpp's rules), small enough for the reference.
+Drawn draw(uint64_t seed) {
+    std::mt19937_64 g(seed);
+    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    static constexpr aclDataType kDts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    for (;;) {
+        Drawn d;
+        cref::Conv &c = d.c;
+        const int64_t r = pick(0, 7);
+        c.sd = r < 2 ? 1 : r < 6 ? 2 : 3;
+        c.transposed = pick(0, 3) == 0;
+        c.N = pick(1, 3);
+        const int64_t kind = pick(0, 5);  // 0-2 dense, 3-4 grouped, 5 depthwise
+        c.G = kind < 3 ? 1 : kind < 5 ? pick(2, 3) : pick(2, 19);
+        const int64_t wide = kind < 3 && pick(0, 3) == 0 ? 40 : 6;  // sometimes past a 16-channel block
+        c.Cin = c.G * (kind == 5 ? 1 : pick(1, wide));
+        c.Cout = c.G * (kind == 5 ? pick(1, 2) : pick(1, wide));
+        for (size_t i = 0; i < static_cast<size_t>(c.sd); ++i) {
+            c.k[i] = pick(1, c.sd == 3 ? 3 : 5);
+            c.s[i] = std::array<int64_t, 5>{1, 1, 2, 3, 4}[static_cast<size_t>(pick(0, 4))];
+            c.d[i] = std::array<int64_t, 4>{1, 1, 2, 3}[static_cast<size_t>(pick(0, 3))];
+            c.in[i] = pick(1, c.sd == 3 ? 6 : 13);
+            const int64_t reach = c.d[i] * (c.k[i] - 1);  // the dilated kernel less one
+            if (c.transposed) {
+                // CANN: (k - 1) * d - padding in [0, 255]; outputPadding below stride or dilation
+                c.pl[i] = c.pr[i] = pick(0, reach);
+                c.op[i] = pick(0, std::max(c.s[i], c.d[i]) - 1);
+            } else {
+                c.pl[i] = pick(0, std::min<int64_t>(reach, 4));
+                c.pr[i] = c.sd == 2 ? pick(0, std::min<int64_t>(reach, 4)) : c.pl[i];
+                c.in[i] = std::max(c.in[i], reach + 1 - c.pl[i] - c.pr[i]);  // the window fits the padded input
+            }
+        }
+        if (pick(0, 9) < 3) layer_like(c, pick);
+        bool ok = c.work() <= kMaxWork;
+        for (int i = 0; i < c.sd; ++i) ok = ok && c.outSize(i) >= 1;
+        if (!ok) continue;
+        if (c.sd == 2 && c.pl != c.pr) d.padding = std::vector<int64_t>{c.pl[0], c.pr[0], c.pl[1], c.pr[1]};
+        const int64_t m = pick(0, 9);
+        d.mask = m < 6 ? std::vector<bool>{true, true, true} : std::vector<bool>{m != 6, m != 7, m != 8};
+        d.dt = kDts[pick(0, 2)];
+        return d;
+    }
+}
+
+int64_t dataRange(aclDataType dt) { return dt == ACL_FLOAT ? 32 : 4; }
+
+struct Sweep : ::testing::TestWithParam<int> {};
+
+TEST_P(Sweep, BackwardAndForwardExact) {
+    Runtime::use("atlas-a2");
+    for (int i = 0; i < kPerChunk; ++i) {
+        const uint64_t seed = 0x5eed0000u + static_cast<uint64_t>(GetParam() * kPerChunk + i);
+        const Drawn d = draw(seed);
+        const cref::Conv &c = d.c;
+        SCOPED_TRACE("seed " + std::to_string(seed) + ": " + describe(d));
+        const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, seed + 1, 20);
+        const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(d.dt), seed + 2, 20);
+        const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(d.dt), seed + 3);
+        Call k;
+        k.c = c;
+        k.dt = d.dt;
+        k.padding = d.padding;
+        k.mask = d.mask;
+        const Result r = runBackward(k, go, in, w);
+        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        const cref::Grads ref = cref::backward(c, go, in, w);
+        if (d.mask[0]) {
+            EXPECT_TRUE(sameBits(d.dt, r.gi, ref.gradInput, "gradInput"));
+        }
+        if (d.mask[1]) {
+            EXPECT_TRUE(sameBits(d.dt, r.gw, ref.gradWeight, "gradWeight"));
+        }
+        if (d.mask[2]) {
+            EXPECT_TRUE(sameBits(d.dt, r.gb, ref.gradBias, "gradBias"));
+        }
+        EXPECT_TRUE(r.canary);
+        EXPECT_TRUE(r.inputsUnchanged);
+        EXPECT_TRUE(r.unselectedUntouched);
+
+        const auto b = ints(c.Cout, 8, seed + 4);
+        const ForwardResult f = runForward(c, d.padding, d.dt, in, w, b);
+        ASSERT_EQ(f.phase1, ACLNN_SUCCESS) << f.message;
+        ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
+        EXPECT_TRUE(sameBits(d.dt, f.out, cref::forward(c, in, w, &b), "output"));
+        EXPECT_TRUE(f.canary);
+    }
+}
+
+// The draws cover what the sweep claims: each spatial rank, transposed, grouped and depthwise,
+// asymmetric padding, dilation, a stride past the kernel, every dtype and a partial mask.
+TEST(SweepDraws, CoverEveryFeature) {
+    int ranks[4] = {}, wide = 0, transposed = 0, grouped = 0, depthwise = 0, asym = 0, dilated = 0, skipping = 0, partial = 0;
+    std::map<aclDataType, int> dts;
+    for (int i = 0; i < kChunks * kPerChunk; ++i) {
+        const Drawn d = draw(0x5eed0000u + static_cast<uint64_t>(i));
+        const cref::Conv &c = d.c;
+        ++ranks[c.sd];
+        wide += c.G == 1 && (c.Cin > 16 || c.Cout > 16);
+        transposed += c.transposed;
+        grouped += c.G > 1 && c.Cin != c.G;
+        depthwise += c.G > 1 && c.Cin == c.G;
+        asym += d.padding.has_value();
+        ++dts[d.dt];
+        partial += !(d.mask[0] && d.mask[1] && d.mask[2]);
+        for (int s = 0; s < c.sd; ++s) {
+            dilated += c.d[static_cast<size_t>(s)] > 1;
+            skipping += c.s[static_cast<size_t>(s)] > c.k[static_cast<size_t>(s)];
+        }
+    }
+    for (int sd = 1; sd <= 3; ++sd) EXPECT_GE(ranks[sd], 20) << sd << "-D";
+    EXPECT_GE(wide, 30);
+    EXPECT_GE(transposed, 30);
+    EXPECT_GE(grouped, 30);
+    EXPECT_GE(depthwise, 20);
+    EXPECT_GE(asym, 20);
+    EXPECT_GE(dilated, 50);
+    EXPECT_GE(skipping, 30);
+    EXPECT_GE(partial, 40);
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) EXPECT_GE(dts[dt], 50) << dtName(dt);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, Sweep, ::testing::Range(0, kChunks));
+
+}  // namespace
+}  // namespace ct
