@@ -155,8 +155,10 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
 // - gradWeight never returns from primitive creation on some 3x3 stride-1 problems with rows of
 //   738 columns or more (16 channels, 4 rows: 736 columns create at once, 738 still spin after
 //   100 s; 1x1, 5x5 and stride 2 create at any width): rows wider than kAmxWeightsRow.
-// - The 3-D forward and data gradient now and then give wrong values (a transposed 3-D gradInput
-//   in 3 of 8 runs of the same call): no 3-D problem takes an AMX implementation.
+// - The 3-D forward (brgconv) crashed on 1 and was wrong on 1 of 1,439 random problems, and a
+//   transposed 3-D gradInput was wrong in 3 of 8 runs of the same call: no 3-D problem takes an
+//   AMX implementation. 1-D/2-D forward and data gradient: 0 wrong in about 5,900 problems
+//   (dilation, 1-70 channels, asymmetric padding included).
 // Those problems take the next implementation (jit_bf16:avx512_core_bf16 and the like). The bounds
 // are measured, not documented.
 namespace {
