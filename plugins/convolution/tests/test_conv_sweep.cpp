@@ -1,8 +1,9 @@
 // Seeded random geometries (testing.md oracle 1 beyond the named corpus): 1-D/2-D/3-D, groups and
 // depthwise, strides larger than the kernel, dilation, asymmetric 2-D padding, transposed with
-// outputPadding below stride or dilation, every outputMask. Integer fill keeps each sum exact, so
-// every selected gradient, and the forward of the same geometry, must have the double reference's
-// bits in FLOAT, FLOAT16 and BF16. A failure names its case; the seed makes it again.
+// outputPadding below stride or dilation, every outputMask, non-contiguous 2-D views. Integer fill
+// keeps each sum exact, so every selected gradient, and the forward of the same geometry, must
+// have the double reference's bits in FLOAT, FLOAT16 and BF16. A failure names its case; the seed
+// makes it again.
 #include <map>
 #include <random>
 #include <sstream>
@@ -20,6 +21,7 @@ struct Drawn {
     std::optional<std::vector<int64_t>> padding;  // the 4-element 2-D form, when drawn asymmetric
     std::vector<bool> mask;
     aclDataType dt;
+    bool views = false;  // 2-D: every tensor a non-contiguous view (useStridedViews)
 };
 
 std::string describe(const Drawn &d) {
@@ -31,7 +33,7 @@ std::string describe(const Drawn &d) {
     };
     o << c.sd << "-D" << (c.transposed ? " transposed" : "") << " N" << c.N << " Cin" << c.Cin << " Cout" << c.Cout << " G" << c.G;
     dims("in", c.in), dims("k", c.k), dims("s", c.s), dims("d", c.d), dims("pl", c.pl), dims("pr", c.pr), dims("op", c.op);
-    o << " mask " << d.mask[0] << d.mask[1] << d.mask[2] << ' ' << dtName(d.dt);
+    o << " mask " << d.mask[0] << d.mask[1] << d.mask[2] << ' ' << dtName(d.dt) << (d.views ? " views" : "");
     return o.str();
 }
 
@@ -98,6 +100,7 @@ Drawn draw(uint64_t seed) {
         const int64_t m = pick(0, 9);
         d.mask = m < 6 ? std::vector<bool>{true, true, true} : std::vector<bool>{m != 6, m != 7, m != 8};
         d.dt = kDts[pick(0, 2)];
+        d.views = c.sd == 2 && pick(0, 3) == 0;
         return d;
     }
 }
@@ -121,6 +124,7 @@ TEST_P(Sweep, BackwardAndForwardExact) {
         k.dt = d.dt;
         k.padding = d.padding;
         k.mask = d.mask;
+        if (d.views) useStridedViews(k);
         const Result r = runBackward(k, go, in, w);
         ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
         ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
@@ -150,12 +154,13 @@ TEST_P(Sweep, BackwardAndForwardExact) {
 // The draws cover what the sweep claims: each spatial rank, transposed, grouped and depthwise,
 // asymmetric padding, dilation, a stride past the kernel, every dtype and a partial mask.
 TEST(SweepDraws, CoverEveryFeature) {
-    int ranks[4] = {}, wide = 0, transposed = 0, grouped = 0, depthwise = 0, asym = 0, dilated = 0, skipping = 0, partial = 0;
+    int ranks[4] = {}, wide = 0, views = 0, transposed = 0, grouped = 0, depthwise = 0, asym = 0, dilated = 0, skipping = 0, partial = 0;
     std::map<aclDataType, int> dts;
     for (int i = 0; i < kChunks * kPerChunk; ++i) {
         const Drawn d = draw(0x5eed0000u + static_cast<uint64_t>(i));
         const cref::Conv &c = d.c;
         ++ranks[c.sd];
+        views += d.views;
         wide += c.G == 1 && (c.Cin > 16 || c.Cout > 16);
         transposed += c.transposed;
         grouped += c.G > 1 && c.Cin != c.G;
@@ -170,6 +175,7 @@ TEST(SweepDraws, CoverEveryFeature) {
     }
     for (int sd = 1; sd <= 3; ++sd) EXPECT_GE(ranks[sd], 20) << sd << "-D";
     EXPECT_GE(wide, 30);
+    EXPECT_GE(views, 50);
     EXPECT_GE(transposed, 30);
     EXPECT_GE(grouped, 30);
     EXPECT_GE(depthwise, 20);
