@@ -6,7 +6,6 @@
 // products' range) must name divisorOverride. A failure names its case; the seed makes it again.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <sstream>
 
 #include "avgpool2d_test_util.hpp"
@@ -24,8 +23,8 @@ struct Drawn {
 };
 
 Drawn draw(uint64_t seed) {
-    std::mt19937_64 g(seed);
-    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    Rng rng(seed);
+    const auto pick = [&rng](int64_t lo, int64_t hi) { return rng.integer(lo, hi); };
     static const std::pair<const char *, aclDataType> kMatrix[] = {
         {"atlas-a2", ACL_FLOAT},       {"atlas-a2", ACL_FLOAT16},       {"atlas-a2", ACL_BF16},       {"atlas-a3", ACL_FLOAT},
         {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}, {"atlas-inference", ACL_FLOAT16}};

@@ -5,7 +5,6 @@
 // have the double reference's bits in FLOAT, FLOAT16 and BF16. A failure names its case; the seed
 // makes it again.
 #include <map>
-#include <random>
 #include <sstream>
 
 #include "conv_test_util.hpp"
@@ -61,8 +60,8 @@ void layer_like(cref::Conv &c, Pick &pick) {
 
 // One geometry CANN accepts on atlas-a2 (conv_checks.cpp's rules), small enough for the reference.
 Drawn draw(uint64_t seed) {
-    std::mt19937_64 g(seed);
-    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    Rng rng(seed);
+    const auto pick = [&rng](int64_t lo, int64_t hi) { return rng.integer(lo, hi); };
     static constexpr aclDataType kDts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     for (;;) {
         Drawn d;

@@ -3,7 +3,6 @@
 // included), grids partly outside [-1, 1], every dtype and outputMask. Every call must match the
 // reference within testing.md's tolerance (close) and write only the selected outputs (the 1234 prefill stays). A failure
 // names its case; the seed makes it again.
-#include <random>
 
 #include "grid_test_util.hpp"
 
@@ -20,8 +19,8 @@ struct Drawn {
 };
 
 Drawn draw(uint64_t seed) {
-    std::mt19937_64 g(seed);
-    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    Rng rng(seed);
+    const auto pick = [&rng](int64_t lo, int64_t hi) { return rng.integer(lo, hi); };
     static constexpr aclDataType kDts[] = {ACL_FLOAT, ACL_FLOAT, ACL_DOUBLE, ACL_FLOAT16, ACL_BF16};
     Drawn d;
     d.p = {pick(1, 3), pick(1, 40), pick(1, 30), pick(1, 40), pick(1, 30), pick(1, 40), static_cast<int>(pick(0, 2)),

@@ -3,7 +3,6 @@
 // dtype of the matrix. Every accepted call must give the reference's bits: the forward's out and
 // mask bytes (tricky values: ties, NaN, infinities, signed zeros), the backward's gradInput from a
 // random valid mask. A failure names its case; the seed makes it again.
-#include <random>
 
 #include "mpool_test_util.hpp"
 
@@ -19,8 +18,8 @@ struct Drawn {
 };
 
 Drawn draw(uint64_t seed) {
-    std::mt19937_64 g(seed);
-    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    Rng rng(seed);
+    const auto pick = [&rng](int64_t lo, int64_t hi) { return rng.integer(lo, hi); };
     static const std::pair<const char *, aclDataType> kMatrix[] = {
         {"atlas-a2", ACL_FLOAT}, {"atlas-a2", ACL_FLOAT16}, {"atlas-a2", ACL_BF16}, {"atlas-a3", ACL_BF16},
         {"atlas-training", ACL_FLOAT}, {"atlas-training", ACL_FLOAT16}};

@@ -4,7 +4,6 @@
 // outside gradInput. A failure names its case; the seed makes it again.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <sstream>
 
 #include "unpool_test_util.hpp"
@@ -15,8 +14,8 @@ namespace {
 constexpr int kChunks = 6, kPerChunk = 80;
 
 BackwardCase draw(uint64_t seed) {
-    std::mt19937_64 g(seed);
-    const auto pick = [&g](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+    Rng rng(seed);
+    const auto pick = [&rng](int64_t lo, int64_t hi) { return rng.integer(lo, hi); };
     BackwardCase c;
     const int64_t H = pick(1, 40), W = pick(0, 3) == 0 ? pick(1, 200) : pick(1, 40), C = pick(1, 20);
     c.selfDims = pick(0, 3) == 0 ? std::vector<int64_t>{C, H, W} : std::vector<int64_t>{pick(1, 3), C, H, W};
