@@ -132,7 +132,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry &g, int64_t 
                                             weights ? *weights : any(weight_dims(g), t), act(g, dst_dims(g, n), dst_t, pl), p.strides, p.dil,
                                             p.pl, p.pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, cpu());
-    if (g.sd == 3) skip_amx(pd);  // (amx_weights_trusted)
+    if (g.sd == 3) skip_amx(pd);  // oneDNN 2.6's 3-D AMX kernels: see the note above weights_pd
     // oneDNN 2.6's brgconv takes time that grows with the output row to create (0.3-0.7 s at 10^5
     // columns, wav2vec's first layer; its jit:avx512_core twin: 1 ms, and as fast to run there).
     // Rows that wide take the first jit implementation after it (jit:, jit_bf16:), when there is one.
