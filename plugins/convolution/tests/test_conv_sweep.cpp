@@ -2,8 +2,9 @@
 // depthwise, strides larger than the kernel, dilation, asymmetric 2-D padding, transposed with
 // outputPadding below stride or dilation, every outputMask, non-contiguous 2-D views. Integer fill
 // keeps each sum exact, so every selected gradient, and the forward of the same geometry, must
-// have the double reference's bits in FLOAT, FLOAT16 and BF16. A failure names its case; the seed
-// makes it again.
+// have the double reference's bits in FLOAT, FLOAT16 and BF16 on atlas-a2. SweepProducts runs such
+// draws on every product with each cubeMathType: rejected in phase 1 with a reason, or exact. A
+// failure names its case; the seed makes it again.
 #include <map>
 #include <sstream>
 
@@ -106,6 +107,40 @@ Drawn draw(uint64_t seed) {
 
 int64_t dataRange(aclDataType dt) { return dt == ACL_FLOAT ? 32 : 4; }
 
+// The draw's backward call with cubeMathType `cube` on the current product. When phase 1 accepts
+// it, phase 2 must succeed and every selected gradient have the reference's bits; the other
+// outputs and the inputs stay untouched. Returns the call's result (phase 1's status, message).
+Result expectExactBackward(const Drawn &d, uint64_t seed, int8_t cube) {
+    const cref::Conv &c = d.c;
+    const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, seed + 1, 20);
+    const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(d.dt), seed + 2, 20);
+    const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(d.dt), seed + 3);
+    Call k;
+    k.c = c;
+    k.dt = d.dt;
+    k.cube = cube;
+    k.padding = d.padding;
+    k.mask = d.mask;
+    if (d.views) useStridedViews(k);
+    const Result r = runBackward(k, go, in, w);
+    if (r.phase1 != ACLNN_SUCCESS) return r;
+    EXPECT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    const cref::Grads ref = cref::backward(c, go, in, w);
+    if (d.mask[0]) {
+        EXPECT_TRUE(sameBits(d.dt, r.gi, ref.gradInput, "gradInput"));
+    }
+    if (d.mask[1]) {
+        EXPECT_TRUE(sameBits(d.dt, r.gw, ref.gradWeight, "gradWeight"));
+    }
+    if (d.mask[2]) {
+        EXPECT_TRUE(sameBits(d.dt, r.gb, ref.gradBias, "gradBias"));
+    }
+    EXPECT_TRUE(r.canary);
+    EXPECT_TRUE(r.inputsUnchanged);
+    EXPECT_TRUE(r.unselectedUntouched);
+    return r;
+}
+
 struct Sweep : ::testing::TestWithParam<int> {};
 
 TEST_P(Sweep, BackwardAndForwardExact) {
@@ -115,32 +150,11 @@ TEST_P(Sweep, BackwardAndForwardExact) {
         const Drawn d = draw(seed);
         const cref::Conv &c = d.c;
         SCOPED_TRACE("seed " + std::to_string(seed) + ": " + describe(d));
-        const auto go = ints(cref::Conv::count(c.gradOutputDims()), 8, seed + 1, 20);
+        const Result r = expectExactBackward(d, seed, 0);
+        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+
         const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(d.dt), seed + 2, 20);
         const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(d.dt), seed + 3);
-        Call k;
-        k.c = c;
-        k.dt = d.dt;
-        k.padding = d.padding;
-        k.mask = d.mask;
-        if (d.views) useStridedViews(k);
-        const Result r = runBackward(k, go, in, w);
-        ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
-        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-        const cref::Grads ref = cref::backward(c, go, in, w);
-        if (d.mask[0]) {
-            EXPECT_TRUE(sameBits(d.dt, r.gi, ref.gradInput, "gradInput"));
-        }
-        if (d.mask[1]) {
-            EXPECT_TRUE(sameBits(d.dt, r.gw, ref.gradWeight, "gradWeight"));
-        }
-        if (d.mask[2]) {
-            EXPECT_TRUE(sameBits(d.dt, r.gb, ref.gradBias, "gradBias"));
-        }
-        EXPECT_TRUE(r.canary);
-        EXPECT_TRUE(r.inputsUnchanged);
-        EXPECT_TRUE(r.unselectedUntouched);
-
         const auto b = ints(c.Cout, 8, seed + 4);
         const ForwardResult f = runForward(c, d.padding, d.dt, in, w, b);
         ASSERT_EQ(f.phase1, ACLNN_SUCCESS) << f.message;
@@ -148,6 +162,35 @@ TEST_P(Sweep, BackwardAndForwardExact) {
         EXPECT_TRUE(sameBits(d.dt, f.out, cref::forward(c, in, w, &b), "output"));
         EXPECT_TRUE(f.canary);
     }
+}
+
+// The same kind of draws on every product that has the operator, under every cubeMathType. A call
+// the product's profile rejects (3-D on training and inference, BF16 there, cubeMathType
+// combinations products.md lists) fails in phase 1 with 161002 and says why; every call it
+// accepts gives the reference's bits (integer data is unchanged by FLOAT16 or HF32 input rounding).
+TEST(SweepProducts, AcceptedCallsExact) {
+    static const char *const kProducts[] = {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"};
+    std::map<std::string, int> accepted;
+    int rejected = 0;
+    for (int i = 0; i < 600; ++i) {
+        const uint64_t seed = 0x9a0d0000u + static_cast<uint64_t>(i);
+        Rng rng(seed + 5);
+        const std::string product = kProducts[rng.integer(0, 3)];
+        const auto cube = static_cast<int8_t>(rng.integer(0, 3));
+        Runtime::use(product);
+        const Drawn d = draw(seed);
+        SCOPED_TRACE(product + " cubeMathType " + std::to_string(cube) + " seed " + std::to_string(seed) + ": " + describe(d));
+        const Result r = expectExactBackward(d, seed, cube);
+        if (r.phase1 == ACLNN_SUCCESS) {
+            ++accepted[product];
+        } else {
+            ++rejected;
+            EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID) << r.message;
+            EXPECT_FALSE(r.message.empty());
+        }
+    }
+    for (const char *p : kProducts) EXPECT_GE(accepted[p], 25) << p;  // inference accepts about a quarter
+    EXPECT_GE(rejected, 50);
 }
 
 // The draws cover what the sweep claims: each spatial rank, transposed, grouped and depthwise,
