@@ -134,19 +134,22 @@ inline ::testing::AssertionResult messageContains(const std::string &msg, const 
 }
 
 // ---- reproducible random numbers (splitmix64), independent of the standard library ----
+// The seed is mixed into the starting state: with seed * gamma + 1 alone, Rng(s + 1) was Rng(s)
+// one step on, so operands drawn with seeds s + 1 and s + 2 were the same numbers shifted by one
+// element (a convolution's gradWeight then summed a correlation).
 class Rng {
 public:
-    explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-    uint64_t next() {
-        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
+    explicit Rng(uint64_t seed) : s_(mix(seed * 0x9E3779B97F4A7C15ull + 1)) {}
+    uint64_t next() { return mix(s_ += 0x9E3779B97F4A7C15ull); }
     double uniform(double lo, double hi) { return lo + (hi - lo) * std::ldexp(static_cast<double>(next() >> 11), -53); }
     int64_t integer(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
 
 private:
+    static uint64_t mix(uint64_t z) {
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
     uint64_t s_;
 };
 

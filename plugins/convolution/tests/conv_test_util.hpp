@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -96,6 +97,34 @@ inline std::vector<double> uniform(int64_t n, uint64_t seed, aclDataType dt) {
     std::vector<double> v(static_cast<size_t>(n));
     for (auto &x : v) x = valueOf(bitsOf(r.uniform(-1.0, 1.0), dt), dt);
     return v;
+}
+
+// What the cube unit sees of an operand value under cubeMathType `cube` on `product` (products.md):
+// FLOAT rounded to HF32 (atlas-a2 / atlas-a3 modes 1 and 3) or FLOAT16 (their mode 2; modes 1 and 2
+// on the training and inference series); FLOAT16 and BF16 values pass unchanged.
+inline std::function<double(double)> cubeRounding(const std::string &product, aclDataType dt, int cube) {
+    const bool a2 = product == "atlas-a2" || product == "atlas-a3";
+    if (dt == ACL_FLOAT && a2 && (cube == 1 || cube == 3)) return roundHf32;
+    if (dt == ACL_FLOAT && (cube == 2 || (!a2 && cube == 1))) return roundFp16;
+    return [](double v) { return v; };
+}
+
+inline std::vector<double> mapped(std::vector<double> v, const std::function<double(double)> &f) {
+    for (auto &x : v) x = f(x);
+    return v;
+}
+
+inline std::vector<double> absolute(std::vector<double> v) {
+    for (auto &x : v) x = std::fabs(x);
+    return v;
+}
+
+// The bias gradient's exact sums: gradOutput summed per output channel.
+inline std::vector<double> biasSums(const cref::Conv &c, const std::vector<double> &go) {
+    std::vector<double> b(static_cast<size_t>(c.Cout), 0.0);
+    const size_t plane = go.size() / static_cast<size_t>(c.N * c.Cout);
+    for (size_t e = 0; e < go.size(); ++e) b[(e / plane) % static_cast<size_t>(c.Cout)] += go[e];
+    return b;
 }
 
 // ---- tensors over guarded storage ----

@@ -78,18 +78,6 @@ std::vector<double> draw(int64_t n, double lo, double hi, uint64_t seed, aclData
     return acltest::atkDraw(n, lo, hi, seed, [dt](double v) { return valueOf(bitsOf(v, dt), dt); });
 }
 
-// What the cube unit sees of a value (products.md's cubeMathType table, atlas-a2 / atlas-a3).
-std::function<double(double)> cubeRounding(aclDataType dt, int cube) {
-    if (dt == ACL_FLOAT && (cube == 1 || cube == 3)) return roundHf32;
-    if (cube == 2) return roundFp16;
-    return [](double v) { return v; };
-}
-
-std::vector<double> mapped(std::vector<double> v, const std::function<double(double)> &f) {
-    for (auto &x : v) x = f(x);
-    return v;
-}
-
 // The calls run whole here: the reference's multiply-adds and the tensors' bytes within reach of a
 // unit test. The others (a 4096-channel 1x1, the 3-D transposed network layer) are checked in phase 1.
 constexpr int64_t kMaxPairs = 20'000'000;
@@ -117,18 +105,6 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     aclOpExecutor *exec = nullptr;
     return acltest::atkPhase1(aclnnConvolutionBackwardGetWorkspaceSize(go, in, w, bias.a, s.a, p.a, d.a, k.c.transposed, op.a,
                                                                     static_cast<int>(k.c.G), mask.a, k.cube, gi, gw, gb, &ws, &exec), exec, message);
-}
-
-std::vector<double> biasSums(const cref::Conv &c, const std::vector<double> &go) {
-    std::vector<double> b(static_cast<size_t>(c.Cout), 0.0);
-    const size_t plane = go.size() / static_cast<size_t>(c.N * c.Cout);
-    for (size_t e = 0; e < go.size(); ++e) b[(e / plane) % static_cast<size_t>(c.Cout)] += go[e];
-    return b;
-}
-
-std::vector<double> absolute(std::vector<double> v) {
-    for (auto &x : v) x = std::fabs(x);
-    return v;
 }
 
 // A case in failure messages.
@@ -159,7 +135,7 @@ void replay(size_t idx) {
     ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << "case " << k.id << ": " << r.message;
     ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << "case " << k.id << ": " << r.message;
     if (k.mask[0] || k.mask[1]) {
-        const auto round = cubeRounding(k.dt, k.cube);
+        const auto round = cubeRounding("atlas-a2", k.dt, k.cube);
         const cref::Grads ref = cref::backward(k.c, mapped(go, round), mapped(in, round), mapped(w, round));
         const cref::Grads mag = cref::backward(k.c, absolute(go), absolute(in), absolute(w));
         if (k.mask[0]) {

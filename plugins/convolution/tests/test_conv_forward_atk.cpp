@@ -85,11 +85,6 @@ aclnnStatus phase1Only(const AtkCase &k, std::string &message) {
     return acltest::atkPhase1(aclnnConvolutionGetWorkspaceSize(in, w, b, s.a, p.a, d.a, k.c.transposed, op.a, k.c.G, out, 0, &ws, &exec), exec, message);
 }
 
-std::vector<double> absolute(std::vector<double> v) {
-    for (auto &x : v) x = std::fabs(x);
-    return v;
-}
-
 // On atlas-a2, where Huawei runs the spec: phase 1 answers as expected, and the calls small enough
 // give the reference's numbers.
 void replay(size_t idx) {
