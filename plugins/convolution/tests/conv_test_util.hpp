@@ -258,7 +258,7 @@ struct ForwardResult {
 };
 inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::vector<int64_t>> &padding, aclDataType dt,
                                 const std::vector<double> &in, const std::vector<double> &w, const std::vector<double> &b,
-                                const Layout &l = {}) {
+                                const Layout &l = {}, int8_t cube = 0) {
     ForwardResult r;
     Tensor tin(dt, c.inputDims(), l), tw(dt, c.weightDims(), l), tb(dt, {c.Cout}, l, ACL_FORMAT_ND), out(dt, c.gradOutputDims(), l);
     tin.setValues(in);
@@ -268,7 +268,7 @@ inline ForwardResult runForward(const cref::Conv &c, const std::optional<std::ve
     uint64_t ws = 0;
     aclOpExecutor *exec = nullptr;
     r.phase1 = aclnnConvolutionGetWorkspaceSize(tin.get(), tw.get(), b.empty() ? nullptr : tb.get(), stride.a, pad.a, dil.a, c.transposed, op.a, c.G,
-                                                out.get(), 0, &ws, &exec);
+                                                out.get(), cube, &ws, &exec);
     if (r.phase1 != ACLNN_SUCCESS) {
         r.message = lastError();
         return r;

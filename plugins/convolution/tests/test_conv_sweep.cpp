@@ -3,8 +3,9 @@
 // outputPadding below stride or dilation, every outputMask, non-contiguous 2-D views. Integer fill
 // keeps each sum exact, so every selected gradient, and the forward of the same geometry, must
 // have the double reference's bits in FLOAT, FLOAT16 and BF16 on atlas-a2. SweepProducts runs such
-// draws on every product with each cubeMathType: rejected in phase 1 with a reason, or exact. A
-// failure names its case; the seed makes it again.
+// draws, backward and forward, on every product with each cubeMathType: rejected in phase 1 with a
+// reason, or exact; SweepRandom with random data, within the FLOAT accumulation bound. A failure
+// names its case; the seed makes it again.
 #include <map>
 #include <sstream>
 
@@ -146,6 +147,24 @@ Result expectExactBackward(const Drawn &d, uint64_t seed, int8_t cube) {
     return r;
 }
 
+// The draw's forward (bias included) with cubeMathType `cube` on the current product: when phase 1
+// accepts it, the reference's bits; rounded to FLOAT16 where the cube computes FLOAT16 (fp16Kernel:
+// USE_FP16, or FLOAT where the cube has no FP32; the plugin's README), which even a FLOAT output
+// carries. Returns the call's result.
+ForwardResult expectExactForward(const Drawn &d, uint64_t seed, int8_t cube, bool fp16Kernel) {
+    const cref::Conv &c = d.c;
+    const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(d.dt), seed + 2, 20);
+    const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(d.dt), seed + 3);
+    const auto b = ints(c.Cout, 8, seed + 4);
+    const ForwardResult f = runForward(c, d.padding, d.dt, in, w, b, {}, cube);
+    if (f.phase1 != ACLNN_SUCCESS) return f;
+    EXPECT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
+    const auto want = cref::forward(c, in, w, &b);
+    EXPECT_TRUE(sameBits(d.dt, f.out, fp16Kernel ? mapped(want, roundFp16) : want, "output"));
+    EXPECT_TRUE(f.canary);
+    return f;
+}
+
 struct Sweep : ::testing::TestWithParam<int> {};
 
 TEST_P(Sweep, BackwardAndForwardExact) {
@@ -153,19 +172,11 @@ TEST_P(Sweep, BackwardAndForwardExact) {
     for (int i = 0; i < kPerChunk; ++i) {
         const uint64_t seed = 0x5eed0000u + static_cast<uint64_t>(GetParam() * kPerChunk + i);
         const Drawn d = draw(seed);
-        const cref::Conv &c = d.c;
         SCOPED_TRACE("seed " + std::to_string(seed) + ": " + describe(d));
         const Result r = expectExactBackward(d, seed, 0);
         ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
-
-        const auto in = ints(cref::Conv::count(c.inputDims()), dataRange(d.dt), seed + 2, 20);
-        const auto w = ints(cref::Conv::count(c.weightDims()), dataRange(d.dt), seed + 3);
-        const auto b = ints(c.Cout, 8, seed + 4);
-        const ForwardResult f = runForward(c, d.padding, d.dt, in, w, b);
+        const ForwardResult f = expectExactForward(d, seed, 0, false);
         ASSERT_EQ(f.phase1, ACLNN_SUCCESS) << f.message;
-        ASSERT_EQ(f.phase2, ACLNN_SUCCESS) << f.message;
-        EXPECT_TRUE(sameBits(d.dt, f.out, cref::forward(c, in, w, &b), "output"));
-        EXPECT_TRUE(f.canary);
     }
 }
 
@@ -190,13 +201,14 @@ ProductDraw drawOnProduct(uint64_t seed) {
     return p;
 }
 
-// The same kind of draws on every product that has the operator, under every cubeMathType. A call
-// the product's profile rejects (3-D on training and inference, BF16 there, cubeMathType
-// combinations products.md lists) fails in phase 1 with 161002 and says why; every call it
-// accepts gives the reference's bits (integer data is unchanged by FLOAT16 or HF32 input rounding).
+// The same kind of draws, backward and forward, on every product that has the operator, under
+// every cubeMathType. A call the product's profile rejects (3-D on training and inference, BF16
+// there, cubeMathType combinations products.md lists) fails in phase 1 with 161002 and says why;
+// every call it accepts gives the reference's bits (integer data is unchanged by FLOAT16 or HF32
+// input rounding).
 TEST(SweepProducts, AcceptedCallsExact) {
     std::map<std::string, int> accepted;
-    int rejected = 0;
+    int rejected = 0, forwards = 0;
     for (int i = 0; i < 600; ++i) {
         const uint64_t seed = 0x9a0d0000u + static_cast<uint64_t>(i);
         const ProductDraw p = drawOnProduct(seed);
@@ -209,7 +221,16 @@ TEST(SweepProducts, AcceptedCallsExact) {
             EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID) << r.message;
             EXPECT_FALSE(r.message.empty());
         }
+        const bool noFp32Cube = p.product == "atlas-training" || p.product == "atlas-inference";
+        const ForwardResult f = expectExactForward(p.d, seed, p.cube, p.cube == 2 || (p.d.dt == ACL_FLOAT && noFp32Cube));
+        if (f.phase1 == ACLNN_SUCCESS) {
+            ++forwards;
+        } else {
+            EXPECT_EQ(f.phase1, ACLNN_ERR_PARAM_INVALID) << f.message;
+            EXPECT_FALSE(f.message.empty());
+        }
     }
+    EXPECT_GE(forwards, 200);
     for (const char *p : kProducts) EXPECT_GE(accepted[p], 25) << p;  // inference accepts about a quarter
     EXPECT_GE(rejected, 50);
 }
