@@ -1,9 +1,11 @@
 // Seeded random geometries beyond the table: rank 3 and 4, kernels 1-7 (one or two values), strides
 // NULL or 1-4 (past the kernel too), padding up to half the kernel, ceil mode, countIncludePad,
 // divisorOverride (0, small, past 255, negative), planes 1x1 to 40x100, on every product and dtype
-// with a cubeMathType the product takes. Every accepted backward call must match the reference
-// within testing.md's tolerance (closeToReference), and a refused one (a divisor past the old
-// products' range) must name divisorOverride. A failure names its case; the seed makes it again.
+// with cubeMathType 0-3. Every accepted backward call must match the reference of what the cube
+// sees (gradOutput rounded to FLOAT16 or HF32 per products.md) within testing.md's tolerance
+// (closeToReference), and a refused one (a cube mode the product refuses, a divisor past the old
+// products' range) must be 161002 naming that parameter. A failure names its case; the seed makes
+// it again.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -50,7 +52,7 @@ Drawn draw(uint64_t seed) {
         const auto &m = kMatrix[pick(0, 6)];
         d.product = m.first;
         d.dt = m.second;
-        d.a.cubeMathType = neutralCube(d.product, d.dt);
+        d.a.cubeMathType = static_cast<int8_t>(pick(0, 3));
         return d;
     }
 }
@@ -67,7 +69,7 @@ std::string describe(const Drawn &d) {
 struct Sweep : ::testing::TestWithParam<int> {};
 
 TEST_P(Sweep, BackwardMatchesReference) {
-    int accepted = 0;
+    int accepted = 0, rejected = 0;
     for (int i = 0; i < kPerChunk; ++i) {
         const uint64_t seed = 0xa7900000u + static_cast<uint64_t>(GetParam() * kPerChunk + i);
         const Drawn d = draw(seed);
@@ -76,21 +78,28 @@ TEST_P(Sweep, BackwardMatchesReference) {
         const auto go = randomValues(static_cast<size_t>(numel(pooledDims(d.self, resolve(d.a)))), d.dt, seed + 1);
         const RunResult r = runBackward(d.dt, d.self, d.a, go);
         const bool old = d.product == "atlas-training" || d.product == "atlas-inference";
-        if (old && (d.a.divisorOverride > 255 || d.a.divisorOverride < -255)) {  // products.md range
+        const CubeExpect cube = cubeExpect(d.product, d.dt, d.a.cubeMathType);
+        const bool badDivisor = old && (d.a.divisorOverride > 255 || d.a.divisorOverride < -255);  // products.md range
+        if (cube == CubeExpect::Reject || badDivisor) {
             EXPECT_EQ(r.phase1, ACLNN_ERR_PARAM_INVALID);
-            EXPECT_TRUE(messageContains(r.message, {"divisorOverride"}));
+            std::vector<std::string> why;  // the message names a parameter at fault
+            if (cube == CubeExpect::Reject) why.push_back("cubeMathType");
+            if (badDivisor) why.push_back("divisorOverride");
+            EXPECT_TRUE(messageContains(r.message, why));
+            ++rejected;
             continue;
         }
         ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
         ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
         ++accepted;
         std::vector<double> ref, absSum;
-        referenceBackward(d.self, d.a, go, roundingOf(cubeExpect(d.product, d.dt, d.a.cubeMathType)), ref, &absSum);
+        referenceBackward(d.self, d.a, go, roundingOf(cube), ref, &absSum);
         EXPECT_TRUE(closeToReference(d.dt, r.out, ref, absSum));
         EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
         EXPECT_TRUE(r.inputsUnchanged);
     }
     EXPECT_GE(accepted, kPerChunk / 2);
+    EXPECT_GE(rejected, 3);  // the cube modes a product refuses are drawn too
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeded, Sweep, ::testing::Range(0, kChunks));
