@@ -20,7 +20,8 @@ elif [[ "${1:-}" == "--tsan" ]]; then
   # Debian's libtbb is not instrumented (TSan takes its task handoffs for races): the TSan-built one
   # must win (the binaries' RUNPATH names no TBB directory).
   export LD_LIBRARY_PATH=$PWD/$dir/tbb/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4
+  # tools/tsan.supp: Debian's oneDNN is not instrumented either (see the file)
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$PWD/tools/tsan.supp
   # core_memory_test: its malloc counter runs before the TSan runtime is set up (segfault at start).
   skip=(-E '^core_memory_test$')
 fi
