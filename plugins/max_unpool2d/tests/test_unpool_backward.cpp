@@ -38,17 +38,9 @@ TEST_P(DtypeIndexShape, BitExactAgainstReference) {
     c.selfDims = shape.self;
     c.oH = shape.oH;
     c.oW = shape.oW;
-    const Bits go = randomBits(static_cast<size_t>(numel(c.goDims())), dt, 11);
-    const auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, 12);
-    const RunResult r = runBackward(c, go, idx);
-    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
-    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    RunResult r;
+    ASSERT_NO_FATAL_FAILURE(expectBackwardExact(c, 11, &r));
     EXPECT_EQ(r.workspace, 0u) << "same dtype: the kernel writes out directly";
-    Bits want;
-    ASSERT_FALSE(referenceBackward(c, go, idx, want));
-    EXPECT_TRUE(sameBits(r.out, want));
-    EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
-    EXPECT_TRUE(r.inputsUnchanged);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DtypeIndexShape,
@@ -214,16 +206,7 @@ TEST_P(Views, SameBitsAsTheReference) {
     c.goL = v.go;
     c.idxL = v.idx;
     c.outL = v.out;
-    const Bits go = randomBits(static_cast<size_t>(numel(c.goDims())), dt, 41);
-    const auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, 42);
-    const RunResult r = runBackward(c, go, idx);
-    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
-    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
-    Bits want;
-    ASSERT_FALSE(referenceBackward(c, go, idx, want));
-    EXPECT_TRUE(sameBits(r.out, want));
-    EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
-    EXPECT_TRUE(r.inputsUnchanged);
+    expectBackwardExact(c, 41);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Views,
@@ -308,15 +291,9 @@ TEST(Large, StreamingStoresKeepTheBits) {
         c.outL.offset = l.outOffset;
         ASSERT_GT(numel(c.selfDims) * static_cast<int64_t>(elemSize(outDt)), int64_t{8} << 20)
             << "the case must be large enough to stream";
-        const Bits go = randomBits(static_cast<size_t>(numel(c.goDims())), l.dt, 51);  // every bit pattern
-        const auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, 52);
-        const RunResult r = runBackward(c, go, idx);
-        ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+        RunResult r;
+        ASSERT_NO_FATAL_FAILURE(expectBackwardExact(c, 51, &r));
         EXPECT_EQ(r.workspace, 0u);
-        Bits want;
-        ASSERT_FALSE(referenceBackward(c, go, idx, want));
-        EXPECT_TRUE(sameBits(r.out, want));
-        EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
     }
 }
 

@@ -312,6 +312,23 @@ inline ::testing::AssertionResult sameBits(const Bits &got, const Bits &want, si
     return ::testing::AssertionSuccess();
 }
 
+// A backward call on every bit pattern of gradOutput (seed) and in-plane indices (seed + 1) that
+// must succeed with the reference's bits, out's canary intact and the inputs unchanged. The run is
+// left in *run for the caller's own checks. Call through ASSERT_NO_FATAL_FAILURE.
+inline void expectBackwardExact(const BackwardCase &c, uint64_t seed, RunResult *run = nullptr) {
+    const Bits go = randomBits(static_cast<size_t>(numel(c.goDims())), c.dt, seed);
+    const auto idx = randomIndices(c.planes(), c.plane(), c.oH * c.oW, seed + 1);
+    const RunResult r = runBackward(c, go, idx);
+    if (run) *run = r;
+    ASSERT_EQ(r.phase1, ACLNN_SUCCESS) << r.message;
+    ASSERT_EQ(r.phase2, ACLNN_SUCCESS) << r.message;
+    Bits want;
+    ASSERT_FALSE(referenceBackward(c, go, idx, want));
+    EXPECT_TRUE(sameBits(r.out, want));
+    EXPECT_TRUE(r.outCanaryIntact) << r.canaryWhere;
+    EXPECT_TRUE(r.inputsUnchanged);
+}
+
 // "[n][c][h][w]" (rank 4) or "[c][h][w]" (rank 3) of a row-major position.
 inline std::string positionStr(int64_t pos, const std::vector<int64_t> &dims) {
     std::vector<int64_t> ix(dims.size());
